@@ -1,0 +1,229 @@
+/*
+ * Routing: the table of routes, path matching, 404 and 405, and the
+ * bookkeeping of requests that wait for managerd.
+ */
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "apid.h"
+#include "log.h"
+
+#define ROUTE_MAX_PARAMS	2
+#define PATH_MAX_SEGMENTS	8
+
+typedef void	(*route_handler)(struct evhttp_request *, char **params);
+
+struct route {
+	const char		*pattern;	/* "*" segments are parameters */
+	enum evhttp_cmd_type	 method;
+	route_handler		 handler;
+};
+
+static const struct route routes[] = {
+	{ "/healthz",	EVHTTP_REQ_GET,	route_health },
+};
+#define NROUTES	(sizeof(routes) / sizeof(routes[0]))
+
+static const char *
+method_name(enum evhttp_cmd_type m)
+{
+	switch (m) {
+	case EVHTTP_REQ_GET: return "GET";
+	case EVHTTP_REQ_POST: return "POST";
+	case EVHTTP_REQ_PUT: return "PUT";
+	case EVHTTP_REQ_DELETE: return "DELETE";
+	case EVHTTP_REQ_HEAD: return "HEAD";
+	case EVHTTP_REQ_PATCH: return "PATCH";
+	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
+	default: return "OTHER";
+	}
+}
+
+/*
+ * Split a decoded path into its segments, in place: "/a/b" gives "a", "b".
+ * Returns the count, or -1 if there are too many or the path is relative.
+ */
+static int
+path_split(char *path, char **segs, int max)
+{
+	int	 n = 0;
+
+	if (*path != '/')
+		return -1;
+	while (*path == '/') {
+		if (n == max)
+			return -1;
+		*path++ = '\0';
+		segs[n++] = path;
+		path += strcspn(path, "/");
+	}
+	return n;
+}
+
+/*
+ * Match path segments against a pattern ("/v1/sandboxes/ * /exec" without
+ * the spaces): "*" matches any non-empty segment and becomes a parameter.
+ */
+static int
+route_match(const char *pattern, char **segs, int nsegs, char **params)
+{
+	const char	*pp = pattern;
+	size_t		 len;
+	int		 i, nparams = 0;
+
+	for (i = 0; i < nsegs; i++) {
+		if (*pp++ != '/')
+			return 0;
+		len = strcspn(pp, "/");
+		if (len == 1 && *pp == '*') {
+			if (segs[i][0] == '\0' || nparams == ROUTE_MAX_PARAMS)
+				return 0;
+			params[nparams++] = segs[i];
+		} else if (strlen(segs[i]) != len ||
+		    strncmp(segs[i], pp, len) != 0)
+			return 0;
+		pp += len;
+	}
+	return *pp == '\0';
+}
+
+static void
+send_not_found(struct evhttp_request *req)
+{
+	respond_error_status(req, 404, "not_found", "Not Found");
+}
+
+static void
+send_method_not_allowed(struct evhttp_request *req, const char *allow)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+	    allow);
+	respond_error_status(req, 405, "method_not_allowed",
+	    "Method Not Allowed");
+}
+
+static void
+http_request_cb(struct evhttp_request *req, void *arg)
+{
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+	const char		*rawpath;
+	char			*path, *segs[PATH_MAX_SEGMENTS];
+	char			*params[ROUTE_MAX_PARAMS];
+	char			 allow[64] = "";
+	size_t			 i, len;
+	int			 nsegs;
+
+	rawpath = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	if (rawpath == NULL || *rawpath == '\0')
+		rawpath = "/";
+	/* Decode before matching, so %2F cannot smuggle a '/'. */
+	if ((path = evhttp_uridecode(rawpath, 0, &len)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	log_debug("%s %s", method_name(evhttp_request_get_command(req)), path);
+	/* An encoded NUL, or more segments than any route has: no route. */
+	if (strlen(path) != len ||
+	    (nsegs = path_split(path, segs, PATH_MAX_SEGMENTS)) == -1) {
+		send_not_found(req);
+		free(path);
+		return;
+	}
+	for (i = 0; i < NROUTES; i++) {
+		if (!route_match(routes[i].pattern, segs, nsegs, params))
+			continue;
+		if (routes[i].method == evhttp_request_get_command(req)) {
+			routes[i].handler(req, params);
+			free(path);
+			return;
+		}
+		if (allow[0] != '\0')
+			strlcat(allow, ", ", sizeof(allow));
+		strlcat(allow, method_name(routes[i].method), sizeof(allow));
+	}
+	if (allow[0] != '\0')
+		send_method_not_allowed(req, allow);
+	else
+		send_not_found(req);
+	free(path);
+}
+
+void
+http_setup(struct evhttp *http)
+{
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+	    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
+	evhttp_set_max_headers_size(http, 64 * 1024);
+	evhttp_set_gencb(http, http_request_cb, NULL);
+}
+
+static void
+connection_closed_cb(struct evhttp_connection *evcon, void *arg)
+{
+	struct apid_request	*ar = arg;
+
+	ar->client_gone = 1;
+}
+
+/*
+ * Forward a request to managerd and remember who to answer.  The reply
+ * callback runs when managerd answers, whatever happened to the client.
+ */
+struct apid_request *
+apid_request_send(struct evhttp_request *req, uint32_t type, struct msgw *w,
+    apid_reply_cb reply, void *arg)
+{
+	struct apid_request		*ar;
+	struct evhttp_connection	*evcon;
+
+	if ((ar = calloc(1, sizeof(*ar))) == NULL)
+		return NULL;
+	ar->id = apid->next_id++;
+	if (apid->next_id == 0)
+		apid->next_id = 1;
+	ar->req = req;
+	ar->reply = reply;
+	ar->arg = arg;
+	if (peer_send(&apid->parent, type, ar->id, -1, w) == -1) {
+		free(ar);
+		return NULL;
+	}
+	if ((evcon = evhttp_request_get_connection(req)) != NULL)
+		evhttp_connection_set_closecb(evcon, connection_closed_cb, ar);
+	TAILQ_INSERT_TAIL(&apid->pending, ar, entry);
+	return ar;
+}
+
+static void
+apid_request_done(struct apid_request *ar, struct imsg *imsg)
+{
+	struct evhttp_connection	*evcon;
+
+	TAILQ_REMOVE(&apid->pending, ar, entry);
+	if (!ar->client_gone &&
+	    (evcon = evhttp_request_get_connection(ar->req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	ar->reply(ar, imsg);
+	free(ar);
+}
+
+void
+apid_dispatch_parent(struct peer *p, struct imsg *imsg)
+{
+	struct apid_request	*ar;
+
+	if (imsg->fd != -1)
+		peer_bad_message(p, imsg, "unexpected descriptor");
+	TAILQ_FOREACH(ar, &apid->pending, entry) {
+		if (ar->id == imsg->hdr.peerid) {
+			apid_request_done(ar, imsg);
+			return;
+		}
+	}
+	peer_bad_message(p, imsg, "reply to no pending request");
+}

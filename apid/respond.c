@@ -1,0 +1,134 @@
+/*
+ * Writing responses: compact JSON bodies, and the error envelope
+ * {"error":{"code":...,"message":...}}.  The mapping from error kinds to
+ * HTTP statuses and codes lives here, in one table.
+ */
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "apid.h"
+#include "log.h"
+
+static const struct {
+	enum error_kind	 kind;
+	int		 status;
+	const char	*code;
+} error_table[] = {
+	{ ERR_INVALID_REQUEST,	400, "invalid_request" },
+	{ ERR_UNAUTHORIZED,	401, "unauthorized" },
+	{ ERR_FORBIDDEN,	403, "forbidden" },
+	{ ERR_NOT_FOUND,	404, "not_found" },
+	{ ERR_CONFLICT,		409, "conflict" },
+	{ ERR_PAYLOAD_TOO_LARGE, 413, "payload_too_large" },
+	{ ERR_LIMIT_EXCEEDED,	429, "limit_exceeded" },
+	{ ERR_INTERNAL,		500, "internal_error" },
+	{ ERR_BACKEND,		502, "backend_error" },
+};
+
+static const char *
+reason_phrase(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Payload Too Large";
+	case 422: return "Unprocessable Entity";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	default: return "Unknown";
+	}
+}
+
+void
+respond_json(struct evhttp_request *req, int status, json_object *obj)
+{
+	struct evbuffer	*buf;
+	const char	*text;
+	size_t		 len;
+
+	text = json_object_to_json_string_length(obj,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if ((buf = evbuffer_new()) == NULL || text == NULL ||
+	    evbuffer_add(buf, text, len) == -1) {
+		log_warnx("%s: out of memory", __func__);
+		evhttp_send_error(req, 500, NULL);
+		if (buf != NULL)
+			evbuffer_free(buf);
+		return;
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/json");
+	evhttp_send_reply(req, status, reason_phrase(status), buf);
+	evbuffer_free(buf);
+}
+
+void
+respond_error_status(struct evhttp_request *req, int status, const char *code,
+    const char *message)
+{
+	json_object	*root, *err;
+
+	root = json_object_new_object();
+	err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_string(code));
+	json_object_object_add(err, "message",
+	    json_object_new_string(message));
+	json_object_object_add(root, "error", err);
+	if (status == 401)
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "WWW-Authenticate", "Bearer");
+	respond_json(req, status, root);
+	json_object_put(root);
+}
+
+void
+respond_error(struct evhttp_request *req, enum error_kind kind,
+    const char *message)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(error_table) / sizeof(error_table[0]); i++) {
+		if (error_table[i].kind == kind) {
+			respond_error_status(req, error_table[i].status,
+			    error_table[i].code, message);
+			return;
+		}
+	}
+	respond_error_status(req, 500, "internal_error", message);
+}
+
+/*
+ * Answer with the MSG_ERROR managerd sent.  Returns -1 if the message is
+ * malformed (the caller treats that as a protocol violation).
+ */
+int
+respond_error_imsg(struct evhttp_request *req, struct imsg *imsg)
+{
+	struct msgr	 r;
+	uint32_t	 kind;
+	char		*text;
+
+	msgr_init(&r, imsg);
+	kind = msgr_u32(&r);
+	text = msgr_str(&r, MSG_MAX_STRING);
+	if (msgr_end(&r) == -1 || text == NULL || kind < ERR_INVALID_REQUEST ||
+	    kind > ERR_KIND_MAX) {
+		free(text);
+		return -1;
+	}
+	respond_error(req, kind, text);
+	free(text);
+	return 0;
+}

@@ -1,0 +1,219 @@
+/*
+ * Message type names and the typed payload writer and reader.  Integers are
+ * little-endian on the wire whatever the host; strings are a u32 length
+ * (UINT32_MAX for NULL) followed by bytes without a terminating NUL.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+#define MSGSTR_NULL	UINT32_MAX
+
+const char *
+msg_type_name(uint32_t type)
+{
+	switch (type) {
+	case MSG_APID_CONFIG:
+		return "APID_CONFIG";
+	case MSG_PROXY_CONFIG:
+		return "PROXY_CONFIG";
+	case MSG_READY:
+		return "READY";
+	case MSG_HEALTH_REQUEST:
+		return "HEALTH_REQUEST";
+	case MSG_HEALTH_RESULT:
+		return "HEALTH_RESULT";
+	case MSG_DOCKER_PING:
+		return "DOCKER_PING";
+	case MSG_DOCKER_PONG:
+		return "DOCKER_PONG";
+	case MSG_ERROR:
+		return "ERROR";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+void
+msgw_init(struct msgw *w)
+{
+	w->len = 0;
+	w->overflow = 0;
+}
+
+void
+msgw_bytes(struct msgw *w, const void *data, size_t len)
+{
+	if (w->overflow || len > sizeof(w->buf) - w->len) {
+		w->overflow = 1;
+		return;
+	}
+	if (len > 0)
+		memcpy(w->buf + w->len, data, len);
+	w->len += len;
+}
+
+static void
+msgw_le(struct msgw *w, uint64_t v, size_t width)
+{
+	unsigned char	 b[8];
+	size_t		 i;
+
+	for (i = 0; i < width; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	msgw_bytes(w, b, width);
+}
+
+void
+msgw_u8(struct msgw *w, uint8_t v)
+{
+	msgw_le(w, v, 1);
+}
+
+void
+msgw_u32(struct msgw *w, uint32_t v)
+{
+	msgw_le(w, v, 4);
+}
+
+void
+msgw_u64(struct msgw *w, uint64_t v)
+{
+	msgw_le(w, v, 8);
+}
+
+void
+msgw_i64(struct msgw *w, int64_t v)
+{
+	msgw_le(w, (uint64_t)v, 8);
+}
+
+void
+msgw_double(struct msgw *w, double v)
+{
+	uint64_t	 bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	msgw_le(w, bits, 8);
+}
+
+void
+msgw_str(struct msgw *w, const char *s)
+{
+	size_t	 len;
+
+	if (s == NULL) {
+		msgw_u32(w, MSGSTR_NULL);
+		return;
+	}
+	len = strlen(s);
+	if (len > MSG_MAX_STRING) {
+		w->overflow = 1;
+		return;
+	}
+	msgw_u32(w, (uint32_t)len);
+	msgw_bytes(w, s, len);
+}
+
+void
+msgw_clear(struct msgw *w)
+{
+	explicit_bzero(w->buf, w->len);
+	w->len = 0;
+}
+
+void
+msgr_init(struct msgr *r, const struct imsg *imsg)
+{
+	r->p = imsg->data;
+	r->len = imsg->len;
+	r->off = 0;
+	r->error = 0;
+}
+
+static uint64_t
+msgr_le(struct msgr *r, size_t width)
+{
+	uint64_t	 v = 0;
+	size_t		 i;
+
+	if (r->error || width > r->len - r->off) {
+		r->error = 1;
+		return 0;
+	}
+	for (i = 0; i < width; i++)
+		v |= (uint64_t)r->p[r->off + i] << (8 * i);
+	r->off += width;
+	return v;
+}
+
+uint8_t
+msgr_u8(struct msgr *r)
+{
+	return (uint8_t)msgr_le(r, 1);
+}
+
+uint32_t
+msgr_u32(struct msgr *r)
+{
+	return (uint32_t)msgr_le(r, 4);
+}
+
+uint64_t
+msgr_u64(struct msgr *r)
+{
+	return msgr_le(r, 8);
+}
+
+int64_t
+msgr_i64(struct msgr *r)
+{
+	return (int64_t)msgr_le(r, 8);
+}
+
+double
+msgr_double(struct msgr *r)
+{
+	uint64_t	 bits = msgr_le(r, 8);
+	double		 v;
+
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+/* Strings longer than maxlen, or holding a NUL, are malformed. */
+char *
+msgr_str(struct msgr *r, size_t maxlen)
+{
+	uint32_t	 len;
+	char		*s;
+
+	len = msgr_u32(r);
+	if (r->error || len == MSGSTR_NULL)
+		return NULL;
+	if (len > maxlen || len > r->len - r->off ||
+	    memchr(r->p + r->off, '\0', len) != NULL) {
+		r->error = 1;
+		return NULL;
+	}
+	if ((s = malloc((size_t)len + 1)) == NULL) {
+		r->error = 1;
+		return NULL;
+	}
+	memcpy(s, r->p + r->off, len);
+	s[len] = '\0';
+	r->off += len;
+	return s;
+}
+
+int
+msgr_end(struct msgr *r)
+{
+	if (r->error || r->off != r->len) {
+		errno = EBADMSG;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * Every message the three processes exchange, declared once.
+ *
+ * Numbering by direction: 100s control (managerd -> child and back),
+ * 200s apid -> managerd, 300s managerd -> apid, 400s managerd -> proxy,
+ * 500s proxy -> managerd, 900 errors (any reply direction).
+ * The header's peerid is the request id chosen by the sender of a request
+ * and echoed in its reply.  Payloads are built with msgw_* and read with
+ * msgr_*: fixed-width fields, length-prefixed strings, exact length.
+ */
+#ifndef AS_MSG_H
+#define AS_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "imsg.h"
+
+enum msg_type {
+	/*
+	 * managerd -> apid, fd = listening socket.
+	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
+	 * u8 insecure_no_auth, u32 nkeys, nkeys x str api_key,
+	 * u64 max_body_bytes.
+	 */
+	MSG_APID_CONFIG = 100,
+	/*
+	 * managerd -> dockerd-proxy, no fd.
+	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
+	 * str docker_socket.
+	 */
+	MSG_PROXY_CONFIG = 101,
+	/* child -> managerd: jailed and serving.  Empty. */
+	MSG_READY = 110,
+
+	/* apid -> managerd: GET /healthz.  Empty.  Reply MSG_HEALTH_RESULT. */
+	MSG_HEALTH_REQUEST = 200,
+
+	/* managerd -> apid: str backend (e.g. "docker"). */
+	MSG_HEALTH_RESULT = 300,
+
+	/* managerd -> proxy: ping Docker.  Empty.  Reply MSG_DOCKER_PONG. */
+	MSG_DOCKER_PING = 400,
+
+	/* proxy -> managerd: str backend name.  */
+	MSG_DOCKER_PONG = 500,
+
+	/* Any reply direction: u32 enum error_kind, str message. */
+	MSG_ERROR = 900,
+};
+
+/* Error classes that travel between processes; apid maps them to HTTP. */
+enum error_kind {
+	ERR_INVALID_REQUEST = 1,	/* 400 invalid_request */
+	ERR_UNAUTHORIZED,		/* 401 unauthorized */
+	ERR_FORBIDDEN,			/* 403 forbidden */
+	ERR_NOT_FOUND,			/* 404 not_found */
+	ERR_CONFLICT,			/* 409 conflict */
+	ERR_PAYLOAD_TOO_LARGE,		/* 413 payload_too_large */
+	ERR_LIMIT_EXCEEDED,		/* 429 limit_exceeded */
+	ERR_INTERNAL,			/* 500 internal_error */
+	ERR_BACKEND,			/* 502 backend_error */
+	ERR_KIND_MAX = ERR_BACKEND
+};
+
+/* Longest string field a message may carry (an error text, a path...). */
+#define MSG_MAX_STRING	8192
+
+const char	*msg_type_name(uint32_t);
+
+/* Payload writer: fields append; an overflow is remembered, not ignored. */
+struct msgw {
+	unsigned char	 buf[IMSG_MAX_PAYLOAD];
+	size_t		 len;
+	int		 overflow;
+};
+
+void	msgw_init(struct msgw *);
+void	msgw_u8(struct msgw *, uint8_t);
+void	msgw_u32(struct msgw *, uint32_t);
+void	msgw_u64(struct msgw *, uint64_t);
+void	msgw_i64(struct msgw *, int64_t);
+void	msgw_double(struct msgw *, double);
+void	msgw_str(struct msgw *, const char *);	/* NULL allowed */
+void	msgw_bytes(struct msgw *, const void *, size_t);
+void	msgw_clear(struct msgw *);		/* wipe: may hold keys */
+
+/* Payload reader: a short or malformed field sets error; check msgr_end. */
+struct msgr {
+	const unsigned char	*p;
+	size_t			 len;
+	size_t			 off;
+	int			 error;
+};
+
+void		 msgr_init(struct msgr *, const struct imsg *);
+uint8_t		 msgr_u8(struct msgr *);
+uint32_t	 msgr_u32(struct msgr *);
+uint64_t	 msgr_u64(struct msgr *);
+int64_t		 msgr_i64(struct msgr *);
+double		 msgr_double(struct msgr *);
+/* A malloc'd copy; NULL for a NULL string or on error (see ->error). */
+char		*msgr_str(struct msgr *, size_t maxlen);
+int		 msgr_end(struct msgr *);	/* 0 iff no error, no leftovers */
+
+#endif /* AS_MSG_H */

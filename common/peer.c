@@ -1,0 +1,180 @@
+/*
+ * libevent glue for an imsg channel (see peer.h).  A message that cannot be
+ * parsed, or a failing socket, is fatal: our peers are our own processes,
+ * and one that sends garbage has been compromised or has crashed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "peer.h"
+
+static void	peer_event_cb(evutil_socket_t, short, void *);
+
+static void
+peer_update_event(struct peer *p)
+{
+	short	 events = EV_READ;
+
+	if (imsgbuf_pending(&p->ibuf))
+		events |= EV_WRITE;
+	if (events == p->events && event_initialized(&p->ev))
+		return;
+	if (event_initialized(&p->ev))
+		event_del(&p->ev);
+	p->events = events;
+	event_assign(&p->ev, p->base, p->ibuf.sock, events | EV_PERSIST,
+	    peer_event_cb, p);
+	if (event_add(&p->ev, NULL) == -1)
+		fatalx("%s: event_add failed", __func__);
+}
+
+void
+peer_init(struct peer *p, struct event_base *base, int sock, const char *name,
+    peer_dispatch_cb dispatch, peer_closed_cb closed, void *arg)
+{
+	memset(p, 0, sizeof(*p));
+	imsgbuf_init(&p->ibuf, sock);
+	p->base = base;
+	p->name = name;
+	p->dispatch = dispatch;
+	p->closed = closed;
+	p->arg = arg;
+	peer_update_event(p);
+}
+
+void
+peer_stop(struct peer *p)
+{
+	if (event_initialized(&p->ev))
+		event_del(&p->ev);
+	imsgbuf_clear(&p->ibuf);
+}
+
+/* Returns -1 when the peer went away (closed() was called), else 0. */
+static int
+peer_read(struct peer *p)
+{
+	struct imsg	 imsg;
+	ssize_t		 n;
+	int		 r;
+
+	n = imsgbuf_read(&p->ibuf);
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n == -1)
+		fatal("read from %s", p->name);
+	if (n == 0) {
+		p->closed(p);
+		return -1;
+	}
+	while ((r = imsg_get(&p->ibuf, &imsg)) == 1) {
+		p->dispatch(p, &imsg);
+		imsg_free(&imsg);
+	}
+	if (r == -1)
+		fatal("malformed message from %s", p->name);
+	return 0;
+}
+
+static void
+peer_event_cb(evutil_socket_t sock, short events, void *arg)
+{
+	struct peer	*p = arg;
+
+	if (events & EV_WRITE) {
+		if (imsgbuf_write(&p->ibuf) == -1) {
+			if (errno == EPIPE || errno == ECONNRESET) {
+				p->closed(p);
+				return;
+			}
+			fatal("write to %s", p->name);
+		}
+	}
+	if ((events & EV_READ) && peer_read(p) == -1)
+		return;
+	peer_update_event(p);
+}
+
+int
+peer_compose(struct peer *p, uint32_t type, uint32_t peerid, int fd,
+    const void *data, size_t len)
+{
+	if (imsg_compose(&p->ibuf, type, peerid, fd, data, len) == -1) {
+		log_warn("%s: queue %s for %s", __func__, msg_type_name(type),
+		    p->name);
+		return -1;
+	}
+	peer_update_event(p);
+	return 0;
+}
+
+int
+peer_send(struct peer *p, uint32_t type, uint32_t peerid, int fd,
+    struct msgw *w)
+{
+	if (w != NULL && w->overflow) {
+		log_warnx("%s: %s for %s does not fit in one message",
+		    __func__, msg_type_name(type), p->name);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return peer_compose(p, type, peerid, fd, w ? w->buf : NULL,
+	    w ? w->len : 0);
+}
+
+int
+peer_send_error(struct peer *p, uint32_t peerid, enum error_kind kind,
+    const char *fmt, ...)
+{
+	struct msgw	 w;
+	char		 text[MSG_MAX_STRING + 1];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	msgw_init(&w);
+	msgw_u32(&w, kind);
+	msgw_str(&w, text);
+	return peer_send(p, MSG_ERROR, peerid, -1, &w);
+}
+
+void
+peer_bad_message(struct peer *p, const struct imsg *imsg, const char *why)
+{
+	fatalx("bad %s message from %s: %s", msg_type_name(imsg->hdr.type),
+	    p->name, why);
+}
+
+int
+peer_recv_blocking(struct imsgbuf *ibuf, struct imsg *imsg)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	int		 r;
+
+	for (;;) {
+		if ((r = imsg_get(ibuf, imsg)) != 0)
+			return r;
+		pfd.fd = ibuf->sock;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		n = imsgbuf_read(ibuf);
+		if (n == 0) {
+			errno = ECONNRESET;
+			return -1;
+		}
+		if (n == -1 && errno != EAGAIN)
+			return -1;
+	}
+}

@@ -1,0 +1,207 @@
+/*
+ * An asynchronous HTTP/1.1 client for the Docker Engine API over a unix
+ * socket, on libevent bufferevents, and the response parser behind it.
+ *
+ * One request per connection: every request says "Connection: close" (or
+ * asks for an upgrade) and the connection is dropped when the response is
+ * complete.  The parser is kept apart from the I/O so that it can be fed
+ * bytes by the unit tests.
+ *
+ * Ownership: docker_request_start() returns a request owned by this module.
+ * Its done callback is called exactly once, from the event loop (never from
+ * inside docker_request_start()), unless docker_request_cancel() is called
+ * first; once the done callback returns, the request and the response
+ * handed to it are freed, so copy out anything to keep.  After cancel no
+ * callback runs at all.  The process must ignore SIGPIPE: a write to a
+ * daemon that went away is reported as an error, not as a signal.
+ */
+#ifndef AS_DOCKER_HTTP_H
+#define AS_DOCKER_HTTP_H
+
+#include <sys/types.h>
+#include <sys/time.h>
+
+#include <stddef.h>
+
+struct event_base;
+
+/* Response head limits: status line, header lines and the blank line. */
+#define DOCKER_HTTP_MAX_HEAD		16384
+#define DOCKER_HTTP_MAX_HEADER_LINES	100
+/* A chunk-size line, extensions included. */
+#define DOCKER_HTTP_MAX_CHUNK_LINE	1024
+/* Request line limit: method plus path. */
+#define DOCKER_HTTP_MAX_PATH		8192
+/* Writing a request may stall this long before the request fails. */
+#define DOCKER_HTTP_WRITE_TIMEOUT	60
+/* Uploads: the drain callback fires when queued output falls to this. */
+#define DOCKER_HTTP_UPLOAD_LOWAT	(16 * 1024)
+/* Uploads: a producer should stop once this much is queued. */
+#define DOCKER_HTTP_UPLOAD_HIWAT	(256 * 1024)
+
+enum docker_http_error {
+	DOCKER_HTTP_OK = 0,
+	DOCKER_HTTP_CONNECT,	/* socket missing, refused, backlog full */
+	DOCKER_HTTP_IO,		/* read/write failed, or closed too early */
+	DOCKER_HTTP_PROTOCOL,	/* the response is not HTTP we accept */
+	DOCKER_HTTP_TOO_LARGE,	/* buffered body longer than max_body */
+	DOCKER_HTTP_CANCELLED,	/* the body callback returned -1 */
+	DOCKER_HTTP_TIMEOUT,	/* a bufferevent timeout fired */
+	DOCKER_HTTP_NOMEM
+};
+
+/*
+ * The parsed response.  Strings are NUL-terminated and owned by the request
+ * (or parser); they live until the done callback returns.
+ */
+struct docker_response {
+	int		 status;	/* HTTP status, 0 if none */
+	char		*content_type;	/* may be NULL */
+	char		*path_stat;	/* X-Docker-Container-Path-Stat, or NULL */
+	unsigned char	*body;		/* buffered body, NUL-terminated */
+	size_t		 body_len;
+};
+
+struct docker_request;
+
+/*
+ * Called once when the request ends.  resp is never NULL: on an error it
+ * holds what was parsed so far (status 0 if no status line came).
+ */
+typedef void (*docker_done_cb)(struct docker_request *,
+    enum docker_http_error, const struct docker_response *, void *arg);
+
+/*
+ * Streaming mode: called with each piece of the body as it arrives,
+ * de-chunked; return 0 to go on, -1 to abort (the done callback then gets
+ * DOCKER_HTTP_CANCELLED).  It may call docker_request_pause(); the rest of
+ * what was read is kept for docker_request_resume().  Only 1xx and 2xx
+ * bodies are streamed: the body of an error response (status >= 300) is
+ * buffered up to max_body, so the done callback can report Docker's
+ * message.  resp->body is NULL for a streamed body.
+ */
+typedef int (*docker_body_cb)(struct docker_request *,
+    const unsigned char *data, size_t len, void *arg);
+
+/* Uploads: the queued request body fell to DOCKER_HTTP_UPLOAD_LOWAT. */
+typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
+
+/* Flags for struct docker_request_spec. */
+#define DOCKER_HTTP_UPGRADE	0x01	/* send Upgrade: tcp, accept a 101 */
+#define DOCKER_HTTP_UPLOAD	0x02	/* body comes from docker_request_write */
+
+/* Everything one request needs; docker_request_new() copies what it keeps. */
+struct docker_request_spec {
+	const char	*method;	/* "GET", "POST", ... */
+	const char	*path;		/* formatted: "/v1.41/_ping" */
+	const char	*content_type;	/* NULL if no body */
+	const void	*body;		/* whole body (not with UPLOAD) */
+	size_t		 body_len;
+	int		 flags;
+	/* With DOCKER_HTTP_UPLOAD: the body length, or -1 to send chunked. */
+	long long	 upload_len;
+	size_t		 max_body;	/* cap on a buffered body */
+	docker_body_cb	 on_body;	/* NULL: buffer the body */
+	docker_drain_cb	 on_drain;	/* uploads only, may be NULL */
+	docker_done_cb	 on_done;	/* required */
+	void		*arg;
+};
+
+/*
+ * Start a request.  NULL with errno on a bad argument (EINVAL: method or
+ * path with a space or control character, path not starting with '/';
+ * ENAMETOOLONG: socket path) or a local resource failure (ENOMEM, EMFILE);
+ * connect errors come through the done callback as DOCKER_HTTP_CONNECT.
+ */
+struct docker_request	*docker_request_new(struct event_base *,
+			    const char *socket_path,
+			    const struct docker_request_spec *);
+struct docker_request	*docker_request_start(struct event_base *,
+			    const char *socket_path, const char *method,
+			    const char *path, const char *content_type,
+			    const void *body, size_t body_len, size_t max_body,
+			    docker_body_cb, docker_done_cb, void *arg);
+/* No callback after this; frees everything.  Safe inside a body callback. */
+void		 docker_request_cancel(struct docker_request *);
+
+/* Streaming flow control: stop and restart reading from Docker. */
+void		 docker_request_pause(struct docker_request *);
+void		 docker_request_resume(struct docker_request *);
+
+/*
+ * Uploads (DOCKER_HTTP_UPLOAD): queue body bytes, then end the body.
+ * Both return -1 with errno: EINVAL when not an upload or already ended,
+ * EMSGSIZE when the bytes do not match upload_len, EPIPE once Docker has
+ * stopped reading (the done callback follows).  A producer stops when
+ * docker_request_pending() exceeds DOCKER_HTTP_UPLOAD_HIWAT and goes on
+ * from the drain callback.
+ */
+int		 docker_request_write(struct docker_request *, const void *,
+		    size_t);
+int		 docker_request_write_end(struct docker_request *);
+size_t		 docker_request_pending(const struct docker_request *);
+
+/*
+ * Idle timeout for reading the response (NULL: none, the default); a
+ * paused request does not time out.  Fires DOCKER_HTTP_TIMEOUT.
+ */
+void		 docker_request_set_timeout(struct docker_request *,
+		    const struct timeval *);
+
+/* Inside a callback: the response so far, and the errno behind an error. */
+const struct docker_response *docker_request_response(
+		    const struct docker_request *);
+int		 docker_request_errno(const struct docker_request *);
+
+const char	*docker_http_strerror(enum docker_http_error);
+
+/*
+ * The request head, appended to an evbuffer: request line, Host,
+ * User-Agent, Connection (or Upgrade), and Content-Type plus
+ * Content-Length (content_length >= 0) or Transfer-Encoding: chunked
+ * (DOCKER_HTTP_CHUNKED) when content_type is set.  -1 with EINVAL on a
+ * bad method, path or content type.
+ */
+#define DOCKER_HTTP_CHUNKED	(-1LL)
+struct evbuffer;
+int		 docker_http_request_head(struct evbuffer *, const char *method,
+		    const char *path, const char *content_type,
+		    long long content_length, int flags);
+
+/*
+ * The response parser.  Feed it bytes as they come; it consumes what it
+ * can and says whether the response is complete.
+ */
+#define DOCKER_HTTP_PARSE_HEAD		0x01	/* answer to HEAD: no body */
+#define DOCKER_HTTP_PARSE_UPGRADE	0x02	/* 101 allowed, then raw */
+
+enum docker_http_parse_result {
+	DOCKER_HTTP_PARSE_MORE,		/* all consumed, want more */
+	DOCKER_HTTP_PARSE_DONE,		/* response complete */
+	DOCKER_HTTP_PARSE_PAUSED,	/* body function asked to stop */
+	DOCKER_HTTP_PARSE_ERROR		/* see docker_http_parser_error() */
+};
+
+/*
+ * The parser's body function: 0 to go on, 1 to stop after this piece
+ * (DOCKER_HTTP_PARSE_PAUSED), -1 to abort (DOCKER_HTTP_CANCELLED).
+ */
+typedef int (*docker_http_body_fn)(void *arg, const unsigned char *, size_t);
+
+struct docker_http_parser;
+
+struct docker_http_parser *docker_http_parser_new(int flags, size_t max_body,
+		    docker_http_body_fn, void *arg);
+void		 docker_http_parser_free(struct docker_http_parser *);
+/* *used: bytes consumed; the rest is for the next call (after a pause). */
+enum docker_http_parse_result docker_http_parse(struct docker_http_parser *,
+		    const void *data, size_t len, size_t *used);
+/* The peer closed the connection. */
+enum docker_http_parse_result docker_http_parse_eof(
+		    struct docker_http_parser *);
+enum docker_http_error docker_http_parser_error(
+		    const struct docker_http_parser *);
+const struct docker_response *docker_http_parser_response(
+		    const struct docker_http_parser *);
+
+#endif /* AS_DOCKER_HTTP_H */

@@ -1,0 +1,108 @@
+/*
+ * Starting the children: each is a fresh fork+exec of its own binary (so it
+ * gets its own address-space layout) with its end of a socketpair on fd 3
+ * and nothing else but stdin, stdout and stderr.  Also the listening socket,
+ * which managerd creates so that apid never resolves names or binds.
+ */
+#include <sys/socket.h>
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "managerd.h"
+
+#define CHILD_SOCK_FD	3
+
+extern char	**environ;
+
+/* libevent reads these; a child must pick its backend from code, not env. */
+static void
+child_clean_environment(void)
+{
+	static const char *const vars[] = {
+		"EVENT_NOEPOLL", "EVENT_NOPOLL", "EVENT_NOSELECT",
+		"EVENT_SHOW_METHOD", "EVENT_PRECISE_TIMER", "EVENT_EPOLL_USE_CHANGELIST",
+	};
+	size_t	 i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+pid_t
+spawn_child(const char *path, const char *argv0, int sock)
+{
+	char	*argv[2];
+	pid_t	 pid;
+
+	switch ((pid = fork())) {
+	case -1:
+		fatal("fork");
+	case 0:
+		break;
+	default:
+		return pid;
+	}
+	if (sock == CHILD_SOCK_FD) {
+		if (fcntl(sock, F_SETFD, 0) == -1)
+			fatal("fcntl");
+	} else if (dup2(sock, CHILD_SOCK_FD) == -1)
+		fatal("dup2");
+	closefrom(CHILD_SOCK_FD + 1);
+	child_clean_environment();
+	argv[0] = (char *)argv0;
+	argv[1] = NULL;
+	execve(path, argv, environ);
+	fatal("exec %s", path);
+}
+
+/*
+ * Bind and listen on host:port.  The host may be a name or an address;
+ * the first address that binds wins.
+ */
+int
+listener_open(const char *host, int port, char *err, size_t errlen)
+{
+	struct addrinfo	 hints, *res, *ai;
+	char		 portstr[16];
+	int		 fd = -1, on = 1, rc, saved = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	if ((rc = getaddrinfo(host, portstr, &hints, &res)) != 0) {
+		snprintf(err, errlen, "cannot resolve %s: %s", host,
+		    gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		fd = socket(ai->ai_family,
+		    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    ai->ai_protocol);
+		if (fd == -1) {
+			saved = errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 128) == 0)
+			break;
+		saved = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd == -1)
+		snprintf(err, errlen, "cannot listen on %s:%d: %s", host, port,
+		    strerror(saved));
+	return fd;
+}

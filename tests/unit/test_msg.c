@@ -1,0 +1,242 @@
+/*
+ * Payload writer and reader: round trips of every field type, and every
+ * way a peer's payload can be malformed.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "msg.h"
+
+/* Wrap a writer's bytes as a received message. */
+static void
+as_imsg(struct imsg *imsg, const struct msgw *w)
+{
+	memset(imsg, 0, sizeof(*imsg));
+	imsg->fd = -1;
+	imsg->data = (unsigned char *)w->buf;
+	imsg->len = w->len;
+}
+
+static void
+test_roundtrip_all_types(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+	char		*s, *n;
+
+	msgw_init(&w);
+	msgw_u8(&w, 0xfe);
+	msgw_u32(&w, 0xdeadbeef);
+	msgw_u64(&w, UINT64_C(0x0123456789abcdef));
+	msgw_i64(&w, INT64_MIN);
+	msgw_double(&w, 1700000000.053406);
+	msgw_str(&w, "héllo");
+	msgw_str(&w, NULL);
+	msgw_str(&w, "");
+	assert_false(w.overflow);
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	assert_int_equal(msgr_u8(&r), 0xfe);
+	assert_int_equal(msgr_u32(&r), 0xdeadbeef);
+	assert_true(msgr_u64(&r) == UINT64_C(0x0123456789abcdef));
+	assert_true(msgr_i64(&r) == INT64_MIN);
+	assert_true(msgr_double(&r) == 1700000000.053406);
+	s = msgr_str(&r, 64);
+	assert_string_equal(s, "héllo");
+	assert_null(msgr_str(&r, 64));
+	n = msgr_str(&r, 64);
+	assert_non_null(n);
+	assert_string_equal(n, "");
+	assert_int_equal(msgr_end(&r), 0);
+	free(s);
+	free(n);
+}
+
+/* The wire order is fixed (little-endian), whatever the host's order. */
+static void
+test_wire_layout(void **state)
+{
+	struct msgw	 w;
+	static const unsigned char want[] = { 0x04, 0x03, 0x02, 0x01, 0x02,
+	    0x00, 0x00, 0x00, 'o', 'k' };
+
+	msgw_init(&w);
+	msgw_u32(&w, 0x01020304);
+	msgw_str(&w, "ok");
+	assert_int_equal(w.len, sizeof(want));
+	assert_memory_equal(w.buf, want, sizeof(want));
+}
+
+static void
+test_special_doubles(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+
+	msgw_init(&w);
+	msgw_double(&w, -0.0);
+	msgw_double(&w, INFINITY);
+	msgw_double(&w, DBL_MIN);
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	assert_true(signbit(msgr_double(&r)));
+	assert_true(isinf(msgr_double(&r)));
+	assert_true(msgr_double(&r) == DBL_MIN);
+	assert_int_equal(msgr_end(&r), 0);
+}
+
+static void
+test_short_payload(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+
+	msgw_init(&w);
+	msgw_u8(&w, 1);
+	msgw_u8(&w, 2);
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	(void)msgr_u32(&r);
+	assert_true(r.error);
+	/* Once in error, every later field is zero and the end fails. */
+	assert_int_equal(msgr_u8(&r), 0);
+	assert_int_equal(msgr_end(&r), -1);
+	assert_int_equal(errno, EBADMSG);
+}
+
+static void
+test_trailing_bytes(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+
+	msgw_init(&w);
+	msgw_u32(&w, 5);
+	msgw_u8(&w, 0);
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	assert_int_equal(msgr_u32(&r), 5);
+	assert_false(r.error);
+	assert_int_equal(msgr_end(&r), -1);
+}
+
+static void
+test_string_with_nul_rejected(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+
+	msgw_init(&w);
+	msgw_u32(&w, 3);
+	msgw_bytes(&w, "a\0b", 3);
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	assert_null(msgr_str(&r, 16));
+	assert_true(r.error);
+	assert_int_equal(msgr_end(&r), -1);
+}
+
+static void
+test_string_length_lies(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+
+	/* Claims 100 bytes, carries 2. */
+	msgw_init(&w);
+	msgw_u32(&w, 100);
+	msgw_bytes(&w, "ab", 2);
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	assert_null(msgr_str(&r, 1000));
+	assert_true(r.error);
+}
+
+static void
+test_string_over_maxlen(void **state)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 imsg;
+
+	msgw_init(&w);
+	msgw_str(&w, "0123456789");
+	as_imsg(&imsg, &w);
+	msgr_init(&r, &imsg);
+	assert_null(msgr_str(&r, 9));
+	assert_true(r.error);
+	msgr_init(&r, &imsg);
+	free(msgr_str(&r, 10));
+	assert_int_equal(msgr_end(&r), 0);
+}
+
+static void
+test_writer_overflow(void **state)
+{
+	struct msgw	*w = malloc(sizeof(*w));
+	char		*big = malloc(MSG_MAX_STRING + 2);
+	int		 i;
+
+	assert_non_null(w);
+	assert_non_null(big);
+	memset(big, 'k', MSG_MAX_STRING + 1);
+	big[MSG_MAX_STRING + 1] = '\0';
+	msgw_init(w);
+	msgw_str(w, big);	/* one byte over the string limit */
+	assert_true(w->overflow);
+	msgw_init(w);
+	big[MSG_MAX_STRING] = '\0';
+	for (i = 0; i < 3 && !w->overflow; i++)
+		msgw_str(w, big);
+	assert_true(w->overflow);
+	assert_true(w->len <= IMSG_MAX_PAYLOAD);
+	msgw_clear(w);
+	assert_int_equal(w->len, 0);
+	free(big);
+	free(w);
+}
+
+static void
+test_type_names(void **state)
+{
+	assert_string_equal(msg_type_name(MSG_APID_CONFIG), "APID_CONFIG");
+	assert_string_equal(msg_type_name(MSG_HEALTH_REQUEST),
+	    "HEALTH_REQUEST");
+	assert_string_equal(msg_type_name(MSG_DOCKER_PONG), "DOCKER_PONG");
+	assert_string_equal(msg_type_name(MSG_ERROR), "ERROR");
+	assert_string_equal(msg_type_name(12345), "UNKNOWN");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip_all_types),
+		cmocka_unit_test(test_wire_layout),
+		cmocka_unit_test(test_special_doubles),
+		cmocka_unit_test(test_short_payload),
+		cmocka_unit_test(test_trailing_bytes),
+		cmocka_unit_test(test_string_with_nul_rejected),
+		cmocka_unit_test(test_string_length_lies),
+		cmocka_unit_test(test_string_over_maxlen),
+		cmocka_unit_test(test_writer_overflow),
+		cmocka_unit_test(test_type_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
