@@ -4,6 +4,8 @@
  * privilege (chroot into an empty directory, unprivileged user, no
  * filesystem through Landlock, seccomp) and only then accepts clients.
  */
+#include <sys/queue.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
  * Routing: the table of routes, path matching, 404 and 405, and the
  * bookkeeping of requests that wait for managerd.
  */
+#include <sys/queue.h>
+
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>

@@ -3,6 +3,8 @@
  * {"error":{"code":...,"message":...}}.  The mapping from error kinds to
  * HTTP statuses and codes lives here, in one table.
  */
+#include <sys/queue.h>
+
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>

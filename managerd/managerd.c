@@ -73,9 +73,13 @@ datadir_prepare(const char *dir)
 	mkdir_or_die(dir);
 	if (realpath(dir, real) == NULL)
 		fatal("data directory %s", dir);
-	snprintf(sub, sizeof(sub), "%s/sandboxes", real);
+	if ((size_t)snprintf(sub, sizeof(sub), "%s/sandboxes", real) >=
+	    sizeof(sub))
+		fatalx("data directory path too long");
 	mkdir_or_die(sub);
-	snprintf(sub, sizeof(sub), "%s/snapshots", real);
+	if ((size_t)snprintf(sub, sizeof(sub), "%s/snapshots", real) >=
+	    sizeof(sub))
+		fatalx("data directory path too long");
 	mkdir_or_die(sub);
 	return xstrdup(real);
 }

@@ -39,7 +39,7 @@ child_clean_environment(void)
 pid_t
 spawn_child(const char *path, const char *argv0, int sock)
 {
-	char	*argv[2];
+	char	*argv[2], name[64];
 	pid_t	 pid;
 
 	switch ((pid = fork())) {
@@ -57,7 +57,8 @@ spawn_child(const char *path, const char *argv0, int sock)
 		fatal("dup2");
 	closefrom(CHILD_SOCK_FD + 1);
 	child_clean_environment();
-	argv[0] = (char *)argv0;
+	strlcpy(name, argv0, sizeof(name));
+	argv[0] = name;
 	argv[1] = NULL;
 	execve(path, argv, environ);
 	fatal("exec %s", path);

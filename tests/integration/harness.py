@@ -1,0 +1,220 @@
+"""Start the real daemons against the real dockerd, and talk to them.
+
+Used by the integration tests.  Standard library only.  A test module calls
+harness.require_root_and_docker() first: without root or Docker it exits 77,
+which automake reports as SKIP.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+DOCKER_SOCKET = "/var/run/docker.sock"
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.environ.get("AGENT_SANDBOX_SRCDIR",
+                        os.path.dirname(os.path.dirname(HERE)))
+BUILDDIR = os.environ.get("AGENT_SANDBOX_BUILDDIR", SRCDIR)
+TEST_KEY = "test-key-0123456789abcdef"
+
+
+def docker_request(method, path, sock=DOCKER_SOCKET, body=None, timeout=30):
+    """One request to the Docker Engine API; returns (status, bytes)."""
+    conn = UnixHTTPConnection(sock, timeout=timeout)
+    try:
+        headers = {}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=30):
+        super().__init__("docker", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.unix_path)
+
+
+def docker_available():
+    try:
+        status, body = docker_request("GET", "/_ping", timeout=5)
+        return status == 200
+    except OSError:
+        return False
+
+
+def require_root_and_docker():
+    if os.geteuid() != 0:
+        print("SKIP: integration tests need root", file=sys.stderr)
+        sys.exit(SKIP)
+    if not docker_available():
+        print("SKIP: no Docker daemon answers at %s" % DOCKER_SOCKET,
+              file=sys.stderr)
+        sys.exit(SKIP)
+
+
+def binaries():
+    """Where managerd and its children are: installed, or the build tree."""
+    prefix = os.environ.get("AGENT_SANDBOX_TEST_PREFIX")
+    if prefix:
+        return (os.path.join(prefix, "sbin", "managerd"),
+                os.path.join(prefix, "libexec", "agent-sandbox"))
+    libexec = tempfile.mkdtemp(prefix="as-libexec-")
+    for name, sub in (("apid", "apid"), ("dockerd-proxy", "dockerd-proxy")):
+        os.symlink(os.path.join(BUILDDIR, sub, name),
+                   os.path.join(libexec, name))
+    return os.path.join(BUILDDIR, "managerd", "managerd"), libexec
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    """One managerd (with its apid and dockerd-proxy) on a private data dir."""
+
+    def __init__(self, **settings):
+        self.port = free_port()
+        self.tmp = tempfile.mkdtemp(prefix="as-test-")
+        self.data_dir = os.path.join(self.tmp, "data")
+        self.log_path = os.path.join(self.tmp, "server.log")
+        self.managerd, self.libexec = binaries()
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "AGENT_SANDBOX_API_KEYS": TEST_KEY,
+            "AGENT_SANDBOX_HOST": "127.0.0.1",
+            "AGENT_SANDBOX_PORT": str(self.port),
+            "AGENT_SANDBOX_DATA_DIR": self.data_dir,
+            "AGENT_SANDBOX_LIBEXEC_DIR": self.libexec,
+            "AGENT_SANDBOX_SECCOMP": "kill",
+        }
+        self.env.update({k: str(v) for k, v in settings.items()})
+        self.proc = None
+        self.log = None
+
+    def start(self, wait=True):
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([self.managerd], env=self.env,
+                                     stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("managerd exited with %s:\n%s" %
+                                     (self.proc.returncode, self.log_text()))
+            if "ready on" in self.log_text():
+                return
+            time.sleep(0.05)
+        raise AssertionError("server not ready:\n" + self.log_text())
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def children(self):
+        """{name: pid} of managerd's child processes."""
+        result = {}
+        pid = self.proc.pid
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            return result
+        for kid in kids:
+            try:
+                with open("/proc/%d/comm" % kid) as f:
+                    result[f.read().strip()] = kid
+            except OSError:
+                pass
+        return result
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        """Returns (status, headers dict (lower-case names), body bytes)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=timeout)
+        try:
+            hdrs = dict(headers or {})
+            data = None
+            if body is not None:
+                data = body if isinstance(body, bytes) else \
+                    json.dumps(body).encode()
+                hdrs.setdefault("Content-Type", "application/json")
+            conn.request(method, path, body=data, headers=hdrs)
+            resp = conn.getresponse()
+            return (resp.status,
+                    {k.lower(): v for k, v in resp.getheaders()},
+                    resp.read())
+        finally:
+            conn.close()
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        if not os.environ.get("AGENT_SANDBOX_TEST_PREFIX"):
+            shutil.rmtree(self.libexec, ignore_errors=True)
+
+
+def proc_status(pid):
+    """/proc/<pid>/status as a dict."""
+    fields = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return fields
+
+
+def pid_gone(pid, timeout):
+    """Wait until pid no longer exists (or is a zombie); True if so."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False

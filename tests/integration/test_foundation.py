@@ -1,0 +1,378 @@
+"""The foundation against a real dockerd: health end to end, the process
+split, seccomp on every daemon, confinement, supervision, and Docker going
+away.  Run as root; skips (77) otherwise."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+class DockerForwarder:
+    """A stand-in Docker socket that relays to the real one and records the
+    pid of every process that connects (SO_PEERCRED)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.peer_pids = []
+        self.conns = []
+        self.lock = threading.Lock()
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(64)
+        self.running = True
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while self.running:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            cred = client.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                     12)
+            pid = int.from_bytes(cred[0:4], sys.byteorder)
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(harness.DOCKER_SOCKET)
+            with self.lock:
+                self.peer_pids.append(pid)
+                self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b),
+                                 daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def stop(self):
+        """Like dockerd going down: the socket disappears, links break."""
+        self.running = False
+        # shutdown() wakes the thread blocked in accept(); close() alone
+        # would leave the socket accepting.
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.listener.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        with self.lock:
+            for c in self.conns:
+                try:
+                    c.close()
+                except OSError:
+                    pass
+
+
+class HealthAndRouting(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.Server().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def test_healthz_reaches_docker(self):
+        status, headers, body = self.server.request("GET", "/healthz")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(headers["content-type"], "application/json")
+        doc = json.loads(body)
+        self.assertEqual(doc["status"], "ok")
+        self.assertEqual(doc["backend"], "docker")
+        self.assertRegex(doc["version"], r"^\d+\.\d+\.\d+")
+        # Compact rendering, as the reference does.
+        self.assertNotIn(b": ", body)
+
+    def test_healthz_needs_no_key(self):
+        status, _, _ = self.server.request(
+            "GET", "/healthz", headers={"Authorization": "Bearer wrong"})
+        self.assertEqual(status, 200)
+
+    def test_keep_alive(self):
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port,
+                                          timeout=10)
+        try:
+            for _ in range(3):
+                conn.request("GET", "/healthz")
+                resp = conn.getresponse()
+                self.assertEqual(resp.status, 200)
+                resp.read()
+                self.assertFalse(resp.will_close)
+        finally:
+            conn.close()
+
+    def test_unknown_route_is_404_envelope(self):
+        for path in ("/nope", "/", "/healthz/extra", "/v1/unknown",
+                     "/healthz%2fx", "/%00", "//healthz"):
+            status, headers, body = self.server.request("GET", path)
+            self.assertEqual(status, 404, path)
+            self.assertEqual(headers["content-type"], "application/json")
+            self.assertEqual(json.loads(body), {
+                "error": {"code": "not_found", "message": "Not Found"}})
+
+    def test_wrong_method_is_405(self):
+        status, headers, body = self.server.request("POST", "/healthz",
+                                                    body=b"")
+        self.assertEqual(status, 405)
+        self.assertEqual(headers["allow"], "GET")
+        self.assertEqual(json.loads(body)["error"]["code"],
+                         "method_not_allowed")
+
+    def test_percent_encoded_path_matches_after_decoding(self):
+        status, _, _ = self.server.request("GET", "/health%7A")
+        self.assertEqual(status, 200)
+
+
+class Separation(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.Server().start()
+        cls.kids = cls.server.children()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def pids(self):
+        return {"managerd": self.server.proc.pid,
+                "apid": self.kids["apid"],
+                "dockerd-proxy": self.kids["dockerd-proxy"]}
+
+    def test_three_processes(self):
+        self.assertEqual(sorted(self.kids), ["apid", "dockerd-proxy"])
+
+    def test_every_process_runs_under_seccomp(self):
+        for name, pid in self.pids().items():
+            st = harness.proc_status(pid)
+            self.assertEqual(st["Seccomp"], "2", name)
+            self.assertEqual(st["NoNewPrivs"], "1", name)
+
+    def test_no_process_keeps_capabilities(self):
+        for name, pid in self.pids().items():
+            st = harness.proc_status(pid)
+            self.assertEqual(int(st["CapEff"], 16), 0, name)
+            self.assertEqual(int(st["CapPrm"], 16), 0, name)
+
+    def test_apid_is_unprivileged_and_chrooted(self):
+        pid = self.kids["apid"]
+        uids = harness.proc_status(pid)["Uid"].split()
+        self.assertTrue(all(int(u) != 0 for u in uids), uids)
+        self.assertNotEqual(os.readlink("/proc/%d/root" % pid), "/")
+        self.assertEqual(os.listdir("/proc/%d/root/" % pid), [])
+
+    def test_managerd_sees_only_its_data_dir(self):
+        pid = self.server.proc.pid
+        self.assertEqual(os.readlink("/proc/%d/root" % pid),
+                         os.path.realpath(self.server.data_dir))
+
+    def test_proxy_sees_only_the_docker_socket(self):
+        pid = self.kids["dockerd-proxy"]
+        self.assertNotEqual(os.readlink("/proc/%d/ns/mnt" % pid),
+                            os.readlink("/proc/self/ns/mnt"))
+        self.assertNotEqual(os.readlink("/proc/%d/ns/net" % pid),
+                            os.readlink("/proc/self/ns/net"))
+        self.assertEqual(os.listdir("/proc/%d/root/" % pid),
+                         ["docker.sock"])
+
+    def test_api_key_is_nowhere_to_be_read(self):
+        key = harness.TEST_KEY.encode()
+        for name, pid in self.pids().items():
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                self.assertNotIn(key, f.read(), name)
+        self.server.request("GET", "/healthz")
+        self.assertNotIn(harness.TEST_KEY, self.server.log_text())
+
+
+class DockerAccess(unittest.TestCase):
+    """Through a relay standing in for the Docker socket we can see who
+    connects, and take Docker away."""
+
+    def setUp(self):
+        self.sockdir = os.path.join("/run", "as-test-%d" % os.getpid())
+        os.makedirs(self.sockdir, exist_ok=True)
+        self.sock = os.path.join(self.sockdir, "docker.sock")
+        self.relay = DockerForwarder(self.sock)
+        self.server = harness.Server(DOCKER_HOST="unix://" + self.sock)
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+        self.relay.stop()
+        try:
+            os.rmdir(self.sockdir)
+        except OSError:
+            pass
+
+    def test_only_dockerd_proxy_connects_to_docker(self):
+        for _ in range(10):
+            status, _, _ = self.server.request("GET", "/healthz")
+            self.assertEqual(status, 200)
+        proxy = self.server.children()["dockerd-proxy"]
+        self.assertEqual(len(self.relay.peer_pids), 10)
+        self.assertEqual(set(self.relay.peer_pids), {proxy})
+
+    def test_docker_gone_gives_502_backend_error(self):
+        status, _, _ = self.server.request("GET", "/healthz")
+        self.assertEqual(status, 200)
+        self.relay.stop()
+        status, headers, body = self.server.request("GET", "/healthz")
+        self.assertEqual(status, 502, body)
+        self.assertEqual(headers["content-type"], "application/json")
+        err = json.loads(body)["error"]
+        self.assertEqual(err["code"], "backend_error")
+        self.assertTrue(err["message"].startswith("Docker is unreachable: "),
+                        err["message"])
+        # The server stays up and keeps answering.
+        status, _, _ = self.server.request("GET", "/healthz")
+        self.assertEqual(status, 502)
+        self.assertIsNone(self.server.proc.poll())
+
+
+class Supervision(unittest.TestCase):
+    def setUp(self):
+        self.server = harness.Server().start()
+        self.kids = self.server.children()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def kill_and_expect_shutdown(self, victim, survivor):
+        os.kill(self.kids[victim], signal.SIGKILL)
+        rc = self.server.proc.wait(10)
+        self.assertNotEqual(rc, 0)
+        self.assertTrue(harness.pid_gone(self.kids[survivor], 5),
+                        "%s outlived managerd" % survivor)
+        self.assertIn(victim, self.server.log_text())
+
+    def test_apid_killed(self):
+        self.kill_and_expect_shutdown("apid", "dockerd-proxy")
+
+    def test_proxy_killed(self):
+        self.kill_and_expect_shutdown("dockerd-proxy", "apid")
+
+    def test_managerd_killed_children_follow(self):
+        os.kill(self.server.proc.pid, signal.SIGKILL)
+        self.server.proc.wait(5)
+        for name, pid in self.kids.items():
+            self.assertTrue(harness.pid_gone(pid, 5), name)
+
+    def test_sigterm_is_a_clean_stop(self):
+        self.server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(self.server.proc.wait(10), 0)
+        for name, pid in self.kids.items():
+            self.assertTrue(harness.pid_gone(pid, 5), name)
+
+
+class Configuration(unittest.TestCase):
+    def run_managerd(self, env):
+        managerd, libexec = harness.binaries()
+        base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "AGENT_SANDBOX_LIBEXEC_DIR": libexec}
+        base.update(env)
+        return subprocess.run([managerd], env=base, capture_output=True,
+                              timeout=20, text=True)
+
+    def test_no_keys_exits_2(self):
+        res = self.run_managerd({})
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("configuration error: set AGENT_SANDBOX_API_KEYS",
+                      res.stderr)
+
+    def test_bad_value_exits_2(self):
+        res = self.run_managerd({"AGENT_SANDBOX_INSECURE_NO_AUTH": "true",
+                                 "AGENT_SANDBOX_PORT": "eighty"})
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("configuration error: invalid value for "
+                      "AGENT_SANDBOX_PORT", res.stderr)
+
+    def test_insecure_mode_warns(self):
+        server = harness.Server(AGENT_SANDBOX_INSECURE_NO_AUTH="true",
+                                AGENT_SANDBOX_API_KEYS="")
+        try:
+            server.start()
+            self.assertIn("authentication is DISABLED", server.log_text())
+        finally:
+            server.cleanup()
+
+
+class CommandLine(unittest.TestCase):
+    def cli(self):
+        prefix = os.environ.get("AGENT_SANDBOX_TEST_PREFIX")
+        if prefix:
+            return os.path.join(prefix, "bin", "agent-sandbox")
+        return os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
+
+    def test_version(self):
+        res = subprocess.run([self.cli(), "--version"], capture_output=True,
+                             text=True)
+        self.assertEqual(res.returncode, 0)
+        self.assertRegex(res.stdout, r"^agent-sandbox \d+\.\d+\.\d+\n$")
+
+    def test_bad_usage_exits_2(self):
+        for args in ([], ["bogus"], ["serve", "--port", "x"],
+                     ["serve", "--port", "70000"], ["serve", "extra"],
+                     ["serve", "--nope"]):
+            res = subprocess.run([self.cli()] + args, capture_output=True,
+                                 text=True)
+            self.assertEqual(res.returncode, 2, args)
+            self.assertIn("usage:", res.stderr, args)
+
+    def test_serve_flags_reach_the_server(self):
+        managerd, libexec = harness.binaries()
+        port = harness.free_port()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "AGENT_SANDBOX_MANAGERD": managerd,
+               "AGENT_SANDBOX_LIBEXEC_DIR": libexec,
+               "AGENT_SANDBOX_INSECURE_NO_AUTH": "true",
+               "AGENT_SANDBOX_DATA_DIR": "/tmp/as-cli-%d" % os.getpid(),
+               "AGENT_SANDBOX_PORT": "1"}
+        proc = subprocess.Popen([self.cli(), "serve", "--host", "127.0.0.1",
+                                 "--port", str(port)], env=env,
+                                stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try:
+            import http.client
+            deadline = time.time() + 20
+            while True:
+                try:
+                    conn = http.client.HTTPConnection("127.0.0.1", port,
+                                                      timeout=5)
+                    conn.request("GET", "/healthz")
+                    self.assertEqual(conn.getresponse().status, 200)
+                    break
+                except (ConnectionRefusedError, http.client.HTTPException):
+                    if time.time() > deadline:
+                        raise
+                    time.sleep(0.1)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+if __name__ == "__main__":
+    harness.require_root_and_docker()
+    unittest.main(verbosity=2)
