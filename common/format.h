@@ -36,6 +36,12 @@ char	*format_pyfloat(double v, char *buf, size_t len);
 char	*format_pyrepr(const char *s);
 
 /*
+ * Python len() of the str those UTF-8 bytes decode to, counting each
+ * undecodable byte as one character (surrogateescape).
+ */
+size_t	format_pystrlen(const char *s);
+
+/*
  * 1 if the byte strings are equal, else 0.  The time taken depends on the
  * two lengths only, never on the contents.
  */

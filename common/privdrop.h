@@ -20,10 +20,25 @@ int	privdrop_is_root(void);
 int	privdrop_chroot_user(const char *user, const char *dir,
 	    char *err, size_t errlen);
 
-/* Switch to uid/gid with exactly one group (no chroot). */
+/*
+ * Look up user (name or numeric uid) now, while the name service still
+ * works; a user whose uid is 0 is refused.
+ */
+int	privdrop_lookup_user(const char *user, uid_t *uid, gid_t *gid,
+	    char *err, size_t errlen);
+
+/*
+ * Switch to uid/gid with exactly one group (no chroot).  As root it first
+ * empties the bounding set and locks root out of regaining capabilities
+ * (SECBIT_NOROOT); it checks that the switch took, cannot be undone, and
+ * left no capability.
+ */
 int	privdrop_setids(uid_t uid, gid_t gid, char *err, size_t errlen);
 
-/* Empty every capability set, the bounding set included; uid unchanged. */
+/*
+ * Empty every capability set, the bounding set and ambient set included,
+ * and lock root out of regaining them through execve; uid unchanged.
+ */
 int	privdrop_clear_caps(char *err, size_t errlen);
 
 int	privdrop_no_new_privs(void);
@@ -32,7 +47,8 @@ int	privdrop_no_new_privs(void);
  * Landlock: with rw_dir NULL, forbid every filesystem access; otherwise
  * allow read/write/create/remove under rw_dir only.  Returns 0 when
  * enforced, 1 when the kernel has no Landlock (caller logs once), -1 on
- * error.
+ * error.  Handles every right the running kernel's ABI knows, and sets
+ * no_new_privs (which Landlock requires without CAP_SYS_ADMIN).
  */
 int	landlock_restrict(const char *rw_dir, char *err, size_t errlen);
 

@@ -20,7 +20,6 @@
 #include <event2/event.h>
 
 #include "docker_http.h"
-#include "log.h"
 
 /* A queued upload beyond this is refused: the producer ignored HIWAT. */
 #define UPLOAD_MAX_QUEUED	(16 * DOCKER_HTTP_UPLOAD_HIWAT)
@@ -58,6 +57,7 @@ struct docker_http_parser {
 	unsigned long long	 remaining;	/* of the body or chunk */
 	size_t			 line_len;
 	size_t			 line_raw;	/* with its line end */
+	size_t			 line_size;	/* without */
 	char			 line[DOCKER_HTTP_MAX_HEAD + 1];
 };
 
@@ -110,7 +110,8 @@ docker_http_strerror(enum docker_http_error error)
 static int
 is_tchar(unsigned char c)
 {
-	if (isalnum(c))
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z'))
 		return 1;
 	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
@@ -295,6 +296,7 @@ static int
 body_deliver(struct docker_http_parser *p, const unsigned char *data,
     size_t len)
 {
+	size_t	 room, n;
 	int	 r;
 
 	if (len == 0)
@@ -304,13 +306,17 @@ body_deliver(struct docker_http_parser *p, const unsigned char *data,
 			return parser_fail(p, DOCKER_HTTP_CANCELLED);
 		return r > 0;
 	}
-	if (len > p->max_body - p->resp.body_len)
-		return parser_fail(p, DOCKER_HTTP_TOO_LARGE);
-	if (body_reserve(p, p->resp.body_len + len + 1) == -1)
+	/* Keep what fits, so the result does not depend on read sizes. */
+	room = p->max_body - p->resp.body_len;
+	n = len < room ? len : room;
+	if (body_reserve(p, p->resp.body_len + n + 1) == -1)
 		return -1;
-	memcpy(p->resp.body + p->resp.body_len, data, len);
-	p->resp.body_len += len;
+	if (n > 0)
+		memcpy(p->resp.body + p->resp.body_len, data, n);
+	p->resp.body_len += n;
 	p->resp.body[p->resp.body_len] = '\0';
+	if (n < len)
+		return parser_fail(p, DOCKER_HTTP_TOO_LARGE);
 	return 0;
 }
 
@@ -340,27 +346,31 @@ line_collect(struct docker_http_parser *p, const unsigned char *data,
 	if (p->line_len > 0 && p->line[p->line_len - 1] == '\r')
 		p->line_len--;
 	p->line[p->line_len] = '\0';
+	p->line_size = p->line_len;
 	p->line_len = 0;
 	return 1;
 }
 
 /* A stray CR, NUL or other control byte inside a line is not HTTP. */
 static int
-line_clean(const char *line, size_t raw)
+line_clean(const char *line, size_t len)
 {
-	size_t	 i;
+	size_t		 i;
+	unsigned char	 c;
 
-	for (i = 0; i < raw && line[i] != '\0'; i++)
-		if ((line[i] >= 0 && line[i] < ' ' && line[i] != '\t') ||
-		    line[i] == 0x7f)
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)line[i];
+		if ((c < ' ' && c != '\t') || c == 0x7f)
 			return 0;
-	/* An embedded NUL stops the scan short of the line end. */
-	return raw - i <= 2;
+	}
+	return 1;
 }
 
 static int
 parse_status_line(struct docker_http_parser *p, const char *line)
 {
+	int	 status;
+
 	if (strncmp(line, "HTTP/1.", 7) != 0 ||
 	    (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
 	    !isdigit((unsigned char)line[9]) ||
@@ -368,10 +378,11 @@ parse_status_line(struct docker_http_parser *p, const char *line)
 	    !isdigit((unsigned char)line[11]) ||
 	    (line[12] != '\0' && line[12] != ' '))
 		return parser_fail(p, DOCKER_HTTP_PROTOCOL);
-	p->resp.status = (line[9] - '0') * 100 + (line[10] - '0') * 10 +
+	status = (line[9] - '0') * 100 + (line[10] - '0') * 10 +
 	    (line[11] - '0');
-	if (p->resp.status < 100 || p->resp.status > 599)
+	if (status < 100 || status > 599)
 		return parser_fail(p, DOCKER_HTTP_PROTOCOL);
+	p->resp.status = status;
 	p->state = PS_HEADER;
 	return 0;
 }
@@ -548,7 +559,7 @@ parse_trailer_line(struct docker_http_parser *p, char *line)
 static int
 parse_line(struct docker_http_parser *p)
 {
-	if (!line_clean(p->line, p->line_raw))
+	if (!line_clean(p->line, p->line_size))
 		return parser_fail(p, DOCKER_HTTP_PROTOCOL);
 	switch (p->state) {
 	case PS_STATUS:
@@ -672,7 +683,7 @@ docker_http_parse_eof(struct docker_http_parser *p)
 	}
 }
 
-/* --- requests --------------------------------------------------------------- */
+/* --- requests ---------------------------------------------------------- */
 
 static void
 request_free(struct docker_request *req)
@@ -866,12 +877,10 @@ request_connect(struct docker_request *req, const struct sockaddr_un *sun)
 	return 0;
 }
 
-static int
-request_send_head(struct docker_request *req,
-    const struct docker_request_spec *s)
+static void
+request_setup(struct docker_request *req)
 {
 	struct timeval	 wtv = { DOCKER_HTTP_WRITE_TIMEOUT, 0 };
-	struct evbuffer	*out = bufferevent_get_output(req->bev);
 
 	bufferevent_setcb(req->bev, request_readcb, request_writecb,
 	    request_eventcb, req);
@@ -879,10 +888,6 @@ request_send_head(struct docker_request *req,
 		bufferevent_setwatermark(req->bev, EV_WRITE,
 		    DOCKER_HTTP_UPLOAD_LOWAT, 0);
 	bufferevent_set_timeouts(req->bev, NULL, &wtv);
-	if (evbuffer_add_buffer(out, NULL) == 0) {
-		/* not reached: placate nothing */
-	}
-	return 0;
 }
 
 struct docker_request *
@@ -950,7 +955,7 @@ docker_request_new(struct event_base *base, const char *socket_path,
 		evbuffer_free(head);
 		return req;
 	}
-	request_send_head(req, s);
+	request_setup(req);
 	if (evbuffer_add_buffer(bufferevent_get_output(req->bev), head) == -1)
 		goto nomem;
 	if (bufferevent_enable(req->bev, EV_READ | EV_WRITE) == -1)

@@ -57,7 +57,7 @@ enum docker_http_error {
 struct docker_response {
 	int		 status;	/* HTTP status, 0 if none */
 	char		*content_type;	/* may be NULL */
-	char		*path_stat;	/* X-Docker-Container-Path-Stat, or NULL */
+	char		*path_stat;	/* X-Docker-Container-Path-Stat */
 	unsigned char	*body;		/* buffered body, NUL-terminated */
 	size_t		 body_len;
 };
@@ -66,7 +66,9 @@ struct docker_request;
 
 /*
  * Called once when the request ends.  resp is never NULL: on an error it
- * holds what was parsed so far (status 0 if no status line came).
+ * holds what was parsed so far (status 0 if no status line came; the
+ * body partial, or NULL).  A status >= 400 is DOCKER_HTTP_OK here: the
+ * HTTP exchange worked, and the caller judges the status.
  */
 typedef void (*docker_done_cb)(struct docker_request *,
     enum docker_http_error, const struct docker_response *, void *arg);
@@ -88,9 +90,9 @@ typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
 
 /* Flags for struct docker_request_spec. */
 #define DOCKER_HTTP_UPGRADE	0x01	/* send Upgrade: tcp, accept a 101 */
-#define DOCKER_HTTP_UPLOAD	0x02	/* body comes from docker_request_write */
+#define DOCKER_HTTP_UPLOAD	0x02	/* body from docker_request_write */
 
-/* Everything one request needs; docker_request_new() copies what it keeps. */
+/* One request; docker_request_new() copies all of it, body included. */
 struct docker_request_spec {
 	const char	*method;	/* "GET", "POST", ... */
 	const char	*path;		/* formatted: "/v1.41/_ping" */
@@ -121,20 +123,33 @@ struct docker_request	*docker_request_start(struct event_base *,
 			    const char *path, const char *content_type,
 			    const void *body, size_t body_len, size_t max_body,
 			    docker_body_cb, docker_done_cb, void *arg);
-/* No callback after this; frees everything.  Safe inside a body callback. */
+/*
+ * No callback after this; frees everything (at once, or when the body or
+ * drain callback it was called from returns).  Ignored in the done
+ * callback, after which the request is freed anyway.
+ */
 void		 docker_request_cancel(struct docker_request *);
 
-/* Streaming flow control: stop and restart reading from Docker. */
+/*
+ * Streaming flow control: stop and restart reading from Docker, so a slow
+ * consumer slows Docker down (its writes block once the socket buffers
+ * fill).  Either may be called from any callback or from outside; resume
+ * goes on with what was already read from the event loop, never from
+ * inside the call.  Like every call here, only on a live request: never
+ * after the done callback or docker_request_cancel().
+ */
 void		 docker_request_pause(struct docker_request *);
 void		 docker_request_resume(struct docker_request *);
 
 /*
  * Uploads (DOCKER_HTTP_UPLOAD): queue body bytes, then end the body.
  * Both return -1 with errno: EINVAL when not an upload or already ended,
- * EMSGSIZE when the bytes do not match upload_len, EPIPE once Docker has
- * stopped reading (the done callback follows).  A producer stops when
- * docker_request_pending() exceeds DOCKER_HTTP_UPLOAD_HIWAT and goes on
- * from the drain callback.
+ * EMSGSIZE when the bytes do not match upload_len, EPIPE when the connect
+ * failed or Docker stopped reading (the done callback follows, often with
+ * Docker's error response), ENOBUFS past 16 * DOCKER_HTTP_UPLOAD_HIWAT
+ * queued, ENOMEM.  A producer stops when docker_request_pending() exceeds
+ * DOCKER_HTTP_UPLOAD_HIWAT and goes on from the drain callback (which may
+ * also come when it was not waiting).
  */
 int		 docker_request_write(struct docker_request *, const void *,
 		    size_t);
@@ -142,8 +157,10 @@ int		 docker_request_write_end(struct docker_request *);
 size_t		 docker_request_pending(const struct docker_request *);
 
 /*
- * Idle timeout for reading the response (NULL: none, the default); a
- * paused request does not time out.  Fires DOCKER_HTTP_TIMEOUT.
+ * Idle timeout for reading the response (NULL: none, the default); it
+ * restarts with every read, runs while an upload is still being sent, and
+ * stops while the request is paused.  Fires DOCKER_HTTP_TIMEOUT.  Writes
+ * always time out after DOCKER_HTTP_WRITE_TIMEOUT seconds without progress.
  */
 void		 docker_request_set_timeout(struct docker_request *,
 		    const struct timeval *);

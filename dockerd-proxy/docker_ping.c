@@ -22,7 +22,12 @@ ping_done(struct docker_request *req, enum docker_http_error error,
 	struct peer	*parent = &ping->px->parent;
 	struct msgw	 w;
 
-	if (error != DOCKER_HTTP_OK)
+	if (error != DOCKER_HTTP_OK && docker_request_errno(req) != 0)
+		peer_send_error(parent, ping->peerid, ERR_BACKEND,
+		    "Docker is unreachable: %s: %s",
+		    docker_http_strerror(error),
+		    strerror(docker_request_errno(req)));
+	else if (error != DOCKER_HTTP_OK)
 		peer_send_error(parent, ping->peerid, ERR_BACKEND,
 		    "Docker is unreachable: %s", docker_http_strerror(error));
 	else if (resp->status != 200)

@@ -18,11 +18,11 @@
 
 /* Wrap a writer's bytes as a received message. */
 static void
-as_imsg(struct imsg *imsg, const struct msgw *w)
+as_imsg(struct imsg *imsg, struct msgw *w)
 {
 	memset(imsg, 0, sizeof(*imsg));
 	imsg->fd = -1;
-	imsg->data = (unsigned char *)w->buf;
+	imsg->data = w->buf;
 	imsg->len = w->len;
 }
 

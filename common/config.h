@@ -1,0 +1,80 @@
+/*
+ * Configuration from AGENT_SANDBOX_* environment variables (API.md §10):
+ * parsing with Python's rules, defaults, and the reference's error
+ * messages, plus the settings only this implementation has.
+ */
+#ifndef AS_CONFIG_H
+#define AS_CONFIG_H
+
+#include <stddef.h>
+
+struct config {
+	char		**api_keys;		/* NULL-terminated */
+	size_t		  api_keys_count;
+	int		  insecure_no_auth;
+	char		 *host;
+	int		  port;
+	char		 *data_dir;
+	char		 *default_image;
+	char		**allowed_images;	/* NULL-terminated */
+	size_t		  allowed_images_count;
+	char		 *sandbox_user;		/* "uid[:gid]" */
+	unsigned int	  sandbox_uid;
+	unsigned int	  sandbox_gid;		/* default: uid */
+	char		 *docker_runtime;	/* "": default */
+	char		 *network_name;
+	int		  allow_network;
+	long		  max_sandboxes;
+	long		  default_timeout_seconds;
+	long		  max_timeout_seconds;
+	double		  default_cpus;
+	double		  max_cpus;
+	long		  default_memory_mb;
+	long		  max_memory_mb;
+	long		  default_pids_limit;
+	long		  max_pids_limit;
+	long		  tmp_size_mb;
+	long		  default_exec_timeout_seconds;
+	long		  max_exec_timeout_seconds;
+	long long	  max_exec_output_bytes;
+	long long	  max_file_bytes;
+	long long	  max_snapshot_bytes;
+	double		  reap_interval_seconds;
+
+	/* Settings of this implementation (not in the reference). */
+	char		 *docker_socket;	/* from DOCKER_HOST */
+	char		 *privsep_user;		/* apid's user */
+	char		 *chroot_dir;		/* apid's chroot */
+	char		 *libexec_dir;		/* apid, proxy */
+	char		 *log_level;		/* warn|info|debug */
+	char		 *seccomp_mode;		/* kill|trap|log */
+	char		 *instance_id;		/* set by managerd */
+};
+
+/*
+ * Fill the config from envp (NULL-terminated "NAME=value" strings, like
+ * environ).  On error returns -1, leaves the config empty (config_free is
+ * still safe) and writes the message, without the "configuration error: "
+ * prefix, into err.  No API key ever appears in err.
+ */
+int	config_load(struct config *, char *const *envp, char *err,
+	    size_t errlen);
+/* Free everything; API keys are wiped first. */
+void	config_free(struct config *);
+
+/* Parsing primitives (exported for the tests). */
+/* Trim, lower-case; 1 true yes on / 0 false no off "".  0 ok, -1 bad. */
+int	config_parse_bool(const char *raw, int *out);
+/* Python int(): whitespace around, a sign, '_' between digits.  0 or -1. */
+int	config_parse_long(const char *raw, long long *out);
+/* Python float(): as int() plus '.', exponent, inf, infinity, nan. */
+int	config_parse_double(const char *raw, double *out);
+/*
+ * Split on ',', trim each item, drop empty ones.  Returns a NULL-terminated
+ * array (just NULL for no items) and its length in *count, or NULL with
+ * errno set on failure.
+ */
+char	**config_parse_list(const char *raw, size_t *count);
+void	config_list_free(char **);
+
+#endif /* AS_CONFIG_H */

@@ -1,0 +1,60 @@
+/*
+ * managerd's system call allowlist.  As a pledge line:
+ *
+ *	pledge("stdio rpath wpath cpath flock recvfd sendfd proc", NULL)
+ *	with the filesystem confined to the data directory by chroot (as
+ *	root) and Landlock, not by this filter; proc is only kill(2) and
+ *	wait4(2), for its two children.  No socket(2), no connect(2), no
+ *	exec, no fork, no ptrace.
+ *
+ * Measured with strace -f over start-up, GET /healthz, a child's death
+ * and shutdown.  The file and pipe lines are the store's and the streams'
+ * (temp file, fsync, rename, fsync the directory; reconciliation lists
+ * directories), exercised by tests/unit/test_seccomp.c.
+ */
+#include <fcntl.h>
+
+#include "seccomp.h"
+
+static const struct seccomp_rule managerd_rules[] = {
+	/* The event loop, and libevent's signal socketpair (read). */
+	SC_ALLOW(epoll_wait),
+	SC_ALLOW(epoll_pwait),
+	SC_ALLOW(epoll_ctl),
+	SC_ALLOW(read),
+	/* imsg with apid and dockerd-proxy, descriptors included. */
+	SC_ALLOW(sendmsg),
+	SC_ALLOW(recvmsg),
+	/* Streams are pipes whose ends go to the children. */
+	SC_ALLOW(pipe2),
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
+	/* Records and snapshots in the data dir: write, sync, rename. */
+	SC_ALLOW(openat),
+	/* fdopendir(3) marks the descriptor close-on-exec. */
+	SC_ALLOW_ARG2(fcntl, SC_ARG_EQ(1, F_SETFD), SC_ARG_EQ(2, FD_CLOEXEC)),
+	SC_ALLOW(lseek),
+	SC_ALLOW(ftruncate),
+	SC_ALLOW(fsync),
+	SC_ALLOW(fdatasync),
+	SC_ALLOW(flock),
+	SC_ALLOW(getdents64),
+	SC_ALLOW(rename),
+	SC_ALLOW(renameat),
+	SC_ALLOW(renameat2),
+	SC_ALLOW(unlink),
+	SC_ALLOW(unlinkat),
+	SC_ALLOW(mkdir),
+	SC_ALLOW(mkdirat),
+	SC_ALLOW(rmdir),
+	/* Stopping and reaping apid and dockerd-proxy (waitpid is wait4). */
+	SC_ALLOW(kill),
+	SC_ALLOW(wait4),
+};
+
+int
+managerd_seccomp_load(enum seccomp_mode mode)
+{
+	return seccomp_install("managerd", managerd_rules,
+	    SC_NELEM(managerd_rules), mode);
+}
