@@ -73,7 +73,8 @@ apid_read_settings(struct imsgbuf *ibuf, struct apid_settings *s)
 	s->chroot_dir = msgr_str(&r, 4096);
 	apid->insecure_no_auth = msgr_u8(&r) != 0;
 	read_keys(&r, &imsg);
-	apid->max_body_bytes = msgr_u64(&r);
+	apid->max_file_bytes = msgr_u64(&r);
+	apid->max_exec_output_bytes = msgr_u64(&r);
 	if (msgr_end(&r) == -1 || s->log_level == NULL ||
 	    s->seccomp_mode == NULL || s->privsep_user == NULL ||
 	    s->chroot_dir == NULL)

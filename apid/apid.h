@@ -41,7 +41,8 @@ struct apid {
 	int			 insecure_no_auth;
 	char			**api_keys;
 	size_t			 api_keys_count;
-	uint64_t		 max_body_bytes;
+	uint64_t		 max_file_bytes;
+	uint64_t		 max_exec_output_bytes;
 };
 
 extern struct apid	*apid;

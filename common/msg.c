@@ -23,12 +23,60 @@ msg_type_name(uint32_t type)
 		return "READY";
 	case MSG_HEALTH_REQUEST:
 		return "HEALTH_REQUEST";
+	case MSG_SANDBOX_CREATE:
+		return "SANDBOX_CREATE";
+	case MSG_SANDBOX_LIST:
+		return "SANDBOX_LIST";
+	case MSG_SANDBOX_GET:
+		return "SANDBOX_GET";
+	case MSG_SANDBOX_DELETE:
+		return "SANDBOX_DELETE";
+	case MSG_SANDBOX_TIMEOUT:
+		return "SANDBOX_TIMEOUT";
+	case MSG_EXEC_START:
+		return "EXEC_START";
+	case MSG_EXEC_CANCEL:
+		return "EXEC_CANCEL";
 	case MSG_HEALTH_RESULT:
 		return "HEALTH_RESULT";
+	case MSG_SANDBOX_INFO:
+		return "SANDBOX_INFO";
+	case MSG_SANDBOX_LIST_END:
+		return "SANDBOX_LIST_END";
+	case MSG_OK:
+		return "OK";
+	case MSG_EXEC_STARTED:
+		return "EXEC_STARTED";
+	case MSG_EXEC_EXIT:
+		return "EXEC_EXIT";
 	case MSG_DOCKER_PING:
 		return "DOCKER_PING";
+	case MSG_DOCKER_CREATE:
+		return "DOCKER_CREATE";
+	case MSG_DOCKER_DESTROY:
+		return "DOCKER_DESTROY";
+	case MSG_DOCKER_STATE:
+		return "DOCKER_STATE";
+	case MSG_DOCKER_LIST:
+		return "DOCKER_LIST";
+	case MSG_DOCKER_EXEC:
+		return "DOCKER_EXEC";
+	case MSG_DOCKER_EXEC_CANCEL:
+		return "DOCKER_EXEC_CANCEL";
 	case MSG_DOCKER_PONG:
 		return "DOCKER_PONG";
+	case MSG_DOCKER_DONE:
+		return "DOCKER_DONE";
+	case MSG_DOCKER_STATE_RESULT:
+		return "DOCKER_STATE_RESULT";
+	case MSG_DOCKER_LIST_ITEM:
+		return "DOCKER_LIST_ITEM";
+	case MSG_DOCKER_LIST_END:
+		return "DOCKER_LIST_END";
+	case MSG_DOCKER_EXEC_STARTED:
+		return "DOCKER_EXEC_STARTED";
+	case MSG_DOCKER_EXEC_EXIT:
+		return "DOCKER_EXEC_EXIT";
 	case MSG_ERROR:
 		return "ERROR";
 	default:

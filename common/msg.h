@@ -21,29 +21,66 @@ enum msg_type {
 	 * managerd -> apid, fd = listening socket.
 	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
 	 * u8 insecure_no_auth, u32 nkeys, nkeys x str api_key,
-	 * u64 max_body_bytes.
+	 * u64 max_file_bytes, u64 max_exec_output_bytes.
 	 */
 	MSG_APID_CONFIG = 100,
 	/*
 	 * managerd -> dockerd-proxy, no fd.
 	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
-	 * str docker_socket.
+	 * str docker_socket, str instance_id.
 	 */
 	MSG_PROXY_CONFIG = 101,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
 
-	/* apid -> managerd: GET /healthz.  Empty.  Reply MSG_HEALTH_RESULT. */
-	MSG_HEALTH_REQUEST = 200,
+	/*
+	 * apid -> managerd.  Layouts are the struct codecs of sandbox_msg.h.
+	 * Every request is answered by MSG_ERROR or the reply named here.
+	 */
+	MSG_HEALTH_REQUEST = 200,	/* empty -> HEALTH_RESULT */
+	MSG_SANDBOX_CREATE = 201,	/* create_request -> SANDBOX_INFO */
+	MSG_SANDBOX_LIST = 202,		/* empty -> SANDBOX_INFO* LIST_END */
+	MSG_SANDBOX_GET = 203,		/* str id -> SANDBOX_INFO */
+	MSG_SANDBOX_DELETE = 204,	/* str id -> OK */
+	MSG_SANDBOX_TIMEOUT = 205,	/* str id, i64 secs -> SANDBOX_INFO */
+	/*
+	 * exec_request, fd = write end of the output pipe ->
+	 * EXEC_STARTED, later EXEC_EXIT (or one MSG_ERROR instead of both).
+	 */
+	MSG_EXEC_START = 206,
+	/* empty, peerid = the EXEC_START's id: the client went away. */
+	MSG_EXEC_CANCEL = 207,
 
-	/* managerd -> apid: str backend (e.g. "docker"). */
-	MSG_HEALTH_RESULT = 300,
+	/* managerd -> apid */
+	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
+	MSG_SANDBOX_INFO = 301,		/* sandbox_info */
+	MSG_SANDBOX_LIST_END = 302,	/* empty */
+	MSG_OK = 303,			/* empty */
+	MSG_EXEC_STARTED = 304,		/* empty: send the 200 now */
+	MSG_EXEC_EXIT = 305,		/* exec_exit */
 
-	/* managerd -> proxy: ping Docker.  Empty.  Reply MSG_DOCKER_PONG. */
-	MSG_DOCKER_PING = 400,
+	/* managerd -> proxy */
+	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
+	MSG_DOCKER_CREATE = 401,	/* docker_create -> DOCKER_DONE */
+	MSG_DOCKER_DESTROY = 402,	/* str id -> DOCKER_DONE */
+	MSG_DOCKER_STATE = 403,		/* str id -> DOCKER_STATE_RESULT */
+	MSG_DOCKER_LIST = 404,		/* empty -> LIST_ITEM* LIST_END */
+	/*
+	 * docker_exec, fd = write end of the output pipe ->
+	 * DOCKER_EXEC_STARTED, later DOCKER_EXEC_EXIT (or one MSG_ERROR).
+	 */
+	MSG_DOCKER_EXEC = 405,
+	/* empty, peerid = the DOCKER_EXEC's id: kill the command. */
+	MSG_DOCKER_EXEC_CANCEL = 406,
 
-	/* proxy -> managerd: str backend name.  */
-	MSG_DOCKER_PONG = 500,
+	/* proxy -> managerd */
+	MSG_DOCKER_PONG = 500,		/* str backend name */
+	MSG_DOCKER_DONE = 501,		/* empty */
+	MSG_DOCKER_STATE_RESULT = 502,	/* u8 exists, u8 running */
+	MSG_DOCKER_LIST_ITEM = 503,	/* str id, u8 container, u8 running */
+	MSG_DOCKER_LIST_END = 504,	/* empty */
+	MSG_DOCKER_EXEC_STARTED = 505,	/* empty */
+	MSG_DOCKER_EXEC_EXIT = 506,	/* exec_exit */
 
 	/* Any reply direction: u32 enum error_kind, str message. */
 	MSG_ERROR = 900,

@@ -38,9 +38,11 @@ proxy_read_settings(struct imsgbuf *ibuf, struct proxy_settings *s)
 	s->privsep_user = msgr_str(&r, 256);
 	s->chroot_dir = msgr_str(&r, 4096);
 	s->docker_socket = msgr_str(&r, 4096);
+	s->instance_id = msgr_str(&r, 64);
 	if (msgr_end(&r) == -1 || s->log_level == NULL ||
 	    s->seccomp_mode == NULL || s->privsep_user == NULL ||
-	    s->chroot_dir == NULL || s->docker_socket == NULL)
+	    s->chroot_dir == NULL || s->docker_socket == NULL ||
+	    s->instance_id == NULL)
 		fatalx("malformed PROXY_CONFIG");
 	imsg_free(&imsg);
 }

@@ -16,6 +16,7 @@ struct proxy_settings {
 	char	*privsep_user;
 	char	*chroot_dir;
 	char	*docker_socket;		/* path as seen after the jail */
+	char	*instance_id;		/* labels this server's objects */
 };
 
 struct proxy {

@@ -64,6 +64,46 @@ mkdir_or_die(const char *path)
 		fatal("cannot create %s", path);
 }
 
+/*
+ * The instance id tells this server's containers and volumes from those of
+ * another server on the same Docker daemon.  It is made once per data
+ * directory and kept there, so a restart finds its own sandboxes.
+ */
+static char *
+instance_id_load(const char *datadir)
+{
+	char		 path[PATH_MAX], buf[64];
+	unsigned char	 raw[8];
+	ssize_t		 n;
+	size_t		 i;
+	int		 fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/instance-id", datadir) >=
+	    sizeof(path))
+		fatalx("data directory path too long");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n >= 16) {
+			buf[16] = '\0';
+			if (strspn(buf, "0123456789abcdef") == 16)
+				return xstrdup(buf);
+		}
+		fatalx("%s is damaged: remove it only if no sandbox of this "
+		    "server is left in Docker", path);
+	}
+	if (errno != ENOENT)
+		fatal("%s", path);
+	arc4random_buf(raw, sizeof(raw));
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600))
+	    == -1 || write(fd, buf, 16) != 16 || write(fd, "\n", 1) != 1 ||
+	    fsync(fd) == -1 || close(fd) == -1)
+		fatal("cannot write %s", path);
+	return xstrdup(buf);
+}
+
 /* Create the data directory layout and return its absolute path. */
 static char *
 datadir_prepare(const char *dir)
@@ -124,6 +164,7 @@ send_apid_config(void)
 	for (i = 0; i < conf->api_keys_count; i++)
 		msgw_str(&w, conf->api_keys[i]);
 	msgw_u64(&w, (uint64_t)conf->max_file_bytes);
+	msgw_u64(&w, (uint64_t)conf->max_exec_output_bytes);
 	if (w.overflow)
 		fatalx("the API keys do not fit in one %d-byte message",
 		    IMSG_MAX_PAYLOAD);
@@ -149,6 +190,7 @@ send_proxy_config(void)
 	msgw_str(&w, conf->privsep_user);
 	msgw_str(&w, conf->chroot_dir);
 	msgw_str(&w, conf->docker_socket);
+	msgw_str(&w, conf->instance_id);
 	if (peer_send(&env->proxy_peer, MSG_PROXY_CONFIG, 0, -1, &w) == -1)
 		fatalx("cannot send configuration to dockerd-proxy");
 }
@@ -312,6 +354,9 @@ main(int argc, char *argv[])
 		    "apply)");
 
 	datadir = datadir_prepare(env->conf.data_dir);
+	env->conf.instance_id = instance_id_load(datadir);
+	log_info("instance %s, data directory %s", env->conf.instance_id,
+	    datadir);
 	/* apid is chrooted into this empty directory. */
 	if (privdrop_is_root() && mkdir(env->conf.chroot_dir, 0755) == -1 &&
 	    errno != EEXIST)

@@ -10,6 +10,16 @@
 
 #include "config.h"
 #include "peer.h"
+#include "sandbox_msg.h"
+
+/* A sandbox as managerd keeps it and as its record file stores it. */
+struct sandbox_record {
+	char			 id[SANDBOX_ID_LEN + 1];
+	struct sandbox_spec	 spec;
+	double			 created_at;
+	double			 expires_at;
+	char			*source_snapshot_id;	/* NULL: none */
+};
 
 struct child {
 	const char	*name;		/* "apid", "dockerd-proxy" */
@@ -50,6 +60,35 @@ extern struct managerd	*env;
 
 /* managerd.c */
 void	child_ready(struct child *);
+
+/*
+ * store.c: records in the data directory (API.md §9), written atomically
+ * (temp file, fsync, rename, fsync of the directory) before anyone hears of
+ * success.  dirfd is the data directory.
+ */
+int	store_sandbox_write(int dirfd, const struct sandbox_record *);
+int	store_sandbox_remove(int dirfd, const char *id);
+/* Calls cb for every parseable record in file-name order; a record that
+ * cannot be parsed is deleted.  Returns -1 if the directory is unreadable. */
+int	store_sandbox_load_all(int dirfd,
+	    void (*cb)(struct sandbox_record *, void *), void *arg);
+void	sandbox_record_free(struct sandbox_record *);
+/* JSON text of a record (keys sorted, 2-space indent) and back; for tests. */
+char	*store_sandbox_to_json(const struct sandbox_record *);
+int	store_sandbox_from_json(const char *, struct sandbox_record *);
+
+/* paths.c: API.md §6.1.  0 on success, -1 for an empty path. */
+int	path_normalize(const char *in, char *out, size_t outlen);
+/* 1 if the normalized path lies strictly below /workspace. */
+int	path_in_workspace(const char *normalized);
+
+/* allowlist.c: Python fnmatchcase semantics (API.md §8.6). */
+int	glob_match(const char *pattern, const char *string);
+int	image_allowed(char *const *patterns, size_t count, const char *image);
+
+/* clock.c: wall and monotonic time in seconds; replaceable by tests. */
+extern double	(*clock_wall)(void);
+extern double	(*clock_monotonic)(void);
 
 /* spawn.c */
 pid_t	spawn_child(const char *path, const char *argv0, int sock);

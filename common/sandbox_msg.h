@@ -1,0 +1,147 @@
+/*
+ * Payloads of the sandbox and exec messages (see msg.h for which message
+ * carries which), as C structs with encode/decode pairs.  Decoders check
+ * every field and the exact length; on failure they return -1 and leave
+ * nothing allocated.  Strings from a decoder are malloc'd and freed by the
+ * matching *_free function.
+ */
+#ifndef AS_SANDBOX_MSG_H
+#define AS_SANDBOX_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+
+/* Bounds every decoder enforces. */
+#define SANDBOX_ID_LEN		19	/* "sb_" + 16 hex */
+#define SNAPSHOT_ID_LEN		21	/* "snap_" + 16 hex */
+#define MSG_MAX_ID		128	/* ids from clients, before checks */
+#define MSG_MAX_IMAGE		1024
+#define MSG_MAX_ENV		256	/* variables per request */
+#define MSG_MAX_ENV_KEY		1024
+#define MSG_MAX_ENV_VALUE	4096
+#define MSG_MAX_ARGC		1024
+#define MSG_MAX_ARG		8192
+#define MSG_MAX_PATH		4096
+
+struct env_list {
+	size_t	  count;
+	char	**keys;
+	char	**values;
+};
+
+/* The spec of a sandbox: what it was created with. */
+struct sandbox_spec {
+	char		*image;
+	double		 cpus;
+	int64_t		 memory_mb;
+	int64_t		 pids_limit;
+	int		 network;
+	int		 read_only_rootfs;
+	struct env_list	 env;
+};
+
+/* POST /v1/sandboxes after schema validation; has_* = field given. */
+struct create_request {
+	char		*image;		/* NULL: not given (or null) */
+	int		 has_cpus;
+	double		 cpus;
+	int		 has_memory_mb;
+	int64_t		 memory_mb;
+	int		 has_pids_limit;
+	int64_t		 pids_limit;
+	int		 network;
+	int		 read_only_rootfs;
+	int		 has_timeout_seconds;
+	int64_t		 timeout_seconds;
+	struct env_list	 env;
+};
+
+/* What apid renders as a Sandbox object (API.md §3.3). */
+struct sandbox_info {
+	char		*id;
+	int		 running;
+	char		*image;
+	double		 cpus;
+	int64_t		 memory_mb;
+	int64_t		 pids_limit;
+	int		 network;
+	int		 read_only_rootfs;
+	double		 created_at;
+	double		 expires_at;
+	char		*source_snapshot_id;	/* NULL: none */
+};
+
+/* POST .../exec and .../exec/stream after schema validation. */
+struct exec_request {
+	char		*sandbox_id;
+	int		 shell;		/* argv[0] is a shell command line */
+	size_t		 argc;
+	char		**argv;		/* NULL-terminated */
+	struct env_list	 env;
+	char		*workdir;	/* NULL: not given */
+	int		 has_timeout;
+	double		 timeout_seconds;
+};
+
+/* A sandbox for dockerd-proxy to make (managerd -> proxy). */
+struct docker_create {
+	char		*id;
+	struct sandbox_spec spec;
+	uint32_t	 uid;
+	uint32_t	 gid;
+	int64_t		 tmp_size_mb;
+	char		*runtime;	/* "" for Docker's default */
+	char		*network_name;
+};
+
+/* A command for dockerd-proxy to run (managerd -> proxy). */
+struct docker_exec {
+	char		*id;		/* sandbox id */
+	size_t		 argc;
+	char		**argv;		/* final argv, NULL-terminated */
+	struct env_list	 env;
+	char		*workdir;	/* normalized, absolute */
+	char		*user;		/* "uid:gid" */
+	double		 timeout_seconds;
+};
+
+struct exec_exit {
+	int64_t		 exit_code;	/* -1: Docker never reported one */
+	int		 timed_out;
+};
+
+void	env_list_free(struct env_list *);
+int	env_list_add(struct env_list *, const char *key, const char *value);
+
+void	msg_put_create_request(struct msgw *, const struct create_request *);
+int	msg_get_create_request(const struct imsg *, struct create_request *);
+void	create_request_free(struct create_request *);
+
+void	msg_put_sandbox_info(struct msgw *, const struct sandbox_info *);
+int	msg_get_sandbox_info(const struct imsg *, struct sandbox_info *);
+void	sandbox_info_free(struct sandbox_info *);
+
+void	msg_put_exec_request(struct msgw *, const struct exec_request *);
+int	msg_get_exec_request(const struct imsg *, struct exec_request *);
+void	exec_request_free(struct exec_request *);
+
+void	msg_put_docker_create(struct msgw *, const struct docker_create *);
+int	msg_get_docker_create(const struct imsg *, struct docker_create *);
+void	docker_create_free(struct docker_create *);
+
+void	msg_put_docker_exec(struct msgw *, const struct docker_exec *);
+int	msg_get_docker_exec(const struct imsg *, struct docker_exec *);
+void	docker_exec_free(struct docker_exec *);
+
+void	msg_put_exec_exit(struct msgw *, const struct exec_exit *);
+int	msg_get_exec_exit(const struct imsg *, struct exec_exit *);
+
+/* A message whose whole payload is one string (ids): NULL if malformed. */
+void	msg_put_string(struct msgw *, const char *);
+char	*msg_get_string(const struct imsg *, size_t maxlen);
+
+void	sandbox_spec_free(struct sandbox_spec *);
+
+#endif /* AS_SANDBOX_MSG_H */
