@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "msg.h"
+#include "sandbox_msg.h"
 
 /* Wrap a writer's bytes as a received message. */
 static void
@@ -222,6 +223,199 @@ test_type_names(void **state)
 	assert_string_equal(msg_type_name(12345), "UNKNOWN");
 }
 
+
+static void
+test_create_request_roundtrip(void **state)
+{
+	struct msgw		 w;
+	struct imsg		 imsg;
+	struct create_request	 in, out;
+	char			 lit1[] = "python:3.12-slim";
+
+	memset(&in, 0, sizeof(in));
+	in.image = lit1;
+	in.has_cpus = 1;
+	in.cpus = 0.5;
+	in.has_memory_mb = 1;
+	in.memory_mb = 256;
+	in.read_only_rootfs = 1;
+	in.has_timeout_seconds = 1;
+	in.timeout_seconds = 60;
+	assert_int_equal(env_list_add(&in.env, "MODE", "test"), 0);
+	assert_int_equal(env_list_add(&in.env, "EMPTY", ""), 0);
+	msgw_init(&w);
+	msg_put_create_request(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_create_request(&imsg, &out), 0);
+	assert_string_equal(out.image, "python:3.12-slim");
+	assert_true(out.has_cpus && out.cpus == 0.5);
+	assert_true(out.has_memory_mb && out.memory_mb == 256);
+	assert_false(out.has_pids_limit);
+	assert_false(out.network);
+	assert_true(out.read_only_rootfs);
+	assert_int_equal(out.timeout_seconds, 60);
+	assert_int_equal(out.env.count, 2);
+	assert_string_equal(out.env.keys[1], "EMPTY");
+	assert_string_equal(out.env.values[0], "test");
+	create_request_free(&out);
+	env_list_free(&in.env);
+}
+
+/* Every strict prefix of a valid payload, and any extra byte, is refused. */
+static void
+test_exec_request_truncations(void **state)
+{
+	struct msgw		 w;
+	struct imsg		 imsg;
+	struct exec_request	 in, out;
+	size_t			 len;
+	char			 lit2[] = "sb_0123456789abcdef";
+	char			 lit3[] = "src";
+	char			 lit4[] = "printf";
+	char			 lit5[] = "%s|";
+	char			 lit6[] = "a b";
+	char			*argv[] = { lit4, lit5, lit6, NULL };
+
+	memset(&in, 0, sizeof(in));
+	in.sandbox_id = lit2;
+	in.argc = 3;
+	in.argv = argv;
+	in.workdir = lit3;
+	in.has_timeout = 1;
+	in.timeout_seconds = 1.5;
+	msgw_init(&w);
+	msg_put_exec_request(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_exec_request(&imsg, &out), 0);
+	assert_int_equal(out.argc, 3);
+	assert_string_equal(out.argv[2], "a b");
+	assert_null(out.argv[3]);
+	assert_string_equal(out.workdir, "src");
+	assert_true(out.timeout_seconds == 1.5);
+	exec_request_free(&out);
+	for (len = 0; len < w.len; len++) {
+		imsg.len = len;
+		assert_int_equal(msg_get_exec_request(&imsg, &out), -1);
+	}
+	msgw_u8(&w, 0);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_exec_request(&imsg, &out), -1);
+}
+
+/* A shell command is exactly one string; a boolean is 0 or 1. */
+static void
+test_exec_request_lies(void **state)
+{
+	struct msgw		 w;
+	struct imsg		 imsg;
+	struct exec_request	 in, out;
+	char			 lit7[] = "sb_0123456789abcdef";
+	char			 lit8[] = "echo hi";
+	char			 lit9[] = "extra";
+	char			*argv[] = { lit8, lit9, NULL };
+
+	memset(&in, 0, sizeof(in));
+	in.sandbox_id = lit7;
+	in.shell = 1;
+	in.argc = 2;
+	in.argv = argv;
+	msgw_init(&w);
+	msg_put_exec_request(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_exec_request(&imsg, &out), -1);
+	in.argc = 1;
+	msgw_init(&w);
+	msg_put_exec_request(&w, &in);
+	w.buf[4 + strlen(in.sandbox_id)] = 2;	/* the shell flag */
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_exec_request(&imsg, &out), -1);
+}
+
+static void
+test_sandbox_info_roundtrip(void **state)
+{
+	struct msgw		 w;
+	struct imsg		 imsg;
+	struct sandbox_info	 in, out;
+	char			 lit10[] = "sb_4f1c2a9e0b7d6c31";
+	char			 lit11[] = "alpine:3.20";
+
+	memset(&in, 0, sizeof(in));
+	in.id = lit10;
+	in.running = 1;
+	in.image = lit11;
+	in.cpus = 1.0;
+	in.memory_mb = 512;
+	in.pids_limit = 256;
+	in.read_only_rootfs = 1;
+	in.created_at = 1700000000.053406;
+	in.expires_at = 1700000900.053406;
+	msgw_init(&w);
+	msg_put_sandbox_info(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_sandbox_info(&imsg, &out), 0);
+	assert_string_equal(out.id, in.id);
+	assert_true(out.created_at == in.created_at);
+	assert_null(out.source_snapshot_id);
+	sandbox_info_free(&out);
+}
+
+static void
+test_docker_exec_needs_argv(void **state)
+{
+	struct msgw		 w;
+	struct imsg		 imsg;
+	struct docker_exec	 in, out;
+	char			 lit12[] = "sb_0123456789abcdef";
+	char			 lit13[] = "/workspace";
+	char			 lit14[] = "1000:1000";
+	char			*argv[] = { NULL };
+
+	memset(&in, 0, sizeof(in));
+	in.id = lit12;
+	in.argv = argv;
+	in.workdir = lit13;
+	in.user = lit14;
+	in.timeout_seconds = 60;
+	msgw_init(&w);
+	msg_put_docker_exec(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_docker_exec(&imsg, &out), -1);
+}
+
+static void
+test_env_bound(void **state)
+{
+	struct env_list	 env;
+	int		 i;
+
+	memset(&env, 0, sizeof(env));
+	for (i = 0; i < MSG_MAX_ENV; i++)
+		assert_int_equal(env_list_add(&env, "K", "V"), 0);
+	assert_int_equal(env_list_add(&env, "K", "V"), -1);
+	assert_int_equal(errno, E2BIG);
+	env_list_free(&env);
+}
+
+static void
+test_single_string(void **state)
+{
+	struct msgw	 w;
+	struct imsg	 imsg;
+	char		*s;
+
+	msgw_init(&w);
+	msg_put_string(&w, "sb_0123456789abcdef");
+	as_imsg(&imsg, &w);
+	s = msg_get_string(&imsg, MSG_MAX_ID);
+	assert_string_equal(s, "sb_0123456789abcdef");
+	free(s);
+	assert_null(msg_get_string(&imsg, 5));
+	msgw_u8(&w, 0);
+	as_imsg(&imsg, &w);
+	assert_null(msg_get_string(&imsg, MSG_MAX_ID));
+}
+
 int
 main(void)
 {
@@ -236,6 +430,13 @@ main(void)
 		cmocka_unit_test(test_string_over_maxlen),
 		cmocka_unit_test(test_writer_overflow),
 		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_create_request_roundtrip),
+		cmocka_unit_test(test_exec_request_truncations),
+		cmocka_unit_test(test_exec_request_lies),
+		cmocka_unit_test(test_sandbox_info_roundtrip),
+		cmocka_unit_test(test_docker_exec_needs_argv),
+		cmocka_unit_test(test_env_bound),
+		cmocka_unit_test(test_single_string),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
