@@ -8,14 +8,23 @@
 
 #include <sys/queue.h>
 
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <json-c/json.h>
 
 #include "msg.h"
 #include "peer.h"
+#include "sandbox_msg.h"
 
 struct apid_request;
-typedef void	(*apid_reply_cb)(struct apid_request *, struct imsg *);
+/*
+ * Called with each message managerd sends for the request.  Returns
+ * APID_REPLY_DONE when that was the last one (the request is forgotten
+ * and freed), APID_REPLY_MORE when more will come (a list, an exec).
+ */
+typedef int	(*apid_reply_cb)(struct apid_request *, struct imsg *);
+#define APID_REPLY_DONE	0
+#define APID_REPLY_MORE	1
 
 /* An HTTP request waiting for managerd's answer. */
 struct apid_request {
@@ -28,6 +37,8 @@ struct apid_request {
 	struct evhttp_request		*req;
 	int				 client_gone;
 	apid_reply_cb			 reply;
+	/* Optional: told at once when the client goes away. */
+	void				(*gone)(struct apid_request *);
 	void				*arg;
 };
 TAILQ_HEAD(apid_requests, apid_request);
@@ -50,17 +61,197 @@ extern struct apid	*apid;
 /* http.c */
 void	http_setup(struct evhttp *);
 struct apid_request *apid_request_send(struct evhttp_request *, uint32_t type,
-	    struct msgw *, apid_reply_cb, void *arg);
+	    struct msgw *, int fd, apid_reply_cb, void *arg);
+/* Forget a request whose last reply already came (see route_exec.c). */
+void	apid_request_release(struct apid_request *);
 void	apid_dispatch_parent(struct peer *, struct imsg *);
+/* Notice a client that hangs up while we wait for managerd. */
+void	http_watch_close(struct evhttp_request *);
 
 /* respond.c */
 void	respond_json(struct evhttp_request *, int status, json_object *);
+void	respond_buffer(struct evhttp_request *, int status,
+	    const char *content_type, struct evbuffer *);
 void	respond_error(struct evhttp_request *, enum error_kind,
 	    const char *message);
 void	respond_error_status(struct evhttp_request *, int status,
 	    const char *code, const char *message);
 int	respond_error_imsg(struct evhttp_request *, struct imsg *);
+const char *respond_reason(int status);
+
+/* auth.c: API.md §2. */
+#define AUTH_OK		1
+#define AUTH_REJECT	0
+int	auth_check(const char *authorization, const char *x_api_key,
+	    char *const *keys, size_t nkeys);
+/* 0: go on; -1: the 401 has been sent. */
+int	auth_request(struct evhttp_request *, char *const *keys, size_t nkeys,
+	    int insecure_no_auth);
+
+/* utf8.c: Python's decode("utf-8", "replace"), whole or incremental. */
+struct utf8_decoder {
+	unsigned char	 pend[4];
+	size_t		 npend;
+};
+/* Output room utf8_decode needs for len input bytes. */
+#define UTF8_DECODE_BOUND(len)	(3 * ((len) + 4))
+void	utf8_decoder_init(struct utf8_decoder *);
+size_t	utf8_decode(struct utf8_decoder *, const void *in, size_t len,
+	    int final, char *out);
+int	utf8_valid(const void *, size_t);
+
+/* jsonout.c: JSON text the way Python's json.dumps() writes it. */
+int	jsonout_string(struct evbuffer *, const char *utf8, size_t len,
+	    int ensure_ascii);
+int	jsonout_stream_event(struct evbuffer *, const char *type,
+	    const char *utf8, size_t len);
+int	jsonout_stream_exit(struct evbuffer *, int64_t exit_code,
+	    int timed_out, int64_t duration_ms);
+int	jsonout_exec_result(struct evbuffer *, const char *out, size_t outlen,
+	    const char *err, size_t errlen, int64_t exit_code, int timed_out,
+	    int truncated, int64_t duration_ms);
+
+/* exec_output.c */
+#define EXEC_STDOUT	0
+#define EXEC_STDERR	1
+#define FRAME_STDOUT	1	/* stream byte of a frame header */
+#define FRAME_STDERR	2
+/* Payload bytes of one frame; end is set on its last piece. */
+typedef int	(*frame_cb)(void *arg, int stream, const unsigned char *,
+	    size_t, int end);
+struct frame_parser {
+	unsigned char	 hdr[8];
+	size_t		 hlen;
+	uint32_t	 left;
+	int		 stream;
+};
+void	frame_parser_init(struct frame_parser *);
+int	frame_parser_feed(struct frame_parser *, const void *, size_t,
+	    frame_cb, void *);
+
+struct capture_buf {
+	char	*data;
+	size_t	 len;
+	size_t	 size;
+};
+struct capture {
+	struct capture_buf	 stream[2];
+	uint64_t		 cap;
+	uint64_t		 kept;
+	int			 truncated;
+};
+void	capture_init(struct capture *, uint64_t cap);
+int	capture_add(struct capture *, int which, const void *, size_t);
+char	*capture_decode(const struct capture *, int which, size_t *len);
+void	capture_free(struct capture *);
+
+#define STREAM_EVENT_MAX	(32 * 1024)
+/* Gets one NDJSON line in line and must drain it (a chunk of its own). */
+typedef int	(*stream_emit_cb)(void *arg, struct evbuffer *line);
+struct stream_events {
+	struct utf8_decoder	 dec[2];
+	char			 buf[STREAM_EVENT_MAX];
+	size_t			 len;
+	int			 which;
+	struct evbuffer		*line;
+	stream_emit_cb		 emit;
+	void			*arg;
+};
+int	stream_events_init(struct stream_events *, stream_emit_cb, void *);
+void	stream_events_free(struct stream_events *);
+int	stream_events_add(struct stream_events *, int which, const void *,
+	    size_t, int end);
+int	stream_events_flush(struct stream_events *, int which);
+int	stream_events_exit(struct stream_events *, int64_t exit_code,
+	    int timed_out, int64_t duration_ms);
+
+/* pyjson.c: Python's json.loads() on a request body. */
+enum jv_type {
+	JV_NULL = 0,
+	JV_FALSE,
+	JV_TRUE,
+	JV_INT,
+	JV_FLOAT,
+	JV_STRING,
+	JV_ARRAY,
+	JV_OBJECT
+};
+struct jv_member;
+struct jv {
+	enum jv_type	 type;
+	union {
+		struct {
+			int64_t	 v;	/* saturated */
+			double	 f;
+			char	*big;	/* digits, when beyond int64 */
+		} i;
+		double	 f;
+		struct {
+			char	*s;	/* NUL-terminated; may hold NULs */
+			size_t	 len;
+		} s;
+		struct {
+			struct jv	*items;
+			size_t		 n;
+		} a;
+		struct {
+			struct jv_member *m;
+			size_t		 n;
+		} o;
+	} u;
+};
+struct jv_member {
+	char		*key;
+	size_t		 klen;
+	struct jv	 val;
+};
+struct pyjson_error {
+	const char	*msg;	/* Python's JSONDecodeError.msg */
+	size_t		 pos;	/* in characters */
+};
+#define PYJSON_OK	0
+#define PYJSON_ERROR	(-1)	/* a JSONDecodeError */
+#define PYJSON_FATAL	(-2)	/* anything else Python fails with */
+int	pyjson_parse(const void *, size_t, struct jv *, struct pyjson_error *);
+void	jv_free(struct jv *);
+json_object *jv_to_json(const struct jv *);
+
+/* body.c: JSON bodies to request structs, with FastAPI's 422s. */
+#define BODY_MAX_JSON	(1024 * 1024)
+struct body_error {
+	int		 status;	/* 400, 413 or 422 */
+	const char	*code;		/* envelope code (400, 413) */
+	char		*message;	/* envelope message (400, 413) */
+	json_object	*detail;	/* 422: {"detail": [...]} */
+};
+int	body_parse_create(const char *ctype, const void *, size_t,
+	    struct create_request *, struct body_error *);
+int	body_parse_exec(const char *ctype, const void *, size_t,
+	    struct exec_request *, struct body_error *);
+int	body_parse_timeout(const char *ctype, const void *, size_t,
+	    int64_t *seconds, struct body_error *);
+void	body_error_free(struct body_error *);
+/* Python repr() of a string that may hold NULs. */
+char	*body_pyrepr(const char *, size_t);
+/* Reads the request body and answers any error; 0 if the struct is set. */
+int	body_read_create(struct evhttp_request *, struct create_request *);
+int	body_read_exec(struct evhttp_request *, struct exec_request *);
+int	body_read_timeout(struct evhttp_request *, int64_t *);
 
 /* route_health.c */
 void	route_health(struct evhttp_request *, char **params);
+
+/* route_sandbox.c */
+void	route_sandbox_create(struct evhttp_request *, char **params);
+void	route_sandbox_list(struct evhttp_request *, char **params);
+void	route_sandbox_get(struct evhttp_request *, char **params);
+void	route_sandbox_delete(struct evhttp_request *, char **params);
+void	route_sandbox_timeout(struct evhttp_request *, char **params);
+json_object *sandbox_info_json(const struct sandbox_info *);
+/* 0 if the id can travel; else the 404 has been sent. */
+int	sandbox_id_check(struct evhttp_request *, const char *id);
+
+/* route_exec.c */
+void	route_exec(struct evhttp_request *, char **params);
+void	route_exec_stream(struct evhttp_request *, char **params);
 #endif /* AS_APID_H */

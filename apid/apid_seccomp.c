@@ -30,6 +30,11 @@ static const struct seccomp_rule apid_rules[] = {
 	SC_ALLOW(shutdown),
 	/* evbuffer_read asks how much is pending; no other ioctl. */
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
+	/*
+	 * Exec output: apid makes the pipe, keeps the read end and passes
+	 * the write end to managerd (route_exec.c).
+	 */
+	SC_ALLOW(pipe2),
 	/* Making a passed pipe non-blocking; nothing else of fcntl. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),

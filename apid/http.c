@@ -1,21 +1,33 @@
 /*
- * Routing: the table of routes, path matching, 404 and 405, and the
- * bookkeeping of requests that wait for managerd.
+ * Routing: the table of routes, path matching, 404 and 405, API keys on
+ * /v1 routes (after matching: an unknown path is a 404 without a key),
+ * and the bookkeeping of requests that wait for managerd.
  */
 #include <sys/queue.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apid.h"
 #include "log.h"
 
 #define ROUTE_MAX_PARAMS	2
 #define PATH_MAX_SEGMENTS	8
+/*
+ * evhttp answers a larger body itself (with its own 413 page), so its
+ * limit sits above ours: JSON routes refuse more than BODY_MAX_JSON with
+ * the envelope, file uploads will need max_file_bytes.
+ */
+#define BODY_SLACK		(64 * 1024)
+/* What a client may send while we work on its request, unread. */
+#define WATCH_READ_MAX		(64 * 1024)
 
 typedef void	(*route_handler)(struct evhttp_request *, char **params);
 
@@ -26,7 +38,16 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{ "/healthz",	EVHTTP_REQ_GET,	route_health },
+	{ "/healthz",			EVHTTP_REQ_GET,	route_health },
+	{ "/v1/sandboxes",		EVHTTP_REQ_POST, route_sandbox_create },
+	{ "/v1/sandboxes",		EVHTTP_REQ_GET,	route_sandbox_list },
+	{ "/v1/sandboxes/*",		EVHTTP_REQ_GET,	route_sandbox_get },
+	{ "/v1/sandboxes/*",		EVHTTP_REQ_DELETE,
+	    route_sandbox_delete },
+	{ "/v1/sandboxes/*/timeout",	EVHTTP_REQ_POST,
+	    route_sandbox_timeout },
+	{ "/v1/sandboxes/*/exec",	EVHTTP_REQ_POST, route_exec },
+	{ "/v1/sandboxes/*/exec/stream", EVHTTP_REQ_POST, route_exec_stream },
 };
 #define NROUTES	(sizeof(routes) / sizeof(routes[0]))
 
@@ -139,6 +160,12 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		if (!route_match(routes[i].pattern, segs, nsegs, params))
 			continue;
 		if (routes[i].method == evhttp_request_get_command(req)) {
+			if (strncmp(routes[i].pattern, "/v1/", 4) == 0 &&
+			    auth_request(req, apid->api_keys,
+			    apid->api_keys_count, apid->insecure_no_auth) == -1) {
+				free(path);
+				return;
+			}
 			routes[i].handler(req, params);
 			free(path);
 			return;
@@ -157,11 +184,44 @@ http_request_cb(struct evhttp_request *req, void *arg)
 void
 http_setup(struct evhttp *http)
 {
+	uint64_t	 max_body;
+
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
 	evhttp_set_max_headers_size(http, 64 * 1024);
+	max_body = BODY_MAX_JSON;
+	if (apid->max_file_bytes > max_body)
+		max_body = apid->max_file_bytes;
+	if (max_body > SSIZE_MAX - BODY_SLACK)
+		max_body = SSIZE_MAX - BODY_SLACK;
+	evhttp_set_max_body_size(http, (ev_ssize_t)(max_body + BODY_SLACK));
 	evhttp_set_gencb(http, http_request_cb, NULL);
+}
+
+/*
+ * evhttp stops reading a connection while we work on its request, so it
+ * would learn that the client hung up only when the reply fails.  Read
+ * (into the input buffer, bounded, for a pipelined next request) so that
+ * EOF reaches evhttp's error callback now: it detaches the request and
+ * runs the close callback, which tells us the client is gone.
+ */
+void
+http_watch_close(struct evhttp_request *req)
+{
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+	bufferevent_data_cb		 wcb;
+	bufferevent_event_cb		 ecb;
+	void				*cbarg;
+
+	if ((evcon = evhttp_request_get_connection(req)) == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
+		return;
+	bufferevent_getcb(bev, NULL, &wcb, &ecb, &cbarg);
+	bufferevent_setcb(bev, NULL, wcb, ecb, cbarg);
+	bufferevent_setwatermark(bev, EV_READ, 0, WATCH_READ_MAX);
+	bufferevent_enable(bev, EV_READ);
 }
 
 static void
@@ -170,39 +230,47 @@ connection_closed_cb(struct evhttp_connection *evcon, void *arg)
 	struct apid_request	*ar = arg;
 
 	ar->client_gone = 1;
+	if (ar->gone != NULL)
+		ar->gone(ar);
 }
 
 /*
  * Forward a request to managerd and remember who to answer.  The reply
- * callback runs when managerd answers, whatever happened to the client.
+ * callback runs for each message managerd sends for it, whatever happened
+ * to the client.  fd (or -1) travels with the message and is ours no
+ * more, even on failure.
  */
 struct apid_request *
 apid_request_send(struct evhttp_request *req, uint32_t type, struct msgw *w,
-    apid_reply_cb reply, void *arg)
+    int fd, apid_reply_cb reply, void *arg)
 {
 	struct apid_request		*ar;
 	struct evhttp_connection	*evcon;
 
-	if ((ar = calloc(1, sizeof(*ar))) == NULL)
+	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
+		if (fd != -1)
+			close(fd);
 		return NULL;
+	}
 	ar->id = apid->next_id++;
 	if (apid->next_id == 0)
 		apid->next_id = 1;
 	ar->req = req;
 	ar->reply = reply;
 	ar->arg = arg;
-	if (peer_send(&apid->parent, type, ar->id, -1, w) == -1) {
+	if (peer_send(&apid->parent, type, ar->id, fd, w) == -1) {
 		free(ar);
 		return NULL;
 	}
 	if ((evcon = evhttp_request_get_connection(req)) != NULL)
 		evhttp_connection_set_closecb(evcon, connection_closed_cb, ar);
+	http_watch_close(req);
 	TAILQ_INSERT_TAIL(&apid->pending, ar, entry);
 	return ar;
 }
 
-static void
-apid_request_done(struct apid_request *ar, struct imsg *imsg)
+void
+apid_request_release(struct apid_request *ar)
 {
 	struct evhttp_connection	*evcon;
 
@@ -210,22 +278,37 @@ apid_request_done(struct apid_request *ar, struct imsg *imsg)
 	if (!ar->client_gone &&
 	    (evcon = evhttp_request_get_connection(ar->req)) != NULL)
 		evhttp_connection_set_closecb(evcon, NULL, NULL);
-	ar->reply(ar, imsg);
 	free(ar);
 }
 
 void
 apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 {
-	struct apid_request	*ar;
+	struct apid_request		*ar;
+	struct evhttp_connection	*evcon;
 
 	if (imsg->fd != -1)
 		peer_bad_message(p, imsg, "unexpected descriptor");
-	TAILQ_FOREACH(ar, &apid->pending, entry) {
-		if (ar->id == imsg->hdr.peerid) {
-			apid_request_done(ar, imsg);
-			return;
-		}
+	TAILQ_FOREACH(ar, &apid->pending, entry)
+		if (ar->id == imsg->hdr.peerid)
+			break;
+	if (ar == NULL)
+		peer_bad_message(p, imsg, "reply to no pending request");
+	/*
+	 * Unhook from the connection before a final reply: sending it may
+	 * free the connection, whose close callback must not find ar.
+	 * A request that goes on hooks itself back.
+	 */
+	if (!ar->client_gone &&
+	    (evcon = evhttp_request_get_connection(ar->req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (ar->reply(ar, imsg) == APID_REPLY_MORE) {
+		if (!ar->client_gone &&
+		    (evcon = evhttp_request_get_connection(ar->req)) != NULL)
+			evhttp_connection_set_closecb(evcon,
+			    connection_closed_cb, ar);
+		return;
 	}
-	peer_bad_message(p, imsg, "reply to no pending request");
+	TAILQ_REMOVE(&apid->pending, ar, entry);
+	free(ar);
 }

@@ -31,8 +31,8 @@ static const struct {
 	{ ERR_BACKEND,		502, "backend_error" },
 };
 
-static const char *
-reason_phrase(int status)
+const char *
+respond_reason(int status)
 {
 	switch (status) {
 	case 200: return "OK";
@@ -72,8 +72,18 @@ respond_json(struct evhttp_request *req, int status, json_object *obj)
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "application/json");
-	evhttp_send_reply(req, status, reason_phrase(status), buf);
+	evhttp_send_reply(req, status, respond_reason(status), buf);
 	evbuffer_free(buf);
+}
+
+/* A body already built (exec results), with its content type. */
+void
+respond_buffer(struct evhttp_request *req, int status,
+    const char *content_type, struct evbuffer *buf)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", content_type);
+	evhttp_send_reply(req, status, respond_reason(status), buf);
 }
 
 void

@@ -4,7 +4,7 @@
 #include "apid.h"
 #include "log.h"
 
-static void
+static int
 health_reply(struct apid_request *ar, struct imsg *imsg)
 {
 	struct msgr	 r;
@@ -14,7 +14,7 @@ health_reply(struct apid_request *ar, struct imsg *imsg)
 	if (imsg->hdr.type == MSG_ERROR) {
 		if (respond_error_imsg(ar->req, imsg) == -1)
 			peer_bad_message(&apid->parent, imsg, "bad error");
-		return;
+		return APID_REPLY_DONE;
 	}
 	if (imsg->hdr.type != MSG_HEALTH_RESULT)
 		peer_bad_message(&apid->parent, imsg, "wrong reply type");
@@ -30,12 +30,13 @@ health_reply(struct apid_request *ar, struct imsg *imsg)
 	respond_json(ar->req, 200, obj);
 	json_object_put(obj);
 	free(backend);
+	return APID_REPLY_DONE;
 }
 
 void
 route_health(struct evhttp_request *req, char **params)
 {
-	if (apid_request_send(req, MSG_HEALTH_REQUEST, NULL, health_reply,
-	    NULL) == NULL)
+	if (apid_request_send(req, MSG_HEALTH_REQUEST, NULL, -1,
+	    health_reply, NULL) == NULL)
 		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
 }

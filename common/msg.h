@@ -68,9 +68,17 @@ enum msg_type {
 	/*
 	 * docker_exec, fd = write end of the output pipe ->
 	 * DOCKER_EXEC_STARTED, later DOCKER_EXEC_EXIT (or one MSG_ERROR).
+	 * The pipe carries only frames: 8-byte header (u8 stream 1 stdout or
+	 * 2 stderr, 3 zero bytes, u32 big-endian length), then at most 32 KiB
+	 * of payload.  The proxy closes it before DOCKER_EXEC_EXIT.
 	 */
 	MSG_DOCKER_EXEC = 405,
-	/* empty, peerid = the DOCKER_EXEC's id: kill the command. */
+	/*
+	 * empty, peerid = the DOCKER_EXEC's id: kill the command, close the
+	 * pipe.  No reply of its own: the exec still ends with its usual
+	 * DOCKER_EXEC_EXIT (or MSG_ERROR if it had not started).  Ignored
+	 * when no such exec runs.
+	 */
 	MSG_DOCKER_EXEC_CANCEL = 406,
 
 	/* proxy -> managerd */

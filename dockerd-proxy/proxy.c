@@ -44,6 +44,9 @@ proxy_read_settings(struct imsgbuf *ibuf, struct proxy_settings *s)
 	    s->chroot_dir == NULL || s->docker_socket == NULL ||
 	    s->instance_id == NULL)
 		fatalx("malformed PROXY_CONFIG");
+	/* It goes into labels and filters: lower-case hex only. */
+	if (!valid_instance_id(s->instance_id))
+		fatalx("PROXY_CONFIG: bad instance id");
 	imsg_free(&imsg);
 }
 
@@ -88,6 +91,8 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, SIG_IGN);	/* the terminal's ^C is for managerd */
 
+	TAILQ_INIT(&proxy.execs);
+	TAILQ_INIT(&proxy.network_queue);
 	imsgbuf_init(&boot, PARENT_SOCK_FD);
 	proxy_read_settings(&boot, &proxy.settings);
 	if ((level = log_level_parse(proxy.settings.log_level)) != -1)

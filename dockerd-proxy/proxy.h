@@ -6,9 +6,17 @@
 #ifndef AS_PROXY_H
 #define AS_PROXY_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
 
 #include "peer.h"
+#include "sandbox_msg.h"
+
+struct docker_response;
 
 struct proxy_settings {
 	char	*log_level;
@@ -19,17 +27,213 @@ struct proxy_settings {
 	char	*instance_id;		/* labels this server's objects */
 };
 
+struct exec;
+struct network_wait;
+
 struct proxy {
 	struct event_base	*base;
 	struct peer		 parent;
 	struct proxy_settings	 settings;
+	TAILQ_HEAD(, exec)	 execs;		/* running, for EXEC_CANCEL */
+	TAILQ_HEAD(, network_wait) network_queue; /* one ensure at a time */
 };
+
+/* Docker API version, pinned in every path (Engine 20.10). */
+#define DOCKER_API		"/v1.41"
+
+/* Names and labels of API.md §11, plus our instance label. */
+#define SANDBOX_NAME_PREFIX	"agent-sandbox-"
+#define SANDBOX_ID_PREFIX	"sb_"
+#define LABEL_MANAGED		"io.agent-sandbox.managed"
+#define LABEL_ID		"io.agent-sandbox.id"
+#define LABEL_INSTANCE		"io.agent-sandbox.instance"
+#define LABEL_ROLE		"io.agent-sandbox.role"
+#define WORKSPACE		"/workspace"
+
+/* "agent-sandbox-sb_<16 hex>-workspace" and the like fit easily. */
+#define DOCKER_NAME_MAX		64
+/* A Docker object id: 64 lower-case hex digits. */
+#define DOCKER_ID_LEN		64
 
 /* proxy_dispatch.c */
 void	proxy_dispatch_parent(struct peer *, struct imsg *);
 
 /* docker_ping.c */
 void	docker_ping(struct proxy *, uint32_t peerid);
+
+/*
+ * docker_names.c: everything that may go into a Docker path or query.
+ * Validators return 1 when the value is acceptable.
+ */
+int	valid_sandbox_id(const char *);
+int	valid_instance_id(const char *);
+int	valid_docker_id(const char *);
+/* Network and runtime names: Docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*. */
+int	valid_docker_name(const char *);
+/* An image reference in Docker's grammar (name[:tag][@digest]). */
+int	valid_image_ref(const char *);
+/*
+ * Split a reference for POST /images/create as API.md §11.1 says: with a
+ * digest, repo is the whole reference and tag is ""; otherwise the tag is
+ * after the last ':' of the last '/'-segment, "latest" if none.  -1 if a
+ * part does not fit.
+ */
+int	image_ref_split(const char *ref, char *repo, size_t repolen,
+	    char *tag, size_t taglen);
+/* agent-sandbox-<id>, agent-sandbox-<id>-init, agent-sandbox-<id>-workspace */
+void	sandbox_container_name(const char *id, char *, size_t);
+void	sandbox_prep_name(const char *id, char *, size_t);
+void	sandbox_volume_name(const char *id, char *, size_t);
+/*
+ * Format a path or query: fmt holds only literal text and %s, and every
+ * %s argument is percent-encoded (all but RFC 3986 unreserved bytes).
+ * -1 if it does not fit.
+ */
+int	docker_path(char *buf, size_t len, const char *fmt, ...);
+size_t	percent_encode(char *dst, size_t dstlen, const char *src);
+
+/* docker_json.c: reading Docker's answers, with size caps. */
+json_object	*docker_json_parse(const struct docker_response *);
+/* Docker's {"message": ...}, else the body's first line, else "HTTP n". */
+void		 docker_error_message(const struct docker_response *,
+		    char *, size_t);
+/* A string member, or NULL. */
+const char	*json_get_string(json_object *, const char *key);
+/* 1 when labels mark an object of sandbox id made by this server. */
+int		 labels_are_ours(json_object *labels, const char *id,
+		    const char *instance_id);
+
+/*
+ * docker_call.c: one buffered request with an optional JSON body.  The
+ * callback runs exactly once, from the event loop, also when the request
+ * could not even be started.  resp is never NULL.
+ */
+struct docker_result {
+	int				 error;	/* enum docker_http_error */
+	int				 errnum;
+	int				 status;
+	const struct docker_response	*resp;
+};
+typedef void	(*docker_call_cb)(const struct docker_result *, void *arg);
+void	docker_call(struct proxy *, const char *method, const char *path,
+	    json_object *body, size_t max_body, docker_call_cb, void *arg);
+void	docker_call_raw(struct proxy *, const char *method, const char *path,
+	    const char *content_type, const void *body, size_t len,
+	    size_t max_body, docker_call_cb, void *arg);
+/*
+ * The error reply for a failed call, API.md §11.9: 404 -> ERR_NOT_FOUND
+ * "<what>: not found", other 4xx -> ERR_INVALID_REQUEST, 5xx and no answer
+ * -> ERR_BACKEND, each "<what>: <Docker's explanation>".
+ */
+enum error_kind	docker_result_error(const struct docker_result *,
+		    const char *what, char *text, size_t len);
+/* The same, except that a 404 is a 4xx like the others. */
+enum error_kind	docker_result_error_plain(const struct docker_result *,
+		    const char *what, char *text, size_t len);
+/* 1 when Docker answered with an HTTP status (of any value). */
+int	docker_result_answered(const struct docker_result *);
+
+/*
+ * hardening.c: the only place where the bodies that shape a sandbox are
+ * built.  Every value is typed; nothing is copied from a request body.
+ * The returned objects belong to the caller (json_object_put).
+ */
+#define HARDENING_KEEPALIVE \
+	"trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"
+json_object	*hardening_container_body(const struct docker_create *,
+		    const char *instance_id);
+/*
+ * The never-started container through which the volume's root is given
+ * to the sandbox user when the sandbox's own root filesystem is read-only
+ * (Docker refuses archive uploads outside volumes then).
+ */
+json_object	*hardening_prep_body(const struct docker_create *,
+		    const char *instance_id);
+json_object	*hardening_volume_body(const char *id, const char *instance_id);
+json_object	*hardening_network_body(const char *name);
+json_object	*hardening_exec_body(const struct docker_exec *);
+json_object	*hardening_kill_body(const char *user, long long pid);
+json_object	*hardening_exec_start_body(int detach);
+/* Checks on a docker_create a codec cannot make; NULL if fine. */
+const char	*hardening_check_create(const struct docker_create *);
+/* 1 when an env key may be passed to Docker as KEY=value. */
+int		 valid_env_key(const char *);
+/* "uid" or "uid:gid", numeric; 1 if acceptable, *root set for uid 0. */
+int		 valid_user(const char *, int *root);
+
+/* docker_tar.c: a ustar archive holding one directory entry. */
+#define TAR_BLOCK		512
+#define TAR_DIR_ARCHIVE_LEN	(3 * TAR_BLOCK)
+int	tar_dir_archive(unsigned char out[TAR_DIR_ARCHIVE_LEN],
+	    const char *name, unsigned int mode, uint32_t uid, uint32_t gid,
+	    long long mtime);
+
+/*
+ * docker_frames.c: Docker's multiplexed stream (8-byte header: stream 1
+ * or 2, three zero bytes, big-endian length; then the payload), and the
+ * PID our exec wrapper prints as its first stdout line.  Pure: bytes in,
+ * whole frames of at most FRAME_MAX_PAYLOAD out, whatever the splits.
+ */
+#define FRAME_HEADER_LEN	8
+#define FRAME_MAX_PAYLOAD	(32 * 1024)
+#define FRAME_STDOUT		1
+#define FRAME_STDERR		2
+#define FRAME_PID_DIGITS	12
+/* Highest pid Linux hands out (PID_MAX_LIMIT). */
+#define FRAME_PID_MAX		4194304
+
+typedef void	(*frame_emit_fn)(void *arg, int stream,
+		    const unsigned char *, size_t);
+
+struct frame_parser {
+	unsigned char	 head[FRAME_HEADER_LEN];
+	size_t		 head_len;
+	int		 stream;
+	uint32_t	 left;		/* payload bytes still to come */
+	int		 in_frame;
+	unsigned char	 buf[FRAME_MAX_PAYLOAD];
+	size_t		 buf_len;
+	int		 want_pid;	/* still reading the first line */
+	char		 pid_text[FRAME_PID_DIGITS + 1];
+	size_t		 pid_len;
+	long long	 pid;		/* 0 until found; -1 if none */
+	int		 error;
+};
+
+void	frame_parser_init(struct frame_parser *, int want_pid);
+/* 0, or -1 on a malformed header (and on every call after one). */
+int	frame_parser_feed(struct frame_parser *, const void *, size_t,
+	    frame_emit_fn, void *);
+/* End of stream: flush what is held; -1 if it ended inside a frame. */
+int	frame_parser_finish(struct frame_parser *, frame_emit_fn, void *);
+void	frame_header(unsigned char out[FRAME_HEADER_LEN], int stream,
+	    uint32_t len);
+
+/* docker_network.c: ensure the bridge for network: true, one at a time. */
+typedef void	(*network_cb)(void *arg, enum error_kind, const char *text);
+void	network_ensure(struct proxy *, const char *name, network_cb,
+	    void *arg);
+
+/*
+ * docker_destroy.c: remove a sandbox's containers and volume, each only
+ * after checking it is ours.  kind 0 when all went (or never existed).
+ */
+typedef void	(*teardown_cb)(void *arg, enum error_kind, const char *text);
+void	sandbox_teardown(struct proxy *, const char *id, teardown_cb,
+	    void *arg);
+void	docker_destroy(struct proxy *, uint32_t peerid, const char *id);
+
+/* docker_create.c, docker_state.c, docker_list.c, docker_exec.c */
+void	docker_create(struct proxy *, uint32_t peerid, struct docker_create *);
+void	docker_state(struct proxy *, uint32_t peerid, const char *id);
+void	docker_list(struct proxy *, uint32_t peerid);
+void	docker_exec(struct proxy *, uint32_t peerid, struct docker_exec *,
+	    int fd);
+void	docker_exec_cancel(struct proxy *, uint32_t peerid);
+
+/* The log line and error text of a refused operation. */
+void	refuse_not_ours(const char *op, const char *name, char *text,
+	    size_t len);
 
 /*
  * proxy_jail.c: when root, enter a private mount (and network) namespace

@@ -1,22 +1,112 @@
 /*
  * The operations managerd may ask for.  This switch is the whole interface
  * of the process that holds the Docker socket: there is no pass-through.
+ * Payloads are decoded with the codecs of sandbox_msg.h and checked here;
+ * anything malformed means managerd is lying, and is fatal.
  */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "log.h"
 #include "proxy.h"
+
+static void
+check_env(struct peer *p, struct imsg *imsg, const struct env_list *env)
+{
+	size_t	 i;
+
+	for (i = 0; i < env->count; i++)
+		if (!valid_env_key(env->keys[i]))
+			peer_bad_message(p, imsg, "bad environment variable");
+}
+
+static char *
+get_sandbox_id(struct peer *p, struct imsg *imsg)
+{
+	char	*id;
+
+	if ((id = msg_get_string(imsg, MSG_MAX_ID)) == NULL)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (!valid_sandbox_id(id))
+		peer_bad_message(p, imsg, "bad sandbox id");
+	return id;
+}
+
+static void
+dispatch_create(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct docker_create	 dc;
+
+	if (msg_get_docker_create(imsg, &dc) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (!valid_sandbox_id(dc.id))
+		peer_bad_message(p, imsg, "bad sandbox id");
+	check_env(p, imsg, &dc.spec.env);
+	docker_create(px, imsg->hdr.peerid, &dc);
+}
+
+static void
+dispatch_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct docker_exec	 de;
+	int			 root;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no output pipe");
+	if (msg_get_docker_exec(imsg, &de) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (!valid_sandbox_id(de.id))
+		peer_bad_message(p, imsg, "bad sandbox id");
+	check_env(p, imsg, &de.env);
+	if (de.workdir[0] != '/')
+		peer_bad_message(p, imsg, "relative workdir");
+	if (!valid_user(de.user, &root))
+		peer_bad_message(p, imsg, "bad user");
+	if (!isfinite(de.timeout_seconds) || de.timeout_seconds <= 0)
+		peer_bad_message(p, imsg, "bad timeout");
+	docker_exec(px, imsg->hdr.peerid, &de, imsg_take_fd(imsg));
+}
 
 void
 proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 {
 	struct proxy	*px = p->arg;
+	char		*id;
 
-	if (imsg->fd != -1)
+	if (imsg->fd != -1 && imsg->hdr.type != MSG_DOCKER_EXEC)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	switch (imsg->hdr.type) {
 	case MSG_DOCKER_PING:
 		if (imsg->len != 0)
 			peer_bad_message(p, imsg, "unexpected payload");
 		docker_ping(px, imsg->hdr.peerid);
+		break;
+	case MSG_DOCKER_CREATE:
+		dispatch_create(px, p, imsg);
+		break;
+	case MSG_DOCKER_DESTROY:
+		id = get_sandbox_id(p, imsg);
+		docker_destroy(px, imsg->hdr.peerid, id);
+		free(id);
+		break;
+	case MSG_DOCKER_STATE:
+		id = get_sandbox_id(p, imsg);
+		docker_state(px, imsg->hdr.peerid, id);
+		free(id);
+		break;
+	case MSG_DOCKER_LIST:
+		if (imsg->len != 0)
+			peer_bad_message(p, imsg, "unexpected payload");
+		docker_list(px, imsg->hdr.peerid);
+		break;
+	case MSG_DOCKER_EXEC:
+		dispatch_exec(px, p, imsg);
+		break;
+	case MSG_DOCKER_EXEC_CANCEL:
+		if (imsg->len != 0)
+			peer_bad_message(p, imsg, "unexpected payload");
+		docker_exec_cancel(px, imsg->hdr.peerid);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not an operation of dockerd-proxy");

@@ -1,6 +1,8 @@
 /*
  * Requests from apid.  apid is the least trusted of our processes (it
- * parses everything clients send), so every message is checked again here.
+ * parses everything clients send), so every message is checked again here:
+ * a payload that does not decode is fatal, a value out of bounds is an
+ * error answer (the handlers check those).
  */
 #include <stdlib.h>
 
@@ -31,7 +33,7 @@ health_done(struct imsg *reply, void *arg)
 		peer_bad_message(&env->proxy_peer, reply, "malformed pong");
 	msgw_init(&w);
 	msgw_str(&w, backend);
-	peer_send(&env->apid_peer, MSG_HEALTH_RESULT, hc->apid_id, -1, &w);
+	apid_reply(hc->apid_id, MSG_HEALTH_RESULT, &w);
 	free(backend);
 	free(hc);
 }
@@ -44,32 +46,121 @@ apid_health(struct peer *p, struct imsg *imsg)
 	if (imsg->len != 0)
 		peer_bad_message(p, imsg, "unexpected payload");
 	if ((hc = malloc(sizeof(*hc))) == NULL) {
-		peer_send_error(p, imsg->hdr.peerid, ERR_INTERNAL,
-		    "out of memory");
+		apid_error(imsg->hdr.peerid, ERR_INTERNAL, "out of memory");
 		return;
 	}
 	hc->apid_id = imsg->hdr.peerid;
-	if (proxy_call(MSG_DOCKER_PING, NULL, MSG_DOCKER_PONG, health_done,
-	    hc) == -1) {
-		peer_send_error(p, hc->apid_id, ERR_INTERNAL,
+	if (proxy_call(MSG_DOCKER_PING, -1, NULL, 0, MSG_DOCKER_PONG,
+	    health_done, hc) == 0) {
+		apid_error(hc->apid_id, ERR_INTERNAL,
 		    "cannot reach dockerd-proxy");
 		free(hc);
 	}
 }
 
+static void
+apid_create(struct peer *p, struct imsg *imsg)
+{
+	struct create_request	 req;
+
+	if (msg_get_create_request(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed create request");
+	sandbox_create(imsg->hdr.peerid, &req);
+	create_request_free(&req);
+}
+
+static void
+apid_list(struct peer *p, struct imsg *imsg)
+{
+	if (imsg->len != 0)
+		peer_bad_message(p, imsg, "unexpected payload");
+	sandbox_list(imsg->hdr.peerid);
+}
+
+/* GET, DELETE: the payload is the sandbox id as the client gave it. */
+static void
+apid_by_id(struct peer *p, struct imsg *imsg)
+{
+	char	*id;
+
+	if ((id = msg_get_string(imsg, MSG_MAX_ID)) == NULL)
+		peer_bad_message(p, imsg, "malformed sandbox id");
+	if (imsg->hdr.type == MSG_SANDBOX_GET)
+		sandbox_get(imsg->hdr.peerid, id);
+	else
+		sandbox_delete(imsg->hdr.peerid, id);
+	free(id);
+}
+
+static void
+apid_timeout(struct peer *p, struct imsg *imsg)
+{
+	struct msgr	 r;
+	char		*id;
+	int64_t		 secs;
+
+	msgr_init(&r, imsg);
+	id = msgr_str(&r, MSG_MAX_ID);
+	secs = msgr_i64(&r);
+	if (msgr_end(&r) == -1 || id == NULL)
+		peer_bad_message(p, imsg, "malformed timeout request");
+	sandbox_set_timeout(imsg->hdr.peerid, id, secs);
+	free(id);
+}
+
+static void
+apid_exec(struct peer *p, struct imsg *imsg)
+{
+	struct exec_request	 req;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no output pipe");
+	if (msg_get_exec_request(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed exec request");
+	exec_start(imsg->hdr.peerid, &req, imsg_take_fd(imsg));
+	exec_request_free(&req);
+}
+
+static void
+apid_exec_cancel(struct peer *p, struct imsg *imsg)
+{
+	if (imsg->len != 0)
+		peer_bad_message(p, imsg, "unexpected payload");
+	exec_cancel(imsg->hdr.peerid);
+}
+
 void
 dispatch_apid(struct peer *p, struct imsg *imsg)
 {
-	if (imsg->fd != -1 && imsg->hdr.type != MSG_READY)
+	if (imsg->fd != -1 && imsg->hdr.type != MSG_EXEC_START)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	switch (imsg->hdr.type) {
 	case MSG_READY:
-		if (imsg->len != 0 || imsg->fd != -1)
+		if (imsg->len != 0)
 			peer_bad_message(p, imsg, "unexpected payload");
 		child_ready(&env->apid);
 		break;
 	case MSG_HEALTH_REQUEST:
 		apid_health(p, imsg);
+		break;
+	case MSG_SANDBOX_CREATE:
+		apid_create(p, imsg);
+		break;
+	case MSG_SANDBOX_LIST:
+		apid_list(p, imsg);
+		break;
+	case MSG_SANDBOX_GET:
+	case MSG_SANDBOX_DELETE:
+		apid_by_id(p, imsg);
+		break;
+	case MSG_SANDBOX_TIMEOUT:
+		apid_timeout(p, imsg);
+		break;
+	case MSG_EXEC_START:
+		apid_exec(p, imsg);
+		break;
+	case MSG_EXEC_CANCEL:
+		apid_exec_cancel(p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not a request apid may make");

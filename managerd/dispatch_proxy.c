@@ -4,35 +4,56 @@
  * does not expect, means the proxy is confused or compromised: fatal.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "managerd.h"
 
-int
-proxy_call(uint32_t type, struct msgw *w, uint32_t reply_type,
-    proxy_done_cb done, void *arg)
+uint32_t
+proxy_call(uint32_t type, int fd, struct msgw *w, uint32_t more_type,
+    uint32_t reply_type, proxy_done_cb done, void *arg)
 {
 	struct proxy_call	*call;
 
-	if ((call = calloc(1, sizeof(*call))) == NULL)
-		return -1;
+	if ((call = calloc(1, sizeof(*call))) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return 0;
+	}
 	call->id = env->next_call_id++;
 	if (env->next_call_id == 0)
 		env->next_call_id = 1;
+	call->more_type = more_type;
 	call->reply_type = reply_type;
 	call->done = done;
 	call->arg = arg;
-	if (peer_send(&env->proxy_peer, type, call->id, -1, w) == -1) {
+	if (peer_send(&env->proxy_peer, type, call->id, fd, w) == -1) {
 		free(call);
-		return -1;
+		return 0;
 	}
 	TAILQ_INSERT_TAIL(&env->calls, call, entry);
-	return 0;
+	return call->id;
 }
 
-/* Check an error reply's payload, then pass it on to apid unchanged. */
-void
-relay_error(struct imsg *imsg, uint32_t apid_id)
+int
+proxy_send(uint32_t type, uint32_t peerid, struct msgw *w)
+{
+	return peer_send(&env->proxy_peer, type, peerid, -1, w);
+}
+
+uint32_t
+proxy_destroy(const char *id, proxy_done_cb done, void *arg)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_string(&w, id);
+	return proxy_call(MSG_DOCKER_DESTROY, -1, &w, 0, MSG_DOCKER_DONE, done,
+	    arg);
+}
+
+char *
+proxy_error_text(struct imsg *imsg, uint32_t *kindp)
 {
 	struct msgr	 r;
 	uint32_t	 kind;
@@ -44,20 +65,30 @@ relay_error(struct imsg *imsg, uint32_t apid_id)
 	if (msgr_end(&r) == -1 || kind < ERR_INVALID_REQUEST ||
 	    kind > ERR_KIND_MAX || text == NULL)
 		peer_bad_message(&env->proxy_peer, imsg, "malformed error");
-	peer_send_error(&env->apid_peer, apid_id, kind, "%s", text);
+	*kindp = kind;
+	return text;
+}
+
+/* Check an error reply's payload, then pass it on to apid unchanged. */
+void
+relay_error(struct imsg *imsg, uint32_t apid_id)
+{
+	uint32_t	 kind;
+	char		*text;
+
+	text = proxy_error_text(imsg, &kind);
+	apid_error(apid_id, kind, "%s", text);
 	free(text);
 }
 
 static struct proxy_call *
-proxy_call_take(uint32_t id)
+proxy_call_find(uint32_t id)
 {
 	struct proxy_call	*call;
 
 	TAILQ_FOREACH(call, &env->calls, entry) {
-		if (call->id == id) {
-			TAILQ_REMOVE(&env->calls, call, entry);
+		if (call->id == id)
 			return call;
-		}
 	}
 	return NULL;
 }
@@ -66,8 +97,9 @@ void
 dispatch_proxy(struct peer *p, struct imsg *imsg)
 {
 	struct proxy_call	*call;
+	uint32_t		 type = imsg->hdr.type;
 
-	if (imsg->hdr.type == MSG_READY) {
+	if (type == MSG_READY) {
 		if (imsg->len != 0 || imsg->fd != -1)
 			peer_bad_message(p, imsg, "unexpected payload");
 		child_ready(&env->proxy);
@@ -75,10 +107,15 @@ dispatch_proxy(struct peer *p, struct imsg *imsg)
 	}
 	if (imsg->fd != -1)
 		peer_bad_message(p, imsg, "unexpected descriptor");
-	if ((call = proxy_call_take(imsg->hdr.peerid)) == NULL)
+	if ((call = proxy_call_find(imsg->hdr.peerid)) == NULL)
 		peer_bad_message(p, imsg, "reply to no pending call");
-	if (imsg->hdr.type != call->reply_type && imsg->hdr.type != MSG_ERROR)
+	if (call->more_type != 0 && type == call->more_type) {
+		call->done(imsg, call->arg);
+		return;
+	}
+	if (type != call->reply_type && type != MSG_ERROR)
 		peer_bad_message(p, imsg, "wrong reply type");
+	TAILQ_REMOVE(&env->calls, call, entry);
 	call->done(imsg, call->arg);
 	free(call);
 }

@@ -1,7 +1,8 @@
 /*
  * managerd: loads the configuration, creates the listener, starts apid and
  * dockerd-proxy, then gives up what it does not need (chroot into the data
- * directory, no capabilities, Landlock, seccomp) and relays requests.
+ * directory, no capabilities, Landlock, seccomp), reconciles its records
+ * with Docker, and only then lets apid serve.
  * A child that dies takes the service down with a non-zero status, so the
  * supervisor (systemd) restarts the whole set.
  */
@@ -273,10 +274,29 @@ child_closed(struct peer *p)
 	shutdown_all(1);
 }
 
+/*
+ * Reconciliation is over: only now may apid serve (API.md §8.5), and the
+ * reaper start.  Without Docker the server does not start at all.
+ */
+static void
+recovered(int ok)
+{
+	if (!ok) {
+		log_warnx("Docker is unreachable at start-up; stopping");
+		shutdown_all(1);
+	}
+	reaper_init(env->base);
+	send_apid_config();
+}
+
 void
 child_ready(struct child *c)
 {
+	if (c->ready)
+		return;
 	c->ready = 1;
+	if (c == &env->proxy)
+		recover_start(recovered);
 	if (env->apid.ready && env->proxy.ready)
 		log_info("agent-sandbox %s ready on %s:%d", PACKAGE_VERSION,
 		    env->conf.host, env->conf.port);
@@ -354,6 +374,10 @@ main(int argc, char *argv[])
 		    "apply)");
 
 	datadir = datadir_prepare(env->conf.data_dir);
+	/* All file access after the chroot is relative to this. */
+	if ((env->datadir_fd = open(datadir, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		fatal("%s", datadir);
 	env->conf.instance_id = instance_id_load(datadir);
 	log_info("instance %s, data directory %s", env->conf.instance_id,
 	    datadir);
@@ -377,7 +401,7 @@ main(int argc, char *argv[])
 	child_start(&env->apid, &env->apid_peer, "apid", dispatch_apid);
 	child_start(&env->proxy, &env->proxy_peer, "dockerd-proxy",
 	    dispatch_proxy);
-	send_apid_config();
+	/* apid gets its listener once reconciliation is over. */
 	send_proxy_config();
 
 	/* json-c seeds its hash on first use (getrandom): do it now. */

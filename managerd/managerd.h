@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/tree.h>
 
 #include "config.h"
 #include "peer.h"
@@ -28,8 +29,10 @@ struct child {
 };
 
 /*
- * A call managerd made to dockerd-proxy, waiting for its reply.  The reply
- * (or a MSG_ERROR) is handed to done(); the imsg is freed by the caller.
+ * A call managerd made to dockerd-proxy, waiting for its replies.  Every
+ * reply is handed to done(); the imsg is freed by the caller.  A reply of
+ * type more_type (a list item, "exec started") keeps the call pending; one
+ * of reply_type or MSG_ERROR ends it.  Any other type is fatal.
  */
 struct proxy_call;
 typedef void	(*proxy_done_cb)(struct imsg *, void *arg);
@@ -37,11 +40,44 @@ typedef void	(*proxy_done_cb)(struct imsg *, void *arg);
 struct proxy_call {
 	TAILQ_ENTRY(proxy_call)	 entry;
 	uint32_t		 id;
+	uint32_t		 more_type;	/* 0: a single reply */
 	uint32_t		 reply_type;	/* expected on success */
 	proxy_done_cb		 done;
 	void			*arg;
 };
 TAILQ_HEAD(proxy_calls, proxy_call);
+
+/*
+ * An operation waiting for a sandbox's lock (API.md §8.4).  managerd is
+ * single-threaded, so the lock is a busy flag and a queue: destroy,
+ * timeout (and snapshot, rollback) on one sandbox run one at a time.
+ */
+struct sandbox;
+typedef void	(*sandbox_op_cb)(struct sandbox *, void *arg);
+
+struct sandbox_op {
+	TAILQ_ENTRY(sandbox_op)	 entry;
+	sandbox_op_cb		 run;
+	void			*arg;
+};
+TAILQ_HEAD(sandbox_ops, sandbox_op);
+
+/*
+ * A sandbox in the table.  It is freed when it has left the table (gone)
+ * and no pending call holds a reference to it.
+ */
+struct sandbox {
+	RB_ENTRY(sandbox)	 node;
+	struct sandbox_record	 rec;
+	uint64_t		 seq;		/* creation order: ties */
+	unsigned int		 refs;
+	int			 in_table;
+	int			 gone;		/* destroyed */
+	int			 busy;		/* an operation has the lock */
+	int			 reaping;	/* a reap is queued */
+	double			 retry_at;	/* reap not before */
+	struct sandbox_ops	 ops;		/* waiting for it */
+};
 
 struct managerd {
 	struct config		 conf;
@@ -66,10 +102,13 @@ void	child_ready(struct child *);
  * (temp file, fsync, rename, fsync of the directory) before anyone hears of
  * success.  dirfd is the data directory.
  */
+#define STORE_RECORD_MAX	(16 * 1024 * 1024)	/* bytes of a record file */
 int	store_sandbox_write(int dirfd, const struct sandbox_record *);
 int	store_sandbox_remove(int dirfd, const char *id);
 /* Calls cb for every parseable record in file-name order; a record that
- * cannot be parsed is deleted.  Returns -1 if the directory is unreadable. */
+ * cannot be parsed is deleted.  Returns -1 if the directory is unreadable.
+ * cb owns the record: malloc'd, to be released with sandbox_record_free()
+ * and free(). */
 int	store_sandbox_load_all(int dirfd,
 	    void (*cb)(struct sandbox_record *, void *), void *arg);
 void	sandbox_record_free(struct sandbox_record *);
@@ -79,6 +118,9 @@ int	store_sandbox_from_json(const char *, struct sandbox_record *);
 
 /* paths.c: API.md §6.1.  0 on success, -1 for an empty path. */
 int	path_normalize(const char *in, char *out, size_t outlen);
+/* The same for a path of inlen bytes; -1 (EINVAL) if it holds a NUL. */
+int	path_normalize_len(const char *in, size_t inlen, char *out,
+	    size_t outlen);
 /* 1 if the normalized path lies strictly below /workspace. */
 int	path_in_workspace(const char *normalized);
 
@@ -99,8 +141,87 @@ void	dispatch_apid(struct peer *, struct imsg *);
 
 /* dispatch_proxy.c */
 void	dispatch_proxy(struct peer *, struct imsg *);
-int	proxy_call(uint32_t type, struct msgw *, uint32_t reply_type,
-	    proxy_done_cb, void *arg);
+/*
+ * Ask dockerd-proxy for something.  fd (-1: none) goes with the request
+ * and is consumed either way.  Returns the call's id, or 0 on failure.
+ */
+uint32_t proxy_call(uint32_t type, int fd, struct msgw *, uint32_t more_type,
+	    uint32_t reply_type, proxy_done_cb, void *arg);
+/* A message that expects no reply (a cancellation). */
+int	proxy_send(uint32_t type, uint32_t peerid, struct msgw *);
+/* Destroy a sandbox's container and volume: MSG_DOCKER_DESTROY. */
+uint32_t proxy_destroy(const char *id, proxy_done_cb, void *arg);
 void	relay_error(struct imsg *, uint32_t apid_id);
+/* The text of a MSG_ERROR reply (malloc'd); fatal if malformed. */
+char	*proxy_error_text(struct imsg *, uint32_t *kind);
+
+/* reply.c: answers to apid (the request's id is apid's). */
+int	apid_reply(uint32_t apid_id, uint32_t type, struct msgw *);
+int	apid_error(uint32_t apid_id, enum error_kind, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	apid_not_found(uint32_t apid_id, const char *sandbox_id);
+int	apid_reply_info(uint32_t apid_id, struct sandbox *, int running);
+
+/* sandbox.c: the table, per-sandbox locks, the quota (API.md §8.3-8.4). */
+struct sandbox	*sandbox_new(void);
+struct sandbox	*sandbox_find(const char *id);
+void	 sandbox_insert(struct sandbox *);
+void	 sandbox_remove(struct sandbox *);	/* destroyed: gone */
+void	 sandbox_hold(struct sandbox *);
+void	 sandbox_release(struct sandbox *);
+/* Run op now, or when the operations queued before it are done. */
+int	 sandbox_lock(struct sandbox *, sandbox_op_cb, void *arg);
+void	 sandbox_unlock(struct sandbox *);
+/* Walk the table in id order (not while it changes). */
+struct sandbox	*sandbox_first(void);
+struct sandbox	*sandbox_next(struct sandbox *);
+/* Sandboxes in the table by created_at (malloc'd; NULL and 0 if none). */
+struct sandbox	**sandbox_sorted(size_t *count);
+size_t	 sandbox_count(void);
+void	 sandbox_make_id(char *buf, size_t len);
+int	 sandbox_id_valid(const char *);
+/* held + in flight < max: take a slot (0), or refuse (-1). */
+int	 quota_reserve(void);
+void	 quota_release(void);
+size_t	 quota_pending(void);
+/* Drop everything (shutdown, tests). */
+void	 sandbox_table_clear(void);
+
+/* validate.c: request checks shared by create and exec. */
+const char *env_invalid_key(const struct env_list *);
+int	 reply_bad_env(uint32_t apid_id, const char *key);
+int	 command_blank(const char *);
+
+/* create.c, query.c, destroy.c, timeout.c, exec.c: apid's requests. */
+void	 sandbox_create(uint32_t apid_id, struct create_request *);
+void	 sandbox_get(uint32_t apid_id, const char *id);
+void	 sandbox_list(uint32_t apid_id);
+void	 sandbox_delete(uint32_t apid_id, const char *id);
+void	 sandbox_set_timeout(uint32_t apid_id, const char *id,
+	    int64_t secs);
+void	 exec_start(uint32_t apid_id, struct exec_request *, int fd);
+void	 exec_cancel(uint32_t apid_id);
+size_t	 exec_count(void);
+int	 docker_state_running(struct imsg *);	/* STATE_RESULT */
+/* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
+int	 sandbox_destroy(struct sandbox *,
+	    void (*done)(struct sandbox *, int));
+
+/*
+ * reaper.c: a timer that fires at the next expiry (API.md §8.2), not a
+ * polling loop.  reap_interval_seconds is only the delay before a failed
+ * destroy is tried again.
+ */
+void	 reaper_init(struct event_base *);
+void	 reaper_schedule(void);
+void	 reaper_run(void);
+double	 reaper_next(void);	/* when it runs next; -1: never */
+void	 reaper_stop(void);
+
+/*
+ * recover.c: restart reconciliation (API.md §8.5) before apid serves.
+ * done(1) when finished, done(0) if Docker cannot be reached.
+ */
+void	 recover_start(void (*done)(int ok));
 
 #endif /* AS_MANAGERD_H */

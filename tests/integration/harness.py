@@ -112,9 +112,12 @@ class Server:
         self.env.update({k: str(v) for k, v in settings.items()})
         self.proc = None
         self.log = None
+        self.log_start = 0
 
     def start(self, wait=True):
         self.log = open(self.log_path, "ab")
+        # A restart appends to the same log: look only at what comes next.
+        self.log_start = self.log.tell()
         self.proc = subprocess.Popen([self.managerd], env=self.env,
                                      stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=self.log)
@@ -128,7 +131,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise AssertionError("managerd exited with %s:\n%s" %
                                      (self.proc.returncode, self.log_text()))
-            if "ready on" in self.log_text():
+            if "ready on" in self.log_text()[self.log_start:]:
                 return
             time.sleep(0.05)
         raise AssertionError("server not ready:\n" + self.log_text())
@@ -218,3 +221,108 @@ def pid_gone(pid, timeout):
             return True
         time.sleep(0.05)
     return False
+
+
+# --- helpers for tests that make sandboxes ---------------------------------
+
+TEST_IMAGE = os.environ.get("AGENT_SANDBOX_TEST_IMAGE",
+                            "agent-sandbox/busybox:test")
+AUTH = {"Authorization": "Bearer " + TEST_KEY}
+
+
+class SandboxServer(Server):
+    """A server set up like the reference's integration fixture: the test
+    image as default, 128 MiB default memory, 30 s default exec timeout."""
+
+    def __init__(self, **settings):
+        base = {
+            "AGENT_SANDBOX_DEFAULT_IMAGE": TEST_IMAGE,
+            "AGENT_SANDBOX_DEFAULT_MEMORY_MB": "128",
+            "AGENT_SANDBOX_DEFAULT_EXEC_TIMEOUT_SECONDS": "30",
+            "AGENT_SANDBOX_NETWORK_NAME": "agent-sandbox-test-net",
+        }
+        base.update(settings)
+        super().__init__(**base)
+
+    def api(self, method, path, body=None, headers=None, timeout=120):
+        """JSON in, (status, parsed JSON or raw bytes) out."""
+        hdrs = dict(AUTH)
+        hdrs.update(headers or {})
+        status, _, data = self.request(method, path, body=body, headers=hdrs,
+                                       timeout=timeout)
+        try:
+            return status, json.loads(data) if data else None
+        except ValueError:
+            return status, data
+
+    def create(self, **spec):
+        status, doc = self.api("POST", "/v1/sandboxes", spec)
+        if status != 201:
+            raise AssertionError("create failed: %s %r" % (status, doc))
+        return doc
+
+    def exec(self, sandbox_id, command, **kw):
+        body = {"command": command}
+        body.update(kw)
+        status, doc = self.api("POST", "/v1/sandboxes/%s/exec" % sandbox_id,
+                               body)
+        if status != 200:
+            raise AssertionError("exec failed: %s %r" % (status, doc))
+        return doc
+
+    def instance_id(self):
+        with open(os.path.join(self.data_dir, "instance-id")) as f:
+            return f.read().strip()
+
+    def docker_objects(self):
+        """(container names, volume names) carrying this server's label."""
+        return docker_objects_labelled(
+            "io.agent-sandbox.instance=" + self.instance_id())
+
+    def cleanup(self):
+        try:
+            iid = self.instance_id()
+        except OSError:
+            iid = None
+        super().cleanup()
+        if iid:
+            remove_labelled("io.agent-sandbox.instance=" + iid)
+
+
+def _label_filter(label):
+    import urllib.parse
+    return urllib.parse.quote(json.dumps({"label": [label]}))
+
+
+def docker_objects_labelled(label):
+    status, body = docker_request(
+        "GET", "/containers/json?all=1&filters=" + _label_filter(label))
+    containers = [c["Names"][0].lstrip("/") for c in json.loads(body)]
+    status, body = docker_request(
+        "GET", "/volumes?filters=" + _label_filter(label))
+    volumes = [v["Name"] for v in (json.loads(body).get("Volumes") or [])]
+    return containers, volumes
+
+
+def remove_labelled(label):
+    """Force-remove every container and volume with this label."""
+    containers, volumes = docker_objects_labelled(label)
+    for name in containers:
+        docker_request("DELETE", "/containers/%s?force=true&v=true" % name)
+    for name in volumes:
+        docker_request("DELETE", "/volumes/%s?force=true" % name)
+
+
+def container_inspect(name):
+    status, body = docker_request("GET", "/containers/%s/json" % name)
+    return status, (json.loads(body) if status == 200 else None)
+
+
+def daemon_pids(server):
+    pids = {"managerd": server.proc.pid}
+    pids.update(server.children())
+    return pids
+
+
+def rss_kib(pid):
+    return int(proc_status(pid)["VmRSS"].split()[0])

@@ -228,11 +228,15 @@ class DockerAccess(unittest.TestCase):
             pass
 
     def test_only_dockerd_proxy_connects_to_docker(self):
+        # Start-up reconciliation talks to Docker before the server is
+        # ready: count from here.
+        with self.relay.lock:
+            before = len(self.relay.peer_pids)
         for _ in range(10):
             status, _, _ = self.server.request("GET", "/healthz")
             self.assertEqual(status, 200)
         proxy = self.server.children()["dockerd-proxy"]
-        self.assertEqual(len(self.relay.peer_pids), 10)
+        self.assertEqual(len(self.relay.peer_pids) - before, 10)
         self.assertEqual(set(self.relay.peer_pids), {proxy})
 
     def test_docker_gone_gives_502_backend_error(self):
@@ -250,6 +254,31 @@ class DockerAccess(unittest.TestCase):
         status, _, _ = self.server.request("GET", "/healthz")
         self.assertEqual(status, 502)
         self.assertIsNone(self.server.proc.poll())
+
+
+class DockerAbsentAtStart(unittest.TestCase):
+    """Restart reconciliation needs Docker (API.md §8.5): without it the
+    server refuses to start instead of serving with unknown state."""
+
+    def test_exits_non_zero_with_a_clear_message(self):
+        sockdir = os.path.join("/run", "as-dead-%d" % os.getpid())
+        os.makedirs(sockdir, exist_ok=True)
+        path = os.path.join(sockdir, "docker.sock")
+        dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dead.bind(path)     # bound, never listening: connections refused
+        server = harness.Server(DOCKER_HOST="unix://" + path)
+        try:
+            server.start(wait=False)
+            rc = server.proc.wait(20)
+            self.assertNotEqual(rc, 0)
+            log = server.log_text()
+            self.assertIn("Docker is unreachable at start-up", log)
+            self.assertNotIn("ready on", log)
+        finally:
+            server.cleanup()
+            dead.close()
+            os.unlink(path)
+            os.rmdir(sockdir)
 
 
 class Supervision(unittest.TestCase):

@@ -1,0 +1,455 @@
+/*
+ * POST /v1/sandboxes/{id}/exec and .../exec/stream (API.md §3.5, §3.6,
+ * §4.7, §4.8, §5.3).  apid makes a pipe and sends its write end with
+ * EXEC_START; managerd answers EXEC_STARTED (or one MSG_ERROR, which is
+ * still a normal JSON error), the pipe carries Docker-style frames until
+ * EOF, and EXEC_EXIT brings the exit code.  The request is over when both
+ * the pipe hit EOF and EXEC_EXIT came, in either order; an MSG_ERROR
+ * after EXEC_STARTED ends it early (a stream just stops, without an exit
+ * line; a blocking exec answers 502).
+ *
+ * Backpressure: a stream reads the pipe only while the client's output
+ * buffer is below EXEC_HIGH_WATER and resumes when evhttp has written it
+ * out; a slow client fills the pipe, which stops the proxy and Docker.
+ * A client that goes away gets the exec cancelled (MSG_EXEC_CANCEL) and
+ * its pipe closed; the state stays until EXEC_EXIT or MSG_ERROR says
+ * managerd is done with the id, and then the detached evhttp request is
+ * answered, which frees it.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "apid.h"
+#include "log.h"
+
+#define EXEC_HIGH_WATER		(64 * 1024)
+#define EXEC_READ_SIZE		(64 * 1024)
+/* Reads per wakeup, so one busy pipe cannot starve the others. */
+#define EXEC_READS_PER_EVENT	4
+
+struct exec_state {
+	struct apid_request	*ar;
+	struct evhttp_request	*req;
+	int			 stream;	/* .../exec/stream */
+	int			 fd;		/* pipe read end, or -1 */
+	struct event		*ev;
+	int			 reading;	/* ev is added */
+	int			 started;	/* EXEC_STARTED came */
+	int			 reply_started;	/* the 200 went out */
+	int			 exited;	/* EXEC_EXIT came */
+	int			 eof;		/* the pipe is done */
+	int			 gone;		/* the client went away */
+	struct exec_exit	 exit;
+	struct timespec		 t0;
+	struct frame_parser	 fp;
+	struct capture		 cap;		/* blocking exec */
+	struct stream_events	*se;		/* streaming exec */
+};
+
+static void	exec_read_cb(evutil_socket_t, short, void *);
+
+static int64_t
+elapsed_ms(const struct exec_state *st)
+{
+	struct timespec	 now;
+	int64_t		 ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)(now.tv_sec - st->t0.tv_sec) * 1000 +
+	    (now.tv_nsec - st->t0.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms;
+}
+
+static void
+exec_close_pipe(struct exec_state *st)
+{
+	if (st->ev != NULL) {
+		event_free(st->ev);
+		st->ev = NULL;
+	}
+	st->reading = 0;
+	if (st->fd != -1) {
+		close(st->fd);
+		st->fd = -1;
+	}
+	st->eof = 1;
+}
+
+static void
+exec_free(struct exec_state *st)
+{
+	exec_close_pipe(st);
+	capture_free(&st->cap);
+	if (st->se != NULL) {
+		stream_events_free(st->se);
+		free(st->se);
+	}
+	free(st);
+}
+
+static size_t
+client_backlog(const struct exec_state *st)
+{
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+
+	if ((evcon = evhttp_request_get_connection(st->req)) == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
+		return 0;
+	return evbuffer_get_length(bufferevent_get_output(bev));
+}
+
+static void
+exec_resume(struct exec_state *st)
+{
+	if (st->reading || st->fd == -1 || st->gone)
+		return;
+	if (event_add(st->ev, NULL) == -1) {
+		log_warnx("exec: cannot watch the output pipe");
+		exec_close_pipe(st);
+		return;
+	}
+	st->reading = 1;
+}
+
+static void
+exec_pause(struct exec_state *st)
+{
+	if (!st->reading)
+		return;
+	event_del(st->ev);
+	st->reading = 0;
+}
+
+/* evhttp wrote out all we gave it: read on. */
+static void
+exec_chunk_sent(struct evhttp_connection *evcon, void *arg)
+{
+	exec_resume(arg);
+}
+
+static int
+exec_emit(void *arg, struct evbuffer *line)
+{
+	struct exec_state	*st = arg;
+
+	if (st->gone) {
+		evbuffer_drain(line, evbuffer_get_length(line));
+		return 0;
+	}
+	evhttp_send_reply_chunk_with_cb(st->req, line, exec_chunk_sent, st);
+	return 0;
+}
+
+/* The end of a blocking exec: the six keys of §3.5. */
+static void
+exec_reply_result(struct exec_state *st)
+{
+	struct evbuffer	*b;
+	char		*out = NULL, *err = NULL;
+	size_t		 outlen = 0, errlen = 0;
+
+	if ((b = evbuffer_new()) == NULL ||
+	    (out = capture_decode(&st->cap, EXEC_STDOUT, &outlen)) == NULL ||
+	    (err = capture_decode(&st->cap, EXEC_STDERR, &errlen)) == NULL ||
+	    jsonout_exec_result(b, out, outlen, err, errlen,
+	    st->exit.exit_code, st->exit.timed_out, st->cap.truncated,
+	    elapsed_ms(st)) == -1) {
+		log_warnx("exec: out of memory for the result");
+		respond_error(st->req, ERR_INTERNAL, "out of memory");
+	} else
+		respond_buffer(st->req, 200, "application/json", b);
+	free(out);
+	free(err);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+/*
+ * The last word to the client (or to the detached request, which the
+ * reply frees).  The caller has unhooked the request from managerd's
+ * replies or is about to.
+ */
+static void
+exec_finish(struct exec_state *st)
+{
+	exec_close_pipe(st);
+	if (st->stream) {
+		if (!st->gone && st->reply_started &&
+		    (stream_events_flush(st->se, EXEC_STDOUT) == -1 ||
+		    stream_events_flush(st->se, EXEC_STDERR) == -1 ||
+		    stream_events_exit(st->se, st->exit.exit_code,
+		    st->exit.timed_out, elapsed_ms(st)) == -1))
+			log_warnx("exec: out of memory for the last events");
+		if (st->reply_started)
+			evhttp_send_reply_end(st->req);
+		else
+			evhttp_send_reply(st->req, 500, respond_reason(500),
+			    NULL);
+	} else
+		exec_reply_result(st);
+	exec_free(st);
+}
+
+/* An MSG_ERROR after EXEC_STARTED: the backend failed mid-way. */
+static void
+exec_fail(struct exec_state *st, struct imsg *imsg)
+{
+	struct msgr	 r;
+	char		*text;
+
+	exec_close_pipe(st);
+	if (st->stream) {
+		/* The stream just ends, without an exit line. */
+		if (st->reply_started)
+			evhttp_send_reply_end(st->req);
+		else
+			evhttp_send_reply(st->req, 500, respond_reason(500),
+			    NULL);
+	} else {
+		msgr_init(&r, imsg);
+		(void)msgr_u32(&r);
+		text = msgr_str(&r, MSG_MAX_STRING);
+		if (msgr_end(&r) == -1 || text == NULL)
+			peer_bad_message(&apid->parent, imsg, "malformed error");
+		respond_error(st->req, ERR_BACKEND, text);
+		free(text);
+	}
+	exec_free(st);
+}
+
+static int
+exec_frame(void *arg, int stream, const unsigned char *data, size_t len,
+    int end)
+{
+	struct exec_state	*st = arg;
+	int			 which;
+
+	if (stream == FRAME_STDOUT)
+		which = EXEC_STDOUT;
+	else if (stream == FRAME_STDERR)
+		which = EXEC_STDERR;
+	else
+		return 0;	/* not output: skip */
+	if (st->stream)
+		return stream_events_add(st->se, which, data, len, end);
+	if (capture_add(&st->cap, which, data, len) == -1) {
+		log_warn("exec: output lost");
+		st->cap.truncated = 1;
+	}
+	return 0;
+}
+
+static void
+exec_read_cb(evutil_socket_t fd, short events, void *arg)
+{
+	static unsigned char	 buf[EXEC_READ_SIZE];
+	struct exec_state	*st = arg;
+	ssize_t			 n;
+	int			 i;
+
+	for (i = 0; i < EXEC_READS_PER_EVENT; i++) {
+		if (st->stream && client_backlog(st) >= EXEC_HIGH_WATER) {
+			exec_pause(st);
+			return;
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n == -1)
+			log_warn("exec: read from the output pipe");
+		if (n <= 0)
+			break;
+		if (frame_parser_feed(&st->fp, buf, (size_t)n, exec_frame,
+		    st) == -1) {
+			log_warnx("exec: out of memory for events");
+			break;
+		}
+	}
+	if (i == EXEC_READS_PER_EVENT)
+		return;
+	/* EOF (or a failing pipe, which ends the output the same way). */
+	exec_close_pipe(st);
+	if (st->exited) {
+		apid_request_release(st->ar);
+		exec_finish(st);
+	}
+}
+
+/* After the client left with EXEC_EXIT already in: finish off the stack. */
+static void
+exec_finish_later(evutil_socket_t fd, short events, void *arg)
+{
+	struct exec_state	*st = arg;
+
+	apid_request_release(st->ar);
+	exec_finish(st);
+}
+
+static void
+exec_gone(struct apid_request *ar)
+{
+	struct exec_state	*st = ar->arg;
+	struct timeval		 now = { 0, 0 };
+
+	st->gone = 1;
+	exec_close_pipe(st);
+	if (!st->exited) {
+		/* managerd answers with EXEC_EXIT or MSG_ERROR. */
+		if (peer_compose(&apid->parent, MSG_EXEC_CANCEL, ar->id, -1,
+		    NULL, 0) == -1)
+			log_warnx("exec: cannot cancel");
+		return;
+	}
+	/* We are inside evhttp's connection teardown: not here. */
+	if (event_base_once(apid->base, -1, EV_TIMEOUT, exec_finish_later, st,
+	    &now) == -1)
+		log_warnx("exec: cannot finish a request");
+}
+
+static int
+exec_reply(struct apid_request *ar, struct imsg *imsg)
+{
+	struct exec_state	*st = ar->arg;
+
+	switch (imsg->hdr.type) {
+	case MSG_EXEC_STARTED:
+		if (st->started || imsg->len != 0)
+			peer_bad_message(&apid->parent, imsg, "unexpected");
+		st->started = 1;
+		if (st->gone)
+			return APID_REPLY_MORE;
+		if (st->stream) {
+			evhttp_add_header(evhttp_request_get_output_headers(
+			    st->req), "Content-Type", "application/x-ndjson");
+			evhttp_send_reply_start(st->req, 200,
+			    respond_reason(200));
+			st->reply_started = 1;
+		}
+		exec_resume(st);
+		return APID_REPLY_MORE;
+	case MSG_EXEC_EXIT:
+		if (!st->started || st->exited)
+			peer_bad_message(&apid->parent, imsg, "unexpected");
+		if (msg_get_exec_exit(imsg, &st->exit) == -1)
+			peer_bad_message(&apid->parent, imsg, "malformed");
+		st->exited = 1;
+		if (!st->eof)
+			return APID_REPLY_MORE;	/* finish at EOF */
+		exec_finish(st);
+		return APID_REPLY_DONE;
+	case MSG_ERROR:
+		if (!st->started) {
+			/* Nothing went out yet: a normal error (§3.6 rule 6). */
+			if (respond_error_imsg(st->req, imsg) == -1)
+				peer_bad_message(&apid->parent, imsg,
+				    "malformed error");
+			exec_free(st);
+			return APID_REPLY_DONE;
+		}
+		exec_fail(st, imsg);
+		return APID_REPLY_DONE;
+	default:
+		peer_bad_message(&apid->parent, imsg, "wrong reply type");
+	}
+}
+
+static void
+exec_start(struct evhttp_request *req, char **params, int stream)
+{
+	struct exec_state	*st;
+	struct exec_request	 x;
+	struct msgw		 w;
+	int			 fds[2];
+
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &st->t0);
+	st->req = req;
+	st->stream = stream;
+	st->fd = -1;
+	frame_parser_init(&st->fp);
+	capture_init(&st->cap, apid->max_exec_output_bytes);
+	if (body_read_exec(req, &x) == -1) {
+		exec_free(st);
+		return;
+	}
+	if (sandbox_id_check(req, params[0]) == -1) {
+		exec_request_free(&x);
+		exec_free(st);
+		return;
+	}
+	if ((x.sandbox_id = strdup(params[0])) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		exec_request_free(&x);
+		exec_free(st);
+		return;
+	}
+	msgw_init(&w);
+	msg_put_exec_request(&w, &x);
+	exec_request_free(&x);
+	if (w.overflow) {
+		respond_error(req, ERR_INVALID_REQUEST,
+		    "request too large to forward");
+		exec_free(st);
+		return;
+	}
+	if (stream) {
+		if ((st->se = malloc(sizeof(*st->se))) == NULL ||
+		    stream_events_init(st->se, exec_emit, st) == -1) {
+			respond_error(req, ERR_INTERNAL, "out of memory");
+			exec_free(st);
+			return;
+		}
+	}
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == -1) {
+		log_warn("exec: pipe2");
+		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		exec_free(st);
+		return;
+	}
+	st->fd = fds[0];
+	if ((st->ev = event_new(apid->base, st->fd, EV_READ | EV_PERSIST,
+	    exec_read_cb, st)) == NULL) {
+		close(fds[1]);
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		exec_free(st);
+		return;
+	}
+	/* The write end goes with the message, ours no more. */
+	if ((st->ar = apid_request_send(req, MSG_EXEC_START, &w, fds[1],
+	    exec_reply, st)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
+		exec_free(st);
+		return;
+	}
+	st->ar->gone = exec_gone;
+}
+
+void
+route_exec(struct evhttp_request *req, char **params)
+{
+	exec_start(req, params, 0);
+}
+
+void
+route_exec_stream(struct evhttp_request *req, char **params)
+{
+	exec_start(req, params, 1);
+}

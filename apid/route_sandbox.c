@@ -1,0 +1,231 @@
+/*
+ * The sandbox routes (API.md §4.2-4.6): create, list, get, delete and
+ * reset TTL.  apid validates the body's schema, managerd does the rest;
+ * its SANDBOX_INFO replies become Sandbox objects (§3.3).
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "apid.h"
+#include "format.h"
+#include "log.h"
+
+json_object *
+sandbox_info_json(const struct sandbox_info *si)
+{
+	json_object	*o;
+	char		 num[FORMAT_PYFLOAT_LEN], ts[FORMAT_TIMESTAMP_LEN];
+
+	o = json_object_new_object();
+	json_object_object_add(o, "id", json_object_new_string(si->id));
+	json_object_object_add(o, "status",
+	    json_object_new_string(si->running ? "running" : "stopped"));
+	json_object_object_add(o, "image", json_object_new_string(si->image));
+	format_pyfloat(si->cpus, num, sizeof(num));
+	json_object_object_add(o, "cpus",
+	    json_object_new_double_s(si->cpus, num));
+	json_object_object_add(o, "memory_mb",
+	    json_object_new_int64(si->memory_mb));
+	json_object_object_add(o, "pids_limit",
+	    json_object_new_int64(si->pids_limit));
+	json_object_object_add(o, "network",
+	    json_object_new_boolean(si->network));
+	json_object_object_add(o, "read_only_rootfs",
+	    json_object_new_boolean(si->read_only_rootfs));
+	format_timestamp(si->created_at, ts, sizeof(ts));
+	json_object_object_add(o, "created_at", json_object_new_string(ts));
+	format_timestamp(si->expires_at, ts, sizeof(ts));
+	json_object_object_add(o, "expires_at", json_object_new_string(ts));
+	json_object_object_add(o, "source_snapshot_id",
+	    si->source_snapshot_id != NULL ?
+	    json_object_new_string(si->source_snapshot_id) : NULL);
+	return o;
+}
+
+/*
+ * A path id longer than any message may carry names no sandbox; answer
+ * as managerd would.
+ */
+int
+sandbox_id_check(struct evhttp_request *req, const char *id)
+{
+	char	*msg;
+
+	if (strlen(id) <= MSG_MAX_ID)
+		return 0;
+	if (asprintf(&msg, "sandbox %s not found", id) == -1) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return -1;
+	}
+	respond_error(req, ERR_NOT_FOUND, msg);
+	free(msg);
+	return -1;
+}
+
+/* Forward, or answer why we cannot. */
+static void
+forward(struct evhttp_request *req, uint32_t type, struct msgw *w,
+    apid_reply_cb reply, void *arg)
+{
+	if (w != NULL && w->overflow) {
+		respond_error(req, ERR_INVALID_REQUEST,
+		    "request too large to forward");
+		return;
+	}
+	if (apid_request_send(req, type, w, -1, reply, arg) == NULL)
+		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
+}
+
+static void
+reply_error(struct apid_request *ar, struct imsg *imsg)
+{
+	if (respond_error_imsg(ar->req, imsg) == -1)
+		peer_bad_message(&apid->parent, imsg, "malformed error");
+}
+
+/* One SANDBOX_INFO as the whole answer, with the given status. */
+static int
+info_reply(struct apid_request *ar, struct imsg *imsg, int status)
+{
+	struct sandbox_info	 si;
+	json_object		*o;
+
+	if (imsg->hdr.type == MSG_ERROR) {
+		reply_error(ar, imsg);
+		return APID_REPLY_DONE;
+	}
+	if (imsg->hdr.type != MSG_SANDBOX_INFO)
+		peer_bad_message(&apid->parent, imsg, "wrong reply type");
+	if (msg_get_sandbox_info(imsg, &si) == -1)
+		peer_bad_message(&apid->parent, imsg, "malformed sandbox");
+	o = sandbox_info_json(&si);
+	respond_json(ar->req, status, o);
+	json_object_put(o);
+	sandbox_info_free(&si);
+	return APID_REPLY_DONE;
+}
+
+static int
+info_reply_200(struct apid_request *ar, struct imsg *imsg)
+{
+	return info_reply(ar, imsg, 200);
+}
+
+static int
+info_reply_201(struct apid_request *ar, struct imsg *imsg)
+{
+	return info_reply(ar, imsg, 201);
+}
+
+void
+route_sandbox_create(struct evhttp_request *req, char **params)
+{
+	struct create_request	 c;
+	struct msgw		 w;
+
+	if (body_read_create(req, &c) == -1)
+		return;
+	msgw_init(&w);
+	msg_put_create_request(&w, &c);
+	create_request_free(&c);
+	forward(req, MSG_SANDBOX_CREATE, &w, info_reply_201, NULL);
+}
+
+/* SANDBOX_INFO per sandbox, then LIST_END; arg is the array so far. */
+static int
+list_reply(struct apid_request *ar, struct imsg *imsg)
+{
+	json_object		*list = ar->arg, *root;
+	struct sandbox_info	 si;
+
+	switch (imsg->hdr.type) {
+	case MSG_SANDBOX_INFO:
+		if (msg_get_sandbox_info(imsg, &si) == -1)
+			peer_bad_message(&apid->parent, imsg,
+			    "malformed sandbox");
+		json_object_array_add(list, sandbox_info_json(&si));
+		sandbox_info_free(&si);
+		return APID_REPLY_MORE;
+	case MSG_SANDBOX_LIST_END:
+		if (imsg->len != 0)
+			peer_bad_message(&apid->parent, imsg, "not empty");
+		root = json_object_new_object();
+		json_object_object_add(root, "sandboxes", list);
+		respond_json(ar->req, 200, root);
+		json_object_put(root);
+		return APID_REPLY_DONE;
+	case MSG_ERROR:
+		reply_error(ar, imsg);
+		json_object_put(list);
+		return APID_REPLY_DONE;
+	default:
+		peer_bad_message(&apid->parent, imsg, "wrong reply type");
+	}
+}
+
+void
+route_sandbox_list(struct evhttp_request *req, char **params)
+{
+	json_object	*list = json_object_new_array();
+
+	if (apid_request_send(req, MSG_SANDBOX_LIST, NULL, -1, list_reply,
+	    list) == NULL) {
+		json_object_put(list);
+		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
+	}
+}
+
+void
+route_sandbox_get(struct evhttp_request *req, char **params)
+{
+	struct msgw	 w;
+
+	if (sandbox_id_check(req, params[0]) == -1)
+		return;
+	msgw_init(&w);
+	msg_put_string(&w, params[0]);
+	forward(req, MSG_SANDBOX_GET, &w, info_reply_200, NULL);
+}
+
+static int
+delete_reply(struct apid_request *ar, struct imsg *imsg)
+{
+	if (imsg->hdr.type == MSG_ERROR) {
+		reply_error(ar, imsg);
+		return APID_REPLY_DONE;
+	}
+	if (imsg->hdr.type != MSG_OK || imsg->len != 0)
+		peer_bad_message(&apid->parent, imsg, "wrong reply");
+	evhttp_send_reply(ar->req, 204, respond_reason(204), NULL);
+	return APID_REPLY_DONE;
+}
+
+void
+route_sandbox_delete(struct evhttp_request *req, char **params)
+{
+	struct msgw	 w;
+
+	if (sandbox_id_check(req, params[0]) == -1)
+		return;
+	msgw_init(&w);
+	msg_put_string(&w, params[0]);
+	forward(req, MSG_SANDBOX_DELETE, &w, delete_reply, NULL);
+}
+
+void
+route_sandbox_timeout(struct evhttp_request *req, char **params)
+{
+	struct msgw	 w;
+	int64_t		 secs;
+
+	/* FastAPI validates the body before the handler looks at the id. */
+	if (body_read_timeout(req, &secs) == -1 ||
+	    sandbox_id_check(req, params[0]) == -1)
+		return;
+	msgw_init(&w);
+	msgw_str(&w, params[0]);
+	msgw_i64(&w, secs);
+	forward(req, MSG_SANDBOX_TIMEOUT, &w, info_reply_200, NULL);
+}

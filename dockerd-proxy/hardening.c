@@ -1,0 +1,427 @@
+/*
+ * The shape of a sandbox, API.md §11.1 and DESIGN.md §3: the only place
+ * where the bodies of container, volume, network and exec creation are
+ * built.  Bodies are made from scratch with json-c out of typed values;
+ * keys such as Privileged, Binds, CapAdd, Devices, PidMode, UsernsMode,
+ * Sysctls, VolumesFrom or DriverOpts simply never appear.  The golden
+ * files in tests/golden/docker/ hold these bodies byte for byte, so any
+ * change here shows up as a reviewed diff.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "proxy.h"
+
+/* Bounds a sane managerd never reaches; past them the request is refused. */
+#define CPUS_MAX		1024.0
+#define MEMORY_MB_MIN		6		/* Docker's own minimum */
+#define MEMORY_MB_MAX		(1LL << 22)	/* 4 TiB */
+#define PIDS_MAX		(1LL << 22)
+#define TMP_MB_MAX		(1LL << 22)
+
+/*
+ * Prints its own PID, then becomes the command: exec keeps the PID, which
+ * Docker made the leader of a new session and process group.  The kill
+ * below takes the PID from this first stdout line, never from a file the
+ * sandbox could change.
+ */
+#define EXEC_WRAPPER	"echo $$; exec \"$@\""
+
+/*
+ * Stop the process group, then every descendant of $1 found through the
+ * ppid links in /proc/<n>/stat (the text after the last ')', so a command
+ * name holding spaces, parentheses or newlines cannot shift the fields),
+ * until no new one turns up; then SIGKILL them all and the group.  Stopped
+ * processes cannot fork, so the walk ends.  Built-ins only: no fork, so it
+ * works even at the pids limit.  Runs in busybox sh and dash.
+ */
+#define KILL_SCRIPT \
+	"p=$1\n" \
+	"kill -STOP -\"$p\" 2>/dev/null\n" \
+	"kill -STOP \"$p\" 2>/dev/null\n" \
+	"all=\" $p \"\n" \
+	"more=1\n" \
+	"while [ \"$more\" = 1 ]; do\n" \
+	"\tmore=0\n" \
+	"\tfor d in /proc/[0-9]*; do\n" \
+	"\t\tn=${d#/proc/}\n" \
+	"\t\tcase \"$all\" in *\" $n \"*) continue ;; esac\n" \
+	"\t\ts=\n" \
+	"\t\t{ while IFS= read -r l; do s=\"$s$l \"; done < \"$d/stat\"; }" \
+	" 2>/dev/null\n" \
+	"\t\ts=${s##*)}\n" \
+	"\t\tset -- $s\n" \
+	"\t\tcase \"$all\" in *\" $2 \"*)\n" \
+	"\t\t\tkill -STOP \"$n\" 2>/dev/null\n" \
+	"\t\t\tall=\"$all$n \"\n" \
+	"\t\t\tmore=1 ;;\n" \
+	"\t\tesac\n" \
+	"\tdone\n" \
+	"done\n" \
+	"for n in $all; do kill -KILL \"$n\" 2>/dev/null; done\n" \
+	"kill -KILL -\"$p\" 2>/dev/null\n" \
+	"exit 0\n"
+
+/* json-c fails only without memory; a half-built body must never go out. */
+static json_object *
+jnew(json_object *o)
+{
+	if (o == NULL)
+		fatalx("hardening: out of memory");
+	return o;
+}
+
+static void
+jset(json_object *obj, const char *key, json_object *value)
+{
+	if (json_object_object_add(obj, key, jnew(value)) != 0)
+		fatalx("hardening: out of memory");
+}
+
+static void
+jpush(json_object *arr, json_object *value)
+{
+	if (json_object_array_add(arr, jnew(value)) != 0)
+		fatalx("hardening: out of memory");
+}
+
+static json_object *
+jstr(const char *s)
+{
+	return jnew(json_object_new_string(s));
+}
+
+static json_object *
+jstr_array(const char *const *v, size_t n)
+{
+	json_object	*arr = jnew(json_object_new_array());
+	size_t		 i;
+
+	for (i = 0; i < n; i++)
+		jpush(arr, jstr(v[i]));
+	return arr;
+}
+
+int
+valid_env_key(const char *key)
+{
+	return key != NULL && key[0] != '\0' && strchr(key, '=') == NULL;
+}
+
+int
+valid_user(const char *user, int *root)
+{
+	const char	*colon;
+	size_t		 ulen, glen;
+
+	if (user == NULL)
+		return 0;
+	colon = strchr(user, ':');
+	ulen = colon != NULL ? (size_t)(colon - user) : strlen(user);
+	glen = colon != NULL ? strlen(colon + 1) : 1;
+	if (ulen == 0 || ulen > 10 || glen == 0 || glen > 10 ||
+	    strspn(user, "0123456789") != ulen ||
+	    (colon != NULL && strspn(colon + 1, "0123456789") != glen))
+		return 0;
+	*root = strspn(user, "0") == ulen;
+	return 1;
+}
+
+static json_object *
+env_entry(const char *key, const char *value)
+{
+	char	 buf[MSG_MAX_ENV_KEY + MSG_MAX_ENV_VALUE + 2];
+
+	snprintf(buf, sizeof(buf), "%s=%s", key, value);
+	return jstr(buf);
+}
+
+/*
+ * KEY=value for each distinct key, in the order keys first appear, with
+ * the value of their last appearance (a Python dict's behaviour).  With
+ * home set, HOME=home comes first unless the list has its own HOME.
+ */
+static json_object *
+env_array(const struct env_list *env, const char *home)
+{
+	json_object	*arr = jnew(json_object_new_array());
+	const char	*value;
+	size_t		 i, j;
+	int		 seen;
+
+	if (home != NULL) {
+		value = home;
+		for (i = 0; i < env->count; i++)
+			if (strcmp(env->keys[i], "HOME") == 0)
+				value = env->values[i];
+		jpush(arr, env_entry("HOME", value));
+	}
+	for (i = 0; i < env->count; i++) {
+		if (home != NULL && strcmp(env->keys[i], "HOME") == 0)
+			continue;
+		seen = 0;
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(env->keys[j], env->keys[i]) == 0;
+		if (seen)
+			continue;
+		value = env->values[i];
+		for (j = i + 1; j < env->count; j++)
+			if (strcmp(env->keys[j], env->keys[i]) == 0)
+				value = env->values[j];
+		jpush(arr, env_entry(env->keys[i], value));
+	}
+	return arr;
+}
+
+static json_object *
+labels(const char *id, const char *instance_id, int prep)
+{
+	json_object	*l = jnew(json_object_new_object());
+
+	jset(l, LABEL_MANAGED, jstr("true"));
+	jset(l, LABEL_ID, jstr(id));
+	jset(l, LABEL_INSTANCE, jstr(instance_id));
+	if (prep)
+		jset(l, LABEL_ROLE, jstr("init"));
+	return l;
+}
+
+static json_object *
+workspace_mounts(const char *id)
+{
+	json_object	*mounts, *m, *opts;
+	char		 vname[DOCKER_NAME_MAX];
+
+	sandbox_volume_name(id, vname, sizeof(vname));
+	mounts = jnew(json_object_new_array());
+	m = jnew(json_object_new_object());
+	jset(m, "Type", jstr("volume"));
+	jset(m, "Source", jstr(vname));
+	jset(m, "Target", jstr(WORKSPACE));
+	jset(m, "ReadOnly", json_object_new_boolean(0));
+	/* Docker must not seed the volume with the image's root-owned copy. */
+	opts = jnew(json_object_new_object());
+	jset(opts, "NoCopy", json_object_new_boolean(1));
+	jset(m, "VolumeOptions", opts);
+	jpush(mounts, m);
+	return mounts;
+}
+
+static void
+user_string(const struct docker_create *dc, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u:%u", dc->uid, dc->gid);
+}
+
+const char *
+hardening_check_create(const struct docker_create *dc)
+{
+	const struct sandbox_spec	*s = &dc->spec;
+
+	if (!isfinite(s->cpus) || s->cpus <= 0 || s->cpus > CPUS_MAX)
+		return "cpus out of range";
+	if (s->memory_mb < MEMORY_MB_MIN || s->memory_mb > MEMORY_MB_MAX)
+		return "memory_mb out of range";
+	if (s->pids_limit < 1 || s->pids_limit > PIDS_MAX)
+		return "pids_limit out of range";
+	if (dc->tmp_size_mb < 1 || dc->tmp_size_mb > TMP_MB_MAX)
+		return "tmp_size_mb out of range";
+	if (dc->uid == 0)
+		return "the sandbox user must not be root";
+	if (dc->runtime[0] != '\0' && !valid_docker_name(dc->runtime))
+		return "invalid Docker runtime name";
+	/* Not one of Docker's own networks, and not container:<id>. */
+	if (s->network && (!valid_docker_name(dc->network_name) ||
+	    strcmp(dc->network_name, "bridge") == 0 ||
+	    strcmp(dc->network_name, "host") == 0 ||
+	    strcmp(dc->network_name, "none") == 0 ||
+	    strcmp(dc->network_name, "default") == 0))
+		return "invalid network name";
+	return NULL;
+}
+
+json_object *
+hardening_container_body(const struct docker_create *dc,
+    const char *instance_id)
+{
+	static const char *const	 entrypoint[] = {
+		"/bin/sh", "-c", HARDENING_KEEPALIVE
+	};
+	static const char *const	 cap_drop[] = { "ALL" };
+	static const char *const	 security_opt[] = {
+		"no-new-privileges:true"
+	};
+	const struct sandbox_spec	*s = &dc->spec;
+	json_object			*body, *host, *tmpfs;
+	char				 user[32], tmpopts[128];
+	int64_t				 memory;
+
+	user_string(dc, user, sizeof(user));
+	memory = s->memory_mb * 1048576;
+	snprintf(tmpopts, sizeof(tmpopts),
+	    "rw,nosuid,nodev,size=%lldm,mode=1777",
+	    (long long)dc->tmp_size_mb);
+
+	body = jnew(json_object_new_object());
+	jset(body, "Image", jstr(s->image));
+	jset(body, "Entrypoint", jstr_array(entrypoint, 3));
+	jset(body, "Cmd", json_object_new_array());
+	jset(body, "Hostname", jstr("sandbox"));
+	jset(body, "User", jstr(user));
+	jset(body, "WorkingDir", jstr(WORKSPACE));
+	jset(body, "Env", env_array(&s->env, WORKSPACE));
+	jset(body, "Labels", labels(dc->id, instance_id, 0));
+
+	host = jnew(json_object_new_object());
+	jset(host, "Mounts", workspace_mounts(dc->id));
+	tmpfs = jnew(json_object_new_object());
+	jset(tmpfs, "/tmp", jstr(tmpopts));
+	jset(host, "Tmpfs", tmpfs);
+	jset(host, "ReadonlyRootfs",
+	    json_object_new_boolean(s->read_only_rootfs));
+	jset(host, "CapDrop", jstr_array(cap_drop, 1));
+	jset(host, "SecurityOpt", jstr_array(security_opt, 1));
+	jset(host, "PidsLimit", json_object_new_int64(s->pids_limit));
+	jset(host, "Memory", json_object_new_int64(memory));
+	jset(host, "MemorySwap", json_object_new_int64(memory));
+	jset(host, "NanoCpus", json_object_new_int64((int64_t)(s->cpus *
+	    1e9)));
+	jset(host, "IpcMode", jstr("private"));
+	jset(host, "Init", json_object_new_boolean(1));
+	jset(host, "NetworkMode", jstr(s->network ? dc->network_name :
+	    "none"));
+	if (dc->runtime[0] != '\0')
+		jset(host, "Runtime", jstr(dc->runtime));
+	jset(body, "HostConfig", host);
+	return body;
+}
+
+/*
+ * Created, given one archive upload that sets the owner of the volume's
+ * root, and removed; never started.  It only differs from the sandbox in
+ * having a writable root filesystem, which Docker requires for an upload
+ * to "/", and in running nothing at all.
+ */
+json_object *
+hardening_prep_body(const struct docker_create *dc, const char *instance_id)
+{
+	static const char *const	 entrypoint[] = {
+		"/bin/sh", "-c", "exit 0"
+	};
+	static const char *const	 cap_drop[] = { "ALL" };
+	static const char *const	 security_opt[] = {
+		"no-new-privileges:true"
+	};
+	json_object			*body, *host;
+	char				 user[32];
+
+	user_string(dc, user, sizeof(user));
+	body = jnew(json_object_new_object());
+	jset(body, "Image", jstr(dc->spec.image));
+	jset(body, "Entrypoint", jstr_array(entrypoint, 3));
+	jset(body, "Cmd", json_object_new_array());
+	jset(body, "User", jstr(user));
+	jset(body, "Labels", labels(dc->id, instance_id, 1));
+	host = jnew(json_object_new_object());
+	jset(host, "Mounts", workspace_mounts(dc->id));
+	jset(host, "ReadonlyRootfs", json_object_new_boolean(0));
+	jset(host, "CapDrop", jstr_array(cap_drop, 1));
+	jset(host, "SecurityOpt", jstr_array(security_opt, 1));
+	jset(host, "PidsLimit", json_object_new_int64(8));
+	jset(host, "NetworkMode", jstr("none"));
+	jset(body, "HostConfig", host);
+	return body;
+}
+
+/* No Driver, no DriverOpts: a local volume can never become a bind. */
+json_object *
+hardening_volume_body(const char *id, const char *instance_id)
+{
+	json_object	*body;
+	char		 vname[DOCKER_NAME_MAX];
+
+	sandbox_volume_name(id, vname, sizeof(vname));
+	body = jnew(json_object_new_object());
+	jset(body, "Name", jstr(vname));
+	jset(body, "Labels", labels(id, instance_id, 0));
+	return body;
+}
+
+json_object *
+hardening_network_body(const char *name)
+{
+	json_object	*body, *opts, *l;
+
+	body = jnew(json_object_new_object());
+	jset(body, "Name", jstr(name));
+	jset(body, "CheckDuplicate", json_object_new_boolean(1));
+	jset(body, "Driver", jstr("bridge"));
+	opts = jnew(json_object_new_object());
+	jset(opts, "com.docker.network.bridge.enable_icc", jstr("false"));
+	jset(body, "Options", opts);
+	l = jnew(json_object_new_object());
+	jset(l, LABEL_MANAGED, jstr("true"));
+	jset(body, "Labels", l);
+	return body;
+}
+
+json_object *
+hardening_exec_body(const struct docker_exec *de)
+{
+	static const char *const	 wrapper[] = {
+		"/bin/sh", "-c", EXEC_WRAPPER, "sh"
+	};
+	json_object			*body, *cmd;
+	size_t				 i;
+
+	cmd = jstr_array(wrapper, 4);
+	for (i = 0; i < de->argc; i++)
+		jpush(cmd, jstr(de->argv[i]));
+	body = jnew(json_object_new_object());
+	jset(body, "AttachStdin", json_object_new_boolean(0));
+	jset(body, "AttachStdout", json_object_new_boolean(1));
+	jset(body, "AttachStderr", json_object_new_boolean(1));
+	jset(body, "Tty", json_object_new_boolean(0));
+	jset(body, "Cmd", cmd);
+	jset(body, "Env", env_array(&de->env, NULL));
+	jset(body, "User", jstr(de->user));
+	jset(body, "WorkingDir", jstr(de->workdir));
+	return body;
+}
+
+json_object *
+hardening_kill_body(const char *user, long long pid)
+{
+	json_object	*body, *cmd;
+	char		 pidtext[32];
+
+	snprintf(pidtext, sizeof(pidtext), "%lld", pid);
+	cmd = jnew(json_object_new_array());
+	jpush(cmd, jstr("/bin/sh"));
+	jpush(cmd, jstr("-c"));
+	jpush(cmd, jstr(KILL_SCRIPT));
+	jpush(cmd, jstr("sh"));
+	jpush(cmd, jstr(pidtext));
+	body = jnew(json_object_new_object());
+	jset(body, "AttachStdin", json_object_new_boolean(0));
+	jset(body, "AttachStdout", json_object_new_boolean(1));
+	jset(body, "AttachStderr", json_object_new_boolean(1));
+	jset(body, "Tty", json_object_new_boolean(0));
+	jset(body, "Cmd", cmd);
+	jset(body, "User", jstr(user));
+	jset(body, "WorkingDir", jstr("/"));
+	return body;
+}
+
+json_object *
+hardening_exec_start_body(int detach)
+{
+	json_object	*body;
+
+	body = jnew(json_object_new_object());
+	jset(body, "Detach", json_object_new_boolean(detach));
+	jset(body, "Tty", json_object_new_boolean(0));
+	return body;
+}

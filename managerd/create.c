@@ -1,0 +1,226 @@
+/*
+ * POST /v1/sandboxes (API.md §4.2): the checks in the reference's order,
+ * a quota slot, the container from dockerd-proxy, then the record on disk
+ * before the client hears of it.  A failure at any step leaves nothing
+ * behind and gives the slot back.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+#include "log.h"
+#include "managerd.h"
+
+struct create_call {
+	uint32_t	 apid_id;
+	int64_t		 ttl;
+	struct sandbox	*sb;		/* in the table once recorded */
+	int		 saved_errno;	/* why the record failed */
+};
+
+static void
+create_call_free(struct create_call *cc)
+{
+	if (cc->sb != NULL)
+		sandbox_release(cc->sb);
+	free(cc);
+}
+
+static int
+reply_image_refused(uint32_t apid_id, const char *image)
+{
+	char	*repr;
+	int	 rc;
+
+	if ((repr = format_pyrepr(image)) == NULL)
+		return apid_error(apid_id, ERR_INTERNAL, "out of memory");
+	rc = apid_error(apid_id, ERR_FORBIDDEN,
+	    "image %s is not in the server's allowed_images list", repr);
+	free(repr);
+	return rc;
+}
+
+/*
+ * Steps 1-7 of §4.2, first failure wins (answered here).  On success the
+ * spec holds the resolved values; the env is moved out of the request.
+ */
+static int
+create_check(uint32_t apid_id, struct create_request *req,
+    struct sandbox_spec *spec, int64_t *ttl)
+{
+	struct config	*conf = &env->conf;
+	const char	*image, *key;
+	char		 max[FORMAT_PYFLOAT_LEN];
+
+	memset(spec, 0, sizeof(*spec));
+	image = req->image != NULL && req->image[0] != '\0' ? req->image :
+	    conf->default_image;
+	if (!image_allowed(conf->allowed_images, conf->allowed_images_count,
+	    image)) {
+		reply_image_refused(apid_id, image);
+		return -1;
+	}
+	spec->cpus = req->has_cpus ? req->cpus : conf->default_cpus;
+	if (!(spec->cpus > 0 && spec->cpus <= conf->max_cpus)) {
+		format_pyfloat(conf->max_cpus, max, sizeof(max));
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "cpus must be in (0, %s]", max);
+		return -1;
+	}
+	spec->memory_mb = req->has_memory_mb ? req->memory_mb :
+	    conf->default_memory_mb;
+	if (spec->memory_mb < 16 || spec->memory_mb > conf->max_memory_mb) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "memory_mb must be in [16, %ld]", conf->max_memory_mb);
+		return -1;
+	}
+	spec->pids_limit = req->has_pids_limit ? req->pids_limit :
+	    conf->default_pids_limit;
+	if (spec->pids_limit < 8 || spec->pids_limit > conf->max_pids_limit) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "pids_limit must be in [8, %ld]", conf->max_pids_limit);
+		return -1;
+	}
+	if (req->network && !conf->allow_network) {
+		apid_error(apid_id, ERR_FORBIDDEN, "this server does not allow "
+		    "sandboxes with network access");
+		return -1;
+	}
+	if ((key = env_invalid_key(&req->env)) != NULL) {
+		reply_bad_env(apid_id, key);
+		return -1;
+	}
+	*ttl = req->has_timeout_seconds ? req->timeout_seconds :
+	    conf->default_timeout_seconds;
+	if (*ttl < 1 || *ttl > conf->max_timeout_seconds) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "timeout_seconds must be in [1, %ld]",
+		    conf->max_timeout_seconds);
+		return -1;
+	}
+	if ((spec->image = strdup(image)) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		return -1;
+	}
+	spec->network = req->network;
+	spec->read_only_rootfs = req->read_only_rootfs;
+	spec->env = req->env;
+	memset(&req->env, 0, sizeof(req->env));
+	return 0;
+}
+
+/* The container of a sandbox we could not record is gone (or not). */
+static void
+create_undone(struct imsg *reply, void *arg)
+{
+	struct create_call	*cc = arg;
+	uint32_t		 kind;
+	char			*text;
+
+	if (reply == NULL)
+		log_warnx("sandbox %s was not recorded and cannot be removed "
+		    "now; the next start removes it", cc->sb->rec.id);
+	else if (reply->hdr.type == MSG_ERROR) {
+		text = proxy_error_text(reply, &kind);
+		log_warnx("sandbox %s was not recorded and cannot be removed "
+		    "(%s); the next start removes it", cc->sb->rec.id, text);
+		free(text);
+	}
+	quota_release();
+	apid_error(cc->apid_id, ERR_INTERNAL, "cannot record sandbox %s: %s",
+	    cc->sb->rec.id, strerror(cc->saved_errno));
+	create_call_free(cc);
+}
+
+static void
+create_done(struct imsg *reply, void *arg)
+{
+	struct create_call	*cc = arg;
+	struct sandbox		*sb = cc->sb;
+
+	if (reply->hdr.type == MSG_ERROR) {
+		quota_release();
+		relay_error(reply, cc->apid_id);
+		create_call_free(cc);
+		return;
+	}
+	if (reply->len != 0)
+		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
+	/* §4.2 step 10: the clock is read once the container is up. */
+	sb->rec.created_at = clock_wall();
+	sb->rec.expires_at = sb->rec.created_at + (double)cc->ttl;
+	if (store_sandbox_write(env->datadir_fd, &sb->rec) == -1) {
+		cc->saved_errno = errno;
+		log_warn("cannot record sandbox %s", sb->rec.id);
+		/* The slot stays taken until the container is gone. */
+		if (proxy_destroy(sb->rec.id, create_undone, cc) == 0)
+			create_undone(NULL, cc);
+		return;
+	}
+	quota_release();
+	cc->sb = NULL;
+	sandbox_insert(sb);
+	reaper_schedule();
+	apid_reply_info(cc->apid_id, sb, 1);
+	/* Not the image: a client's string has no place in the log. */
+	log_info("sandbox %s created", sb->rec.id);
+	create_call_free(cc);
+}
+
+void
+sandbox_create(uint32_t apid_id, struct create_request *req)
+{
+	struct config		*conf = &env->conf;
+	struct create_call	*cc;
+	struct docker_create	 dc;
+	struct sandbox_spec	 spec;
+	struct msgw		 w;
+	int64_t			 ttl;
+
+	if (create_check(apid_id, req, &spec, &ttl) == -1)
+		return;
+	if (quota_reserve() == -1) {
+		sandbox_spec_free(&spec);
+		apid_error(apid_id, ERR_LIMIT_EXCEEDED,
+		    "the server already runs the maximum of %ld sandboxes",
+		    conf->max_sandboxes);
+		return;
+	}
+	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
+	    (cc->sb = sandbox_new()) == NULL) {
+		free(cc);
+		sandbox_spec_free(&spec);
+		quota_release();
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	cc->apid_id = apid_id;
+	cc->ttl = ttl;
+	sandbox_make_id(cc->sb->rec.id, sizeof(cc->sb->rec.id));
+	cc->sb->rec.spec = spec;
+
+	memset(&dc, 0, sizeof(dc));
+	dc.id = cc->sb->rec.id;
+	dc.spec = spec;
+	dc.uid = conf->sandbox_uid;
+	dc.gid = conf->sandbox_gid;
+	dc.tmp_size_mb = conf->tmp_size_mb;
+	dc.runtime = conf->docker_runtime;
+	dc.network_name = conf->network_name;
+	msgw_init(&w);
+	msg_put_docker_create(&w, &dc);
+	if (w.overflow) {
+		quota_release();
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "the sandbox's environment is too large");
+		create_call_free(cc);
+		return;
+	}
+	if (proxy_call(MSG_DOCKER_CREATE, -1, &w, 0, MSG_DOCKER_DONE,
+	    create_done, cc) == 0) {
+		quota_release();
+		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
+		create_call_free(cc);
+	}
+}

@@ -1,0 +1,205 @@
+/*
+ * POST /v1/sandboxes/{id}/exec and .../exec/stream (API.md §4.7-4.8,
+ * §5.1): the checks in the reference's order, the final argv, then the
+ * command goes to dockerd-proxy with apid's output pipe.  Its "started"
+ * and exit are relayed back; a client that goes away cancels it.  Exec
+ * takes no sandbox lock (§5.4).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "managerd.h"
+
+#define WORKSPACE	"/workspace"
+
+struct exec_call {
+	TAILQ_ENTRY(exec_call)	 entry;
+	uint32_t		 apid_id;
+	uint32_t		 proxy_id;
+	int			 started;
+	int			 cancelled;
+};
+TAILQ_HEAD(exec_calls, exec_call);
+
+static struct exec_calls	execs = TAILQ_HEAD_INITIALIZER(execs);
+static size_t			nexecs;
+
+size_t
+exec_count(void)
+{
+	return nexecs;
+}
+
+static void
+exec_call_free(struct exec_call *ec)
+{
+	TAILQ_REMOVE(&execs, ec, entry);
+	nexecs--;
+	free(ec);
+}
+
+static void
+exec_done(struct imsg *reply, void *arg)
+{
+	struct exec_call	*ec = arg;
+	struct exec_exit	 x;
+	struct msgw		 w;
+
+	switch (reply->hdr.type) {
+	case MSG_DOCKER_EXEC_STARTED:
+		if (ec->started || reply->len != 0)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "unexpected start");
+		ec->started = 1;
+		apid_reply(ec->apid_id, MSG_EXEC_STARTED, NULL);
+		return;
+	case MSG_DOCKER_EXEC_EXIT:
+		if (!ec->started || msg_get_exec_exit(reply, &x) == -1)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "malformed exit");
+		msgw_init(&w);
+		msg_put_exec_exit(&w, &x);
+		apid_reply(ec->apid_id, MSG_EXEC_EXIT, &w);
+		break;
+	default:
+		/* Before the start: the client hears the error instead. */
+		relay_error(reply, ec->apid_id);
+		break;
+	}
+	exec_call_free(ec);
+}
+
+/*
+ * §4.7's checks after the sandbox's existence, first failure wins
+ * (answered here).  Fills the workdir and timeout to use.
+ */
+static int
+exec_check(uint32_t apid_id, const struct exec_request *req, char *workdir,
+    size_t len, double *timeout)
+{
+	struct config	*conf = &env->conf;
+	const char	*key;
+
+	if (req->shell && command_blank(req->argv[0])) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "command must not be empty");
+		return -1;
+	}
+	if (!req->shell && req->argc == 0) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "command must be a non-empty string or list of strings");
+		return -1;
+	}
+	*timeout = req->has_timeout ? req->timeout_seconds :
+	    (double)conf->default_exec_timeout_seconds;
+	if (!(*timeout > 0 &&
+	    *timeout <= (double)conf->max_exec_timeout_seconds)) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "timeout_seconds must be in (0, %ld]",
+		    conf->max_exec_timeout_seconds);
+		return -1;
+	}
+	if ((key = env_invalid_key(&req->env)) != NULL) {
+		reply_bad_env(apid_id, key);
+		return -1;
+	}
+	if (req->workdir == NULL || req->workdir[0] == '\0')
+		strlcpy(workdir, WORKSPACE, len);
+	else if (path_normalize(req->workdir, workdir, len) == -1) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "path must be a non-empty string");
+		return -1;
+	}
+	return 0;
+}
+
+/* fd is apid's output pipe: passed on, or closed on failure. */
+void
+exec_start(uint32_t apid_id, struct exec_request *req, int fd)
+{
+	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
+	struct sandbox		*sb;
+	struct exec_call	*ec;
+	struct docker_exec	 dx;
+	struct msgw		 w;
+	char			 workdir[MSG_MAX_PATH + sizeof(WORKSPACE)];
+	char			 user[32], *shell_argv[4];
+	double			 timeout;
+
+	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+		apid_not_found(apid_id, req->sandbox_id);
+		goto fail;
+	}
+	if (exec_check(apid_id, req, workdir, sizeof(workdir), &timeout) == -1)
+		goto fail;
+	memset(&dx, 0, sizeof(dx));
+	dx.id = sb->rec.id;
+	if (req->shell) {
+		/* §5.1: a string runs under the shell, a list as it is. */
+		shell_argv[0] = sh;
+		shell_argv[1] = dash_c;
+		shell_argv[2] = req->argv[0];
+		shell_argv[3] = NULL;
+		dx.argc = 3;
+		dx.argv = shell_argv;
+	} else {
+		dx.argc = req->argc;
+		dx.argv = req->argv;
+	}
+	dx.env = req->env;
+	dx.workdir = workdir;
+	snprintf(user, sizeof(user), "%u:%u", env->conf.sandbox_uid,
+	    env->conf.sandbox_gid);
+	dx.user = user;
+	dx.timeout_seconds = timeout;
+	msgw_init(&w);
+	msg_put_docker_exec(&w, &dx);
+	if (w.overflow) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "the command and its environment are too large");
+		goto fail;
+	}
+	if ((ec = calloc(1, sizeof(*ec))) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	ec->apid_id = apid_id;
+	/* proxy_call consumes the descriptor, even when it fails. */
+	if ((ec->proxy_id = proxy_call(MSG_DOCKER_EXEC, fd, &w,
+	    MSG_DOCKER_EXEC_STARTED, MSG_DOCKER_EXEC_EXIT, exec_done, ec)) ==
+	    0) {
+		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
+		free(ec);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&execs, ec, entry);
+	nexecs++;
+	return;
+fail:
+	close(fd);
+}
+
+/*
+ * The client went away.  The command may have ended already (its exit is
+ * on its way to apid): then there is nothing to cancel.
+ */
+void
+exec_cancel(uint32_t apid_id)
+{
+	struct exec_call	*ec;
+
+	TAILQ_FOREACH(ec, &execs, entry) {
+		if (ec->apid_id == apid_id)
+			break;
+	}
+	if (ec == NULL || ec->cancelled) {
+		log_debug("exec %u: nothing to cancel", apid_id);
+		return;
+	}
+	ec->cancelled = 1;
+	if (proxy_send(MSG_DOCKER_EXEC_CANCEL, ec->proxy_id, NULL) == -1)
+		log_warnx("cannot cancel exec %u", apid_id);
+}

@@ -1,0 +1,196 @@
+/*
+ * GET /v1/sandboxes/{id} and GET /v1/sandboxes (API.md §4.3-4.4): the
+ * records with their live state from Docker.  A list asks Docker once for
+ * every sandbox instead of once per sandbox.  Neither takes the sandbox
+ * lock (the reference's don't).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "managerd.h"
+
+struct get_call {
+	uint32_t	 apid_id;
+	struct sandbox	*sb;		/* held */
+};
+
+struct list_item {
+	char		 id[SANDBOX_ID_LEN + 1];
+	int		 running;
+};
+
+struct list_call {
+	uint32_t	 apid_id;
+	struct list_item *items;
+	size_t		 count;
+	size_t		 cap;
+	int		 failed;	/* out of memory */
+};
+
+/* A MSG_DOCKER_STATE_RESULT: 1 if the container runs, else 0. */
+int
+docker_state_running(struct imsg *reply)
+{
+	struct msgr	 r;
+	uint8_t		 exists, running;
+
+	msgr_init(&r, reply);
+	exists = msgr_u8(&r);
+	running = msgr_u8(&r);
+	if (msgr_end(&r) == -1 || exists > 1 || running > 1 ||
+	    (running && !exists))
+		peer_bad_message(&env->proxy_peer, reply, "malformed state");
+	return running;
+}
+
+static void
+get_done(struct imsg *reply, void *arg)
+{
+	struct get_call	*gc = arg;
+
+	if (reply->hdr.type == MSG_ERROR)
+		relay_error(reply, gc->apid_id);
+	else
+		apid_reply_info(gc->apid_id, gc->sb,
+		    docker_state_running(reply));
+	sandbox_release(gc->sb);
+	free(gc);
+}
+
+void
+sandbox_get(uint32_t apid_id, const char *id)
+{
+	struct get_call	*gc;
+	struct sandbox	*sb;
+	struct msgw	 w;
+
+	if ((sb = sandbox_find(id)) == NULL) {
+		apid_not_found(apid_id, id);
+		return;
+	}
+	if ((gc = calloc(1, sizeof(*gc))) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	gc->apid_id = apid_id;
+	gc->sb = sb;
+	sandbox_hold(sb);
+	msgw_init(&w);
+	msg_put_string(&w, sb->rec.id);
+	if (proxy_call(MSG_DOCKER_STATE, -1, &w, 0, MSG_DOCKER_STATE_RESULT,
+	    get_done, gc) == 0) {
+		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
+		sandbox_release(sb);
+		free(gc);
+	}
+}
+
+static int
+item_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct list_item *)a)->id,
+	    ((const struct list_item *)b)->id);
+}
+
+static int
+list_add(struct list_call *lc, struct imsg *reply)
+{
+	struct list_item	*v;
+	struct msgr		 r;
+	char			*id;
+	uint8_t			 container, running;
+
+	msgr_init(&r, reply);
+	id = msgr_str(&r, MSG_MAX_ID);
+	container = msgr_u8(&r);
+	running = msgr_u8(&r);
+	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1)
+		peer_bad_message(&env->proxy_peer, reply, "malformed item");
+	/* Only ids of ours can match a record; others are not listed. */
+	if (!running || !sandbox_id_valid(id)) {
+		free(id);
+		return 0;
+	}
+	if (lc->count == lc->cap) {
+		if ((v = reallocarray(lc->items, lc->cap + 16,
+		    sizeof(*v))) == NULL) {
+			free(id);
+			return -1;
+		}
+		lc->items = v;
+		lc->cap += 16;
+	}
+	strlcpy(lc->items[lc->count].id, id, sizeof(lc->items[0].id));
+	lc->items[lc->count++].running = 1;
+	free(id);
+	return 0;
+}
+
+static void
+list_send(struct list_call *lc)
+{
+	struct sandbox		**v;
+	struct list_item	 key;
+	size_t			 i, n;
+	int			 running;
+
+	v = sandbox_sorted(&n);
+	if (v == NULL && sandbox_count() != 0) {
+		apid_error(lc->apid_id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	qsort(lc->items, lc->count, sizeof(*lc->items), item_cmp);
+	for (i = 0; i < n; i++) {
+		strlcpy(key.id, v[i]->rec.id, sizeof(key.id));
+		running = bsearch(&key, lc->items, lc->count,
+		    sizeof(*lc->items), item_cmp) != NULL;
+		apid_reply_info(lc->apid_id, v[i], running);
+	}
+	apid_reply(lc->apid_id, MSG_SANDBOX_LIST_END, NULL);
+	free(v);
+}
+
+static void
+list_done(struct imsg *reply, void *arg)
+{
+	struct list_call	*lc = arg;
+
+	switch (reply->hdr.type) {
+	case MSG_DOCKER_LIST_ITEM:
+		if (list_add(lc, reply) == -1)
+			lc->failed = 1;
+		return;
+	case MSG_ERROR:
+		relay_error(reply, lc->apid_id);
+		break;
+	default:
+		if (reply->len != 0)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "unexpected payload");
+		if (lc->failed)
+			apid_error(lc->apid_id, ERR_INTERNAL, "out of memory");
+		else
+			list_send(lc);
+		break;
+	}
+	free(lc->items);
+	free(lc);
+}
+
+void
+sandbox_list(uint32_t apid_id)
+{
+	struct list_call	*lc;
+
+	if ((lc = calloc(1, sizeof(*lc))) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	lc->apid_id = apid_id;
+	if (proxy_call(MSG_DOCKER_LIST, -1, NULL, MSG_DOCKER_LIST_ITEM,
+	    MSG_DOCKER_LIST_END, list_done, lc) == 0) {
+		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
+		free(lc);
+	}
+}

@@ -1,0 +1,234 @@
+/*
+ * Restart reconciliation (API.md §8.5), before apid gets its listener:
+ * ask Docker which sandboxes it holds (the proxy lists only this server's
+ * instance), keep a record only if its container runs, drop the other
+ * records, and destroy what Docker holds without a kept record (orphans,
+ * including the stopped sandboxes just dropped).  Kept sandboxes keep
+ * their expires_at.  If Docker cannot be reached the server does not start.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "managerd.h"
+#include "xmalloc.h"
+
+struct docker_item {
+	char		 id[SANDBOX_ID_LEN + 1];
+	int		 running;
+	int		 kept;
+};
+
+struct recover {
+	void			(*done)(int ok);
+	struct docker_item	*items;
+	size_t			 count;
+	size_t			 destroying;
+	size_t			 kept;
+	size_t			 dropped;
+	size_t			 orphans;
+};
+
+static struct recover	rc;
+
+static void
+recover_finish(int ok)
+{
+	void	(*done)(int) = rc.done;
+
+	if (ok)
+		log_info("reconciled with Docker: %zu sandboxes kept, %zu "
+		    "records dropped, %zu orphans destroyed", rc.kept,
+		    rc.dropped, rc.orphans);
+	free(rc.items);
+	memset(&rc, 0, sizeof(rc));
+	done(ok);
+}
+
+static struct docker_item *
+item_find(const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < rc.count; i++) {
+		if (strcmp(rc.items[i].id, id) == 0)
+			return &rc.items[i];
+	}
+	return NULL;
+}
+
+/* Containers and volumes come separately: one item per sandbox id. */
+static void
+item_add(struct imsg *reply)
+{
+	struct docker_item	*it;
+	struct msgr		 r;
+	char			*id;
+	uint8_t			 container, running;
+
+	msgr_init(&r, reply);
+	id = msgr_str(&r, MSG_MAX_ID);
+	container = msgr_u8(&r);
+	running = msgr_u8(&r);
+	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1 ||
+	    (running && !container))
+		peer_bad_message(&env->proxy_peer, reply, "malformed item");
+	if (!sandbox_id_valid(id)) {
+		/* A label we did not write: leave that resource alone. */
+		log_warnx("Docker holds a resource labelled with a malformed "
+		    "sandbox id; ignoring it");
+		free(id);
+		return;
+	}
+	if ((it = item_find(id)) == NULL) {
+		rc.items = xreallocarray(rc.items, rc.count + 1,
+		    sizeof(*rc.items));
+		it = &rc.items[rc.count++];
+		memset(it, 0, sizeof(*it));
+		strlcpy(it->id, id, sizeof(it->id));
+	}
+	it->running |= running;
+	free(id);
+}
+
+/* store_sandbox_load_all hands over each record it could read. */
+static void
+recover_record(struct sandbox_record *rec, void *arg)
+{
+	struct docker_item	*it;
+	struct sandbox		*sb;
+
+	it = item_find(rec->id);
+	if (it == NULL || !it->running || sandbox_find(rec->id) != NULL) {
+		log_info("sandbox %s is %s: dropping its record", rec->id,
+		    it == NULL ? "gone from Docker" : "not running");
+		if (store_sandbox_remove(env->datadir_fd, rec->id) == -1)
+			log_warn("cannot remove the record of %s", rec->id);
+		rc.dropped++;
+		sandbox_record_free(rec);
+		free(rec);
+		return;
+	}
+	sb = sandbox_new();
+	if (sb == NULL)
+		fatal("%s", __func__);
+	sb->rec = *rec;
+	free(rec);
+	sandbox_insert(sb);
+	it->kept = 1;
+	rc.kept++;
+}
+
+/* §8.5 step 5: exports a crash interrupted. */
+static void
+remove_snapshot_leftovers(void)
+{
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 len;
+	int		 fd;
+
+	fd = openat(env->datadir_fd, "snapshots",
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || (d = fdopendir(fd)) == NULL) {
+		if (errno != ENOENT)
+			log_warn("cannot look for snapshot leftovers");
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len <= 4 || strcmp(de->d_name + len - 4, ".tmp") != 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == -1)
+			log_warn("cannot remove snapshots/%s", de->d_name);
+	}
+	closedir(d);
+}
+
+static void
+orphan_destroyed(struct imsg *reply, void *arg)
+{
+	struct docker_item	*it = arg;
+	uint32_t		 kind;
+	char			*text;
+
+	if (reply->hdr.type == MSG_ERROR) {
+		text = proxy_error_text(reply, &kind);
+		log_warnx("cannot destroy orphan sandbox %s: %s", it->id, text);
+		free(text);
+	} else {
+		if (reply->len != 0)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "unexpected payload");
+		log_info("orphan sandbox %s destroyed", it->id);
+		rc.orphans++;
+	}
+	if (--rc.destroying == 0)
+		recover_finish(1);
+}
+
+static void
+recover_reconcile(void)
+{
+	size_t	 i;
+
+	if (store_sandbox_load_all(env->datadir_fd, recover_record, NULL) ==
+	    -1) {
+		log_warn("cannot read the sandbox records");
+		recover_finish(0);
+		return;
+	}
+	remove_snapshot_leftovers();
+	for (i = 0; i < rc.count; i++) {
+		if (rc.items[i].kept)
+			continue;
+		if (proxy_destroy(rc.items[i].id, orphan_destroyed,
+		    &rc.items[i]) == 0)
+			fatalx("cannot reach dockerd-proxy");
+		rc.destroying++;
+	}
+	if (rc.destroying == 0)
+		recover_finish(1);
+}
+
+static void
+recover_listed(struct imsg *reply, void *arg)
+{
+	uint32_t	 kind;
+	char		*text;
+
+	switch (reply->hdr.type) {
+	case MSG_DOCKER_LIST_ITEM:
+		item_add(reply);
+		break;
+	case MSG_ERROR:
+		text = proxy_error_text(reply, &kind);
+		log_warnx("cannot list this server's sandboxes in Docker: %s",
+		    text);
+		free(text);
+		recover_finish(0);
+		break;
+	default:
+		if (reply->len != 0)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "unexpected payload");
+		recover_reconcile();
+		break;
+	}
+}
+
+void
+recover_start(void (*done)(int ok))
+{
+	memset(&rc, 0, sizeof(rc));
+	rc.done = done;
+	if (proxy_call(MSG_DOCKER_LIST, -1, NULL, MSG_DOCKER_LIST_ITEM,
+	    MSG_DOCKER_LIST_END, recover_listed, NULL) == 0)
+		recover_finish(0);
+}

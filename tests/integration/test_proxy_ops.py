@@ -1,0 +1,806 @@
+"""dockerd-proxy's operations against a real dockerd, with this test playing
+managerd: it starts the real dockerd-proxy on a socketpair (descriptor 3,
+jailed, seccomp kill), sends typed requests and checks the replies and
+what Docker then holds.  Run as root; skips (77) otherwise."""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+IMAGE = os.environ.get("AGENT_SANDBOX_TEST_IMAGE",
+                       "agent-sandbox/busybox:test")
+INSTANCE = secrets.token_hex(8)
+FOREIGN_ID = "sb_0123456789abcdef"
+NETWORK = "agent-sandbox-test-" + INSTANCE
+TEST_LABEL = "io.agent-sandbox.test"
+
+# common/msg.h
+MSG_PROXY_CONFIG = 101
+MSG_READY = 110
+MSG_DOCKER_PING = 400
+MSG_DOCKER_CREATE = 401
+MSG_DOCKER_DESTROY = 402
+MSG_DOCKER_STATE = 403
+MSG_DOCKER_LIST = 404
+MSG_DOCKER_EXEC = 405
+MSG_DOCKER_EXEC_CANCEL = 406
+MSG_DOCKER_PONG = 500
+MSG_DOCKER_DONE = 501
+MSG_DOCKER_STATE_RESULT = 502
+MSG_DOCKER_LIST_ITEM = 503
+MSG_DOCKER_LIST_END = 504
+MSG_DOCKER_EXEC_STARTED = 505
+MSG_DOCKER_EXEC_EXIT = 506
+MSG_ERROR = 900
+ERR_INVALID_REQUEST = 1
+ERR_FORBIDDEN = 3
+ERR_NOT_FOUND = 4
+ERR_BACKEND = 9
+IMSG_FD_MARK = 0x80000000
+
+
+def new_id():
+    return "sb_" + secrets.token_hex(8)
+
+
+# --- payload encoding (common/msg.c) -----------------------------------------
+
+def p_u8(v):
+    return struct.pack("<B", v)
+
+
+def p_u32(v):
+    return struct.pack("<I", v)
+
+
+def p_i64(v):
+    return struct.pack("<q", v)
+
+
+def p_double(v):
+    return struct.pack("<d", v)
+
+
+def p_str(s):
+    b = s.encode()
+    return p_u32(len(b)) + b
+
+
+def p_env(env):
+    out = p_u32(len(env))
+    for k, v in env.items():
+        out += p_str(k) + p_str(v)
+    return out
+
+
+def docker_create_payload(sid, image=IMAGE, cpus=0.5, memory_mb=128,
+                          pids_limit=64, network=False, read_only=True,
+                          env=None, uid=1000, gid=1000, tmp_mb=64,
+                          runtime="", network_name=NETWORK):
+    return (p_str(sid) + p_str(image) + p_double(cpus) + p_i64(memory_mb) +
+            p_i64(pids_limit) + p_u8(int(network)) + p_u8(int(read_only)) +
+            p_env(env or {}) + p_u32(uid) + p_u32(gid) + p_i64(tmp_mb) +
+            p_str(runtime) + p_str(network_name))
+
+
+def docker_exec_payload(sid, argv, env=None, workdir="/workspace",
+                        user="1000:1000", timeout=30.0):
+    out = p_str(sid) + p_u32(len(argv))
+    for a in argv:
+        out += p_str(a)
+    return (out + p_env(env or {}) + p_str(workdir) + p_str(user) +
+            p_double(timeout))
+
+
+class Reader:
+    def __init__(self, data):
+        self.data = data
+        self.off = 0
+
+    def take(self, n):
+        b = self.data[self.off:self.off + n]
+        if len(b) != n:
+            raise AssertionError("short payload")
+        self.off += n
+        return b
+
+    def u8(self):
+        return self.take(1)[0]
+
+    def u32(self):
+        return struct.unpack("<I", self.take(4))[0]
+
+    def i64(self):
+        return struct.unpack("<q", self.take(8))[0]
+
+    def str(self):
+        return self.take(self.u32()).decode()
+
+    def end(self):
+        if self.off != len(self.data):
+            raise AssertionError("long payload")
+
+
+def parse_frames(data):
+    """Frames of the exec pipe: [(stream, bytes)]; fails on anything else."""
+    frames, off = [], 0
+    while off < len(data):
+        if len(data) - off < 8:
+            raise AssertionError("truncated frame header: %r" % data[off:])
+        stream, z1, z2, z3, length = struct.unpack(">BBBBI",
+                                                   data[off:off + 8])
+        if stream not in (1, 2) or (z1, z2, z3) != (0, 0, 0):
+            raise AssertionError("bad frame header %r" % data[off:off + 8])
+        if length > 32768 or off + 8 + length > len(data):
+            raise AssertionError("bad frame length %d" % length)
+        frames.append((stream, data[off + 8:off + 8 + length]))
+        off += 8 + length
+    return frames
+
+
+# --- the proxy, driven as managerd drives it ---------------------------------
+
+class Proxy:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="as-proxy-")
+        self.log_path = os.path.join(self.tmp, "proxy.log")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = ours
+        binary = os.path.join(harness.BUILDDIR, "dockerd-proxy",
+                              "dockerd-proxy")
+        child_fd = theirs.fileno()
+
+        def at_fd_3():
+            os.dup2(child_fd, 3)
+
+        # For debugging only, e.g. "valgrind --error-exitcode=99" with
+        # AGENT_SANDBOX_TEST_SECCOMP=log.
+        wrapper = os.environ.get("AGENT_SANDBOX_TEST_PROXY_WRAPPER", "")
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(wrapper.split() + [binary],
+                                     stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log,
+                                     preexec_fn=at_fd_3, close_fds=False)
+        theirs.close()
+        self.lock = threading.Lock()
+        self.cond = threading.Condition()
+        self.inbox = []
+        self.closed = False
+        self.next_id = 1000
+        seccomp = os.environ.get("AGENT_SANDBOX_TEST_SECCOMP", "kill")
+        self.send(MSG_PROXY_CONFIG, 0, p_str("debug") + p_str(seccomp) +
+                  p_str("nobody") + p_str(os.path.join(self.tmp, "jail")) +
+                  p_str(harness.DOCKER_SOCKET) + p_str(INSTANCE))
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait(0, MSG_READY, timeout=20)
+
+    def peerid(self):
+        with self.lock:
+            self.next_id += 1
+            return self.next_id
+
+    def send(self, mtype, peerid, payload=b"", fd=None):
+        length = len(payload) | (IMSG_FD_MARK if fd is not None else 0)
+        data = struct.pack("<IIII", mtype, length, peerid, os.getpid()) + \
+            payload
+        with self.lock:
+            if fd is None:
+                self.sock.sendall(data)
+            else:
+                socket.send_fds(self.sock, [data[:1]], [fd])
+                self.sock.sendall(data[1:])
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                with self.cond:
+                    self.closed = True
+                    self.cond.notify_all()
+                return
+            buf += chunk
+            while len(buf) >= 16:
+                mtype, length, peerid, _ = struct.unpack("<IIII", buf[:16])
+                length &= ~IMSG_FD_MARK
+                if len(buf) < 16 + length:
+                    break
+                payload = buf[16:16 + length]
+                buf = buf[16 + length:]
+                with self.cond:
+                    self.inbox.append((mtype, peerid, payload))
+                    self.cond.notify_all()
+
+    def next(self, peerid, timeout=60):
+        """The next message for peerid: (type, payload)."""
+        deadline = time.time() + timeout
+        with self.cond:
+            while True:
+                for i, (mtype, pid, payload) in enumerate(self.inbox):
+                    if pid == peerid:
+                        del self.inbox[i]
+                        return mtype, payload
+                if self.closed:
+                    raise AssertionError("dockerd-proxy went away:\n" +
+                                         self.log_text())
+                left = deadline - time.time()
+                if left <= 0:
+                    raise AssertionError("no reply for %d:\n%s" %
+                                         (peerid, self.log_text()))
+                self.cond.wait(left)
+
+    def wait(self, peerid, mtype, timeout=60):
+        got, payload = self.next(peerid, timeout)
+        if got != mtype:
+            raise AssertionError("expected %d, got %d %r" %
+                                 (mtype, got, describe(got, payload)))
+        return payload
+
+    def request(self, mtype, payload=b"", fd=None):
+        peerid = self.peerid()
+        self.send(mtype, peerid, payload, fd)
+        return peerid
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def stop(self):
+        # shutdown, not just close: the reader thread still holds the socket.
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    # Operations.
+
+    def create(self, sid, **kw):
+        return self.next(self.request(MSG_DOCKER_CREATE,
+                                      docker_create_payload(sid, **kw)),
+                         timeout=120)
+
+    def destroy(self, sid):
+        return self.next(self.request(MSG_DOCKER_DESTROY, p_str(sid)))
+
+    def state(self, sid):
+        return self.next(self.request(MSG_DOCKER_STATE, p_str(sid)))
+
+    def list(self):
+        peerid = self.request(MSG_DOCKER_LIST)
+        items = {}
+        while True:
+            mtype, payload = self.next(peerid)
+            if mtype == MSG_DOCKER_LIST_END:
+                return items
+            if mtype != MSG_DOCKER_LIST_ITEM:
+                raise AssertionError(describe(mtype, payload))
+            r = Reader(payload)
+            sid, container, running = r.str(), r.u8(), r.u8()
+            r.end()
+            items[sid] = (container, running)
+
+    def exec_start(self, sid, argv, **kw):
+        """Start an exec; returns (peerid, read end of the pipe)."""
+        rfd, wfd = os.pipe()
+        peerid = self.request(MSG_DOCKER_EXEC,
+                              docker_exec_payload(sid, argv, **kw), fd=wfd)
+        os.close(wfd)
+        return peerid, rfd
+
+    def exec(self, sid, argv, **kw):
+        """Run to the end: (reply type, error or (exit, timed_out), frames,
+        seconds)."""
+        t0 = time.time()
+        peerid, rfd = self.exec_start(sid, argv, **kw)
+        data = []
+        reader = threading.Thread(target=drain, args=(rfd, data))
+        reader.start()
+        mtype, payload = self.next(peerid)
+        if mtype == MSG_ERROR:
+            reader.join()
+            return mtype, decode_error(payload), [], time.time() - t0
+        assert mtype == MSG_DOCKER_EXEC_STARTED, describe(mtype, payload)
+        payload = self.wait(peerid, MSG_DOCKER_EXEC_EXIT,
+                            timeout=kw.get("timeout", 30.0) + 30)
+        reader.join()
+        r = Reader(payload)
+        result = (r.i64(), r.u8())
+        r.end()
+        return (MSG_DOCKER_EXEC_EXIT, result, parse_frames(b"".join(data)),
+                time.time() - t0)
+
+    def sh(self, sid, script, **kw):
+        """A shell command: (exit, stdout, stderr)."""
+        mtype, result, frames, _ = self.exec(sid, ["/bin/sh", "-c", script],
+                                             **kw)
+        assert mtype == MSG_DOCKER_EXEC_EXIT, result
+        out = b"".join(d for s, d in frames if s == 1).decode()
+        err = b"".join(d for s, d in frames if s == 2).decode()
+        return result[0], out, err
+
+
+def drain(fd, data):
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data.append(chunk)
+    os.close(fd)
+
+
+def proc_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS for %d" % pid)
+
+
+def decode_error(payload):
+    r = Reader(payload)
+    kind, text = r.u32(), r.str()
+    r.end()
+    return kind, text
+
+
+def describe(mtype, payload):
+    if mtype == MSG_ERROR:
+        return ("ERROR",) + decode_error(payload)
+    return (mtype, payload)
+
+
+# --- Docker, asked directly --------------------------------------------------
+
+def docker(method, path, body=None):
+    status, data = harness.docker_request(method, "/v1.41" + path, body=body)
+    return status, (json.loads(data) if data.strip() else None)
+
+
+def container(name):
+    status, obj = docker("GET", "/containers/%s/json" % name)
+    return obj if status == 200 else None
+
+
+def volume(name):
+    status, obj = docker("GET", "/volumes/%s" % name)
+    return obj if status == 200 else None
+
+
+def labelled(kind, label):
+    filters = json.dumps({"label": [label]})
+    q = "all=1&" if kind == "containers" else ""
+    status, obj = docker("GET", "/%s%s?%sfilters=%s" % (
+        kind, "/json" if kind == "containers" else "", q,
+        urlquote(filters)))
+    if kind == "volumes":
+        return [v["Name"] for v in (obj or {}).get("Volumes") or []]
+    return [c["Id"] for c in obj or []]
+
+
+def urlquote(s):
+    import urllib.parse
+    return urllib.parse.quote(s, safe="")
+
+
+def cleanup_docker():
+    """Everything this test made, found by labels and names."""
+    for label in ("io.agent-sandbox.instance=" + INSTANCE,
+                  TEST_LABEL + "=" + INSTANCE):
+        for cid in labelled("containers", label):
+            docker("DELETE", "/containers/%s?force=true&v=true" % cid)
+        for name in labelled("volumes", label):
+            docker("DELETE", "/volumes/%s?force=true" % name)
+    docker("DELETE", "/networks/%s" % NETWORK)
+
+
+PROXY = None
+
+
+def setUpModule():
+    global PROXY
+    status, _ = docker("GET", "/images/%s/json" % urlquote(IMAGE))
+    if status != 200:
+        raise unittest.SkipTest("test image %s is missing" % IMAGE)
+    PROXY = Proxy()
+
+
+def tearDownModule():
+    try:
+        if PROXY is not None:
+            alive = PROXY.proc.poll() is None
+            PROXY.stop()
+            if not alive or PROXY.proc.returncode != 0:
+                print(PROXY.log_text(), file=sys.stderr)
+            assert alive, "dockerd-proxy died (seccomp?)"
+            assert PROXY.proc.returncode == 0, \
+                "dockerd-proxy exited with %d" % PROXY.proc.returncode
+    finally:
+        cleanup_docker()
+
+
+class ProxyOps(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sid = new_id()
+        mtype, payload = PROXY.create(cls.sid, env={"FOO": "bar"})
+        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+        cls.name = "agent-sandbox-" + cls.sid
+
+    def test_hardened_defaults(self):
+        c = container(self.name)
+        host = c["HostConfig"]
+        self.assertTrue(host["ReadonlyRootfs"])
+        self.assertEqual(host["CapDrop"], ["ALL"])
+        self.assertFalse(host.get("CapAdd"))
+        self.assertIn("no-new-privileges:true", host["SecurityOpt"])
+        self.assertEqual(host["PidsLimit"], 64)
+        self.assertEqual(host["Memory"], 128 * 1024 * 1024)
+        self.assertEqual(host["MemorySwap"], host["Memory"])
+        self.assertEqual(host["NanoCpus"], 500000000)
+        self.assertEqual(host["NetworkMode"], "none")
+        self.assertFalse(host["Privileged"])
+        self.assertEqual(host["IpcMode"], "private")
+        self.assertTrue(host["Init"])
+        self.assertTrue(host["Tmpfs"]["/tmp"].startswith(
+            "rw,nosuid,nodev,size="))
+        self.assertIsNone(host["Binds"])
+        self.assertEqual(c["Config"]["User"], "1000:1000")
+        self.assertEqual(c["Config"]["Hostname"], "sandbox")
+        self.assertIn("HOME=/workspace", c["Config"]["Env"])
+        self.assertIn("FOO=bar", c["Config"]["Env"])
+        self.assertTrue(c["State"]["Running"])
+        mounts = c["Mounts"]
+        self.assertEqual(len(mounts), 1)
+        self.assertEqual(mounts[0]["Type"], "volume")
+        self.assertEqual(mounts[0]["Name"], self.name + "-workspace")
+        self.assertEqual(mounts[0]["Destination"], "/workspace")
+        for labels in (c["Config"]["Labels"],
+                       volume(self.name + "-workspace")["Labels"]):
+            self.assertEqual(labels["io.agent-sandbox.managed"], "true")
+            self.assertEqual(labels["io.agent-sandbox.id"], self.sid)
+            self.assertEqual(labels["io.agent-sandbox.instance"], INSTANCE)
+        # The never-started workspace-prep container is gone.
+        self.assertIsNone(container(self.name + "-init"))
+
+        code, out, _ = PROXY.sh(self.sid, "id -u")
+        self.assertEqual((code, out), (0, "1000\n"))
+        code, out, _ = PROXY.sh(self.sid, "grep -E '^(CapEff|NoNewPrivs)' "
+                                "/proc/self/status")
+        self.assertIn("CapEff:\t0000000000000000", out)
+        self.assertIn("NoNewPrivs:\t1", out)
+        code, _, _ = PROXY.sh(self.sid, "touch /etc/x")
+        self.assertNotEqual(code, 0)
+        code, out, _ = PROXY.sh(self.sid, "ls /sys/class/net")
+        self.assertEqual(out.split(), ["lo"])
+
+    def test_workspace_owned_by_sandbox_user(self):
+        out = subprocess.run(["docker", "exec", self.name, "stat", "-c",
+                              "%u:%g", "/workspace"], capture_output=True,
+                             text=True, check=True).stdout
+        self.assertEqual(out.strip(), "1000:1000")
+        code, out, err = PROXY.sh(self.sid, "echo hi > /workspace/f && "
+                                  "stat -c %u:%g /workspace/f && "
+                                  "mkdir /workspace/d && cat /workspace/f")
+        self.assertEqual((code, out, err), (0, "1000:1000\nhi\n", ""))
+
+    def test_workspace_owned_writable_rootfs(self):
+        sid = new_id()
+        mtype, payload = PROXY.create(sid, read_only=False, uid=1234,
+                                      gid=2345)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        try:
+            code, out, _ = PROXY.sh(sid, "stat -c %u:%g /workspace && "
+                                    "touch /workspace/x && id -u",
+                                    user="1234:2345")
+            self.assertEqual((code, out), (0, "1234:2345\n1234\n"))
+            self.assertIsNone(container("agent-sandbox-%s-init" % sid))
+        finally:
+            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+
+    def test_exec_echo(self):
+        mtype, result, frames, _ = PROXY.exec(self.sid, ["echo", "hello"])
+        self.assertEqual(mtype, MSG_DOCKER_EXEC_EXIT)
+        self.assertEqual(result, (0, 0))
+        self.assertEqual(frames, [(1, b"hello\n")])
+
+    def test_exec_streams_env_workdir(self):
+        mtype, result, frames, _ = PROXY.exec(
+            self.sid, ["/bin/sh", "-c", "echo out; echo err >&2; pwd; "
+                       "echo $FOO $BAR; exit 3"],
+            env={"BAR": "baz"}, workdir="/tmp")
+        self.assertEqual(result, (3, 0))
+        out = b"".join(d for s, d in frames if s == 1)
+        err = b"".join(d for s, d in frames if s == 2)
+        self.assertEqual(out, b"out\n/tmp\nbar baz\n")
+        self.assertEqual(err, b"err\n")
+
+    def test_exec_argv_not_split(self):
+        mtype, result, frames, _ = PROXY.exec(
+            self.sid, ["printf", "%s|", "a b", "$HOME"])
+        self.assertEqual(b"".join(d for _, d in frames), b"a b|$HOME|")
+
+    def test_exec_large_output(self):
+        n = 5 * 1024 * 1024
+        mtype, result, frames, _ = PROXY.exec(
+            self.sid, ["/bin/sh", "-c", "head -c %d /dev/zero" % n])
+        self.assertEqual(result, (0, 0))
+        self.assertEqual(sum(len(d) for _, d in frames), n)
+        self.assertTrue(all(len(d) <= 32768 for _, d in frames))
+
+    def test_exec_timeout_kills_group(self):
+        mtype, result, frames, secs = PROXY.exec(
+            self.sid, ["/bin/sh", "-c", "sleep 300 & sleep 300; echo never"],
+            timeout=1.0)
+        self.assertEqual(mtype, MSG_DOCKER_EXEC_EXIT)
+        exit_code, timed_out = result
+        self.assertEqual(timed_out, 1)
+        self.assertNotEqual(exit_code, 0)
+        self.assertNotIn(b"never", b"".join(d for _, d in frames))
+        self.assertLess(secs, 15)
+        self.assertNoSleep("sleep 300")
+
+    def test_exec_timeout_kills_descendants(self):
+        # A descendant in a session of its own escapes the group kill.
+        mtype, result, frames, secs = PROXY.exec(
+            self.sid, ["/bin/sh", "-c",
+                       "setsid sleep 301 & sleep 302 & echo started; wait"],
+            timeout=1.0)
+        self.assertEqual(result[1], 1)
+        self.assertIn(b"started", b"".join(d for _, d in frames))
+        self.assertLess(secs, 15)
+        self.assertNoSleep("sleep 301")
+        self.assertNoSleep("sleep 302")
+
+    def assertNoSleep(self, what):
+        deadline = time.time() + 5
+        while True:
+            # No ps in every image: read /proc directly.
+            _, out, _ = PROXY.sh(self.sid, "for f in /proc/[0-9]*/cmdline; "
+                                 "do tr '\\0' ' ' < $f; echo; done")
+            if what not in out or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertNotIn(what, out)
+
+    def test_exec_cancel(self):
+        t0 = time.time()
+        peerid, rfd = PROXY.exec_start(self.sid, ["sleep", "303"],
+                                       timeout=300.0)
+        self.assertEqual(PROXY.next(peerid)[0], MSG_DOCKER_EXEC_STARTED)
+        PROXY.send(MSG_DOCKER_EXEC_CANCEL, peerid)
+        payload = PROXY.wait(peerid, MSG_DOCKER_EXEC_EXIT, timeout=20)
+        self.assertLess(time.time() - t0, 15)
+        self.assertEqual(os.read(rfd, 100), b"")   # closed, nothing sent
+        os.close(rfd)
+        self.assertNotEqual(Reader(payload).i64(), 0)
+        self.assertNoSleep("sleep 303")
+
+    def test_exec_reader_gone(self):
+        peerid, rfd = PROXY.exec_start(self.sid, ["yes"], timeout=300.0)
+        self.assertEqual(PROXY.next(peerid)[0], MSG_DOCKER_EXEC_STARTED)
+        os.read(rfd, 1000)
+        os.close(rfd)
+        PROXY.wait(peerid, MSG_DOCKER_EXEC_EXIT, timeout=20)
+        self.assertNoSleep("yes")
+
+    def test_exec_backpressure(self):
+        """A reader that stops: the proxy pauses Docker, its memory stays
+        flat, and the output arrives whole when reading resumes."""
+        n = 64 * 1024 * 1024
+        before = proc_rss_kb(PROXY.proc.pid)
+        peerid, rfd = PROXY.exec_start(
+            self.sid, ["/bin/sh", "-c", "head -c %d /dev/zero" % n],
+            timeout=300.0)
+        self.assertEqual(PROXY.next(peerid)[0], MSG_DOCKER_EXEC_STARTED)
+        time.sleep(2)
+        grown = proc_rss_kb(PROXY.proc.pid) - before
+        self.assertLess(grown, 8 * 1024, "proxy RSS grew %d KiB" % grown)
+        data = []
+        drain(rfd, data)
+        frames = parse_frames(b"".join(data))
+        self.assertEqual(sum(len(d) for _, d in frames), n)
+        payload = PROXY.wait(peerid, MSG_DOCKER_EXEC_EXIT)
+        self.assertEqual(Reader(payload).i64(), 0)
+
+    def test_exec_concurrent(self):
+        count = 64
+        results = [None] * count
+
+        def one(i):
+            results[i] = PROXY.exec(
+                self.sid, ["/bin/sh", "-c", "sleep 1; echo %d" % i])
+
+        threads = [threading.Thread(target=one, args=(i,))
+                   for i in range(count)]
+        t0 = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i, (mtype, result, frames, _) in enumerate(results):
+            self.assertEqual(mtype, MSG_DOCKER_EXEC_EXIT, result)
+            self.assertEqual(result, (0, 0))
+            self.assertEqual(frames, [(1, b"%d\n" % i)])
+        self.assertLess(time.time() - t0, 30)
+
+    def test_exec_missing_sandbox(self):
+        mtype, error, _, _ = PROXY.exec(new_id(), ["true"])
+        self.assertEqual(mtype, MSG_ERROR)
+        self.assertEqual(error[0], ERR_NOT_FOUND)
+        self.assertRegex(error[1], r"^sandbox sb_[0-9a-f]{16}: not found$")
+
+    def test_exec_bad_workdir(self):
+        mtype, result, frames, _ = PROXY.exec(self.sid, ["true"],
+                                              workdir="/nonexistent")
+        self.assertEqual(mtype, MSG_DOCKER_EXEC_EXIT)
+        self.assertNotEqual(result[0], 0)
+        self.assertIn(b"nonexistent", b"".join(d for _, d in frames))
+
+    def test_state(self):
+        mtype, payload = PROXY.state(self.sid)
+        self.assertEqual(mtype, MSG_DOCKER_STATE_RESULT)
+        self.assertEqual(payload, b"\x01\x01")
+        mtype, payload = PROXY.state(new_id())
+        self.assertEqual((mtype, payload), (MSG_DOCKER_STATE_RESULT,
+                                            b"\x00\x00"))
+
+    def test_list(self):
+        items = PROXY.list()
+        self.assertEqual(items.get(self.sid), (1, 1))
+        self.assertNotIn(FOREIGN_ID, items)
+
+    def test_zz_destroy(self):
+        sid = new_id()
+        self.assertEqual(PROXY.create(sid)[0], MSG_DOCKER_DONE)
+        self.assertIn(sid, PROXY.list())
+        self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+        self.assertIsNone(container("agent-sandbox-" + sid))
+        self.assertIsNone(volume("agent-sandbox-%s-workspace" % sid))
+        self.assertNotIn(sid, PROXY.list())
+        self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+        mtype, payload = PROXY.state(sid)
+        self.assertEqual(payload, b"\x00\x00")
+        mtype, error, _, _ = PROXY.exec(sid, ["true"])
+        self.assertEqual(error[0], ERR_NOT_FOUND)
+
+
+class Foreign(unittest.TestCase):
+    """A container named like a sandbox but not made by this server."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.name = "agent-sandbox-" + FOREIGN_ID
+        docker("DELETE", "/containers/%s?force=true" % cls.name)
+        status, obj = docker("POST", "/containers/create?name=" + cls.name, {
+            "Image": IMAGE, "Cmd": ["sleep", "3600"],
+            "Labels": {TEST_LABEL: INSTANCE}})
+        assert status == 201, obj
+        cls.cid = obj["Id"]
+        status, _ = docker("POST", "/containers/%s/start" % cls.cid)
+        assert status == 204
+
+    @classmethod
+    def tearDownClass(cls):
+        docker("DELETE", "/containers/%s?force=true" % cls.cid)
+
+    def test_refused(self):
+        mtype, payload = PROXY.destroy(FOREIGN_ID)
+        self.assertEqual(mtype, MSG_ERROR)
+        kind, text = decode_error(payload)
+        self.assertEqual(kind, ERR_FORBIDDEN)
+        self.assertIn("not managed by this server", text)
+        mtype, error, _, _ = PROXY.exec(FOREIGN_ID, ["true"])
+        self.assertEqual(mtype, MSG_ERROR)
+        self.assertEqual(error[0], ERR_FORBIDDEN)
+        mtype, payload = PROXY.state(FOREIGN_ID)
+        self.assertEqual(mtype, MSG_ERROR)
+        # Left alone, still running, and named in the log.
+        c = container(self.name)
+        self.assertIsNotNone(c)
+        self.assertEqual(c["Id"], self.cid)
+        self.assertTrue(c["State"]["Running"])
+        self.assertIn("refusing to destroy " + self.name, PROXY.log_text())
+        self.assertIn("refusing to exec in " + self.name, PROXY.log_text())
+        self.assertNotIn(FOREIGN_ID, PROXY.list())
+
+    def test_create_over_foreign_name(self):
+        mtype, payload = PROXY.create(FOREIGN_ID)
+        self.assertEqual(mtype, MSG_ERROR)
+        kind, text = decode_error(payload)
+        self.assertEqual(kind, ERR_INVALID_REQUEST, text)
+        self.assertEqual(container(self.name)["Id"], self.cid)
+        # Our own volume was made, then removed again.
+        self.assertIsNone(volume(self.name + "-workspace"))
+
+
+class CreateFailures(unittest.TestCase):
+
+    def test_missing_image(self):
+        sid = new_id()
+        image = "agent-sandbox/does-not-exist-%s:nope" % INSTANCE
+        t0 = time.time()
+        mtype, payload = PROXY.create(sid, image=image)
+        self.assertEqual(mtype, MSG_ERROR)
+        kind, text = decode_error(payload)
+        self.assertEqual(kind, ERR_INVALID_REQUEST)
+        self.assertTrue(text.startswith("cannot pull image %s: " % image),
+                        text)
+        self.assertLess(time.time() - t0, 60)
+        self.assertIsNone(container("agent-sandbox-" + sid))
+        self.assertIsNone(volume("agent-sandbox-%s-workspace" % sid))
+        self.assertIsNone(container("agent-sandbox-%s-init" % sid))
+
+    def test_bad_reference(self):
+        mtype, payload = PROXY.create(new_id(), image="../../containers/x")
+        self.assertEqual(mtype, MSG_ERROR)
+        self.assertEqual(decode_error(payload)[0], ERR_INVALID_REQUEST)
+
+    def test_root_user_refused(self):
+        mtype, payload = PROXY.create(new_id(), uid=0, gid=0)
+        self.assertEqual(mtype, MSG_ERROR)
+
+    def test_network(self):
+        sid = new_id()
+        mtype, payload = PROXY.create(sid, network=True)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        try:
+            c = container("agent-sandbox-" + sid)
+            self.assertEqual(c["HostConfig"]["NetworkMode"], NETWORK)
+            status, net = docker("GET", "/networks/" + NETWORK)
+            self.assertEqual(net["Driver"], "bridge")
+            self.assertEqual(
+                net["Options"]["com.docker.network.bridge.enable_icc"],
+                "false")
+            self.assertEqual(net["Labels"]["io.agent-sandbox.managed"],
+                             "true")
+        finally:
+            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+
+    def test_network_concurrent_ensure(self):
+        docker("DELETE", "/networks/" + NETWORK)
+        sids = [new_id() for _ in range(4)]
+        peerids = [PROXY.request(MSG_DOCKER_CREATE, docker_create_payload(
+            sid, network=True)) for sid in sids]
+        try:
+            for peerid in peerids:
+                mtype, payload = PROXY.next(peerid, timeout=120)
+                self.assertEqual(mtype, MSG_DOCKER_DONE,
+                                 describe(mtype, payload))
+            status, nets = docker("GET", "/networks")
+            self.assertEqual([n["Name"] for n in nets].count(NETWORK), 1)
+        finally:
+            for sid in sids:
+                PROXY.destroy(sid)
+
+
+def main():
+    harness.require_root_and_docker()
+    try:
+        result = unittest.main(exit=False, verbosity=2).result
+    finally:
+        cleanup_docker()
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
