@@ -85,8 +85,8 @@ const char *respond_reason(int status);
 int	auth_check(const char *authorization, const char *x_api_key,
 	    char *const *keys, size_t nkeys);
 /* 0: go on; -1: the 401 has been sent. */
-int	auth_request(struct evhttp_request *, char *const *keys, size_t nkeys,
-	    int insecure_no_auth);
+int	auth_request(struct evhttp_request *, char *const *keys,
+	    size_t nkeys, int insecure_no_auth);
 
 /* utf8.c: Python's decode("utf-8", "replace"), whole or incremental. */
 struct utf8_decoder {
@@ -107,9 +107,9 @@ int	jsonout_stream_event(struct evbuffer *, const char *type,
 	    const char *utf8, size_t len);
 int	jsonout_stream_exit(struct evbuffer *, int64_t exit_code,
 	    int timed_out, int64_t duration_ms);
-int	jsonout_exec_result(struct evbuffer *, const char *out, size_t outlen,
-	    const char *err, size_t errlen, int64_t exit_code, int timed_out,
-	    int truncated, int64_t duration_ms);
+int	jsonout_exec_result(struct evbuffer *, const char *out,
+	    size_t outlen, const char *err, size_t errlen, int64_t exit_code,
+	    int timed_out, int truncated, int64_t duration_ms);
 
 /* exec_output.c */
 #define EXEC_STDOUT	0
@@ -187,7 +187,7 @@ struct jv {
 		} i;
 		double	 f;
 		struct {
-			char	*s;	/* NUL-terminated; may hold NULs */
+			char	*s;	/* NUL-ended; may hold NULs */
 			size_t	 len;
 		} s;
 		struct {
@@ -212,7 +212,8 @@ struct pyjson_error {
 #define PYJSON_OK	0
 #define PYJSON_ERROR	(-1)	/* a JSONDecodeError */
 #define PYJSON_FATAL	(-2)	/* anything else Python fails with */
-int	pyjson_parse(const void *, size_t, struct jv *, struct pyjson_error *);
+int	pyjson_parse(const void *, size_t, struct jv *,
+	    struct pyjson_error *);
 void	jv_free(struct jv *);
 json_object *jv_to_json(const struct jv *);
 

@@ -34,7 +34,7 @@
 /* Where an error is: ["body", field, sub, key or index]. */
 struct loc {
 	const char	*field;
-	const char	*sub;		/* union member: "str", "list[str]" */
+	const char	*sub;		/* union member ("str"...) */
 	const char	*key;		/* dict key */
 	size_t		 keylen;
 	long		 idx;		/* list index, or -1 */

@@ -38,15 +38,13 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{ "/healthz",			EVHTTP_REQ_GET,	route_health },
-	{ "/v1/sandboxes",		EVHTTP_REQ_POST, route_sandbox_create },
-	{ "/v1/sandboxes",		EVHTTP_REQ_GET,	route_sandbox_list },
-	{ "/v1/sandboxes/*",		EVHTTP_REQ_GET,	route_sandbox_get },
-	{ "/v1/sandboxes/*",		EVHTTP_REQ_DELETE,
-	    route_sandbox_delete },
-	{ "/v1/sandboxes/*/timeout",	EVHTTP_REQ_POST,
-	    route_sandbox_timeout },
-	{ "/v1/sandboxes/*/exec",	EVHTTP_REQ_POST, route_exec },
+	{ "/healthz", EVHTTP_REQ_GET, route_health },
+	{ "/v1/sandboxes", EVHTTP_REQ_POST, route_sandbox_create },
+	{ "/v1/sandboxes", EVHTTP_REQ_GET, route_sandbox_list },
+	{ "/v1/sandboxes/*", EVHTTP_REQ_GET, route_sandbox_get },
+	{ "/v1/sandboxes/*", EVHTTP_REQ_DELETE, route_sandbox_delete },
+	{ "/v1/sandboxes/*/timeout", EVHTTP_REQ_POST, route_sandbox_timeout },
+	{ "/v1/sandboxes/*/exec", EVHTTP_REQ_POST, route_exec },
 	{ "/v1/sandboxes/*/exec/stream", EVHTTP_REQ_POST, route_exec_stream },
 };
 #define NROUTES	(sizeof(routes) / sizeof(routes[0]))
@@ -162,7 +160,8 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		if (routes[i].method == evhttp_request_get_command(req)) {
 			if (strncmp(routes[i].pattern, "/v1/", 4) == 0 &&
 			    auth_request(req, apid->api_keys,
-			    apid->api_keys_count, apid->insecure_no_auth) == -1) {
+			    apid->api_keys_count,
+			    apid->insecure_no_auth) == -1) {
 				free(path);
 				return;
 			}
@@ -199,12 +198,25 @@ http_setup(struct evhttp *http)
 	evhttp_set_gencb(http, http_request_cb, NULL);
 }
 
+/* The reply is out: the next request on the connection reads freely. */
+static void
+watch_done(struct evhttp_request *req, void *arg)
+{
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+
+	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
+		bufferevent_setwatermark(bev, EV_READ, 0, 0);
+}
+
 /*
  * evhttp stops reading a connection while we work on its request, so it
  * would learn that the client hung up only when the reply fails.  Read
- * (into the input buffer, bounded, for a pipelined next request) so that
- * EOF reaches evhttp's error callback now: it detaches the request and
- * runs the close callback, which tells us the client is gone.
+ * (into the input buffer, for a pipelined next request, bounded by a
+ * watermark that lasts until the reply is out) so that EOF reaches
+ * evhttp's error callback now: it detaches the request and runs the close
+ * callback, which tells us the client is gone.
  */
 void
 http_watch_close(struct evhttp_request *req)
@@ -221,6 +233,7 @@ http_watch_close(struct evhttp_request *req)
 	bufferevent_getcb(bev, NULL, &wcb, &ecb, &cbarg);
 	bufferevent_setcb(bev, NULL, wcb, ecb, cbarg);
 	bufferevent_setwatermark(bev, EV_READ, 0, WATCH_READ_MAX);
+	evhttp_request_set_on_complete_cb(req, watch_done, NULL);
 	bufferevent_enable(bev, EV_READ);
 }
 

@@ -28,7 +28,8 @@
 #include "format.h"
 
 #define PYJSON_MAX_DEPTH	512
-#define PY_INT_MAX_DIGITS	4300	/* sys.int_info.default_max_str_digits */
+/* Python's sys.int_info.default_max_str_digits */
+#define PY_INT_MAX_DIGITS	4300
 
 struct jparser {
 	const unsigned char	*s;
@@ -342,7 +343,7 @@ scan_number(struct jparser *p, size_t start, struct jv *v, size_t *next)
 		errno = 0;
 		v->u.i.v = strtoll(text, &ep, 10);
 		if (errno == ERANGE) {
-			/* Python keeps every digit; say them back as written. */
+			/* Python keeps every digit: say them as written. */
 			v->u.i.big = text;
 			v->u.i.f = strtod(text, NULL);
 		} else {
@@ -374,9 +375,10 @@ static int
 kref_cmp(const void *a, const void *b)
 {
 	const struct kref	*x = a, *y = b;
-	size_t			 n = x->klen < y->klen ? x->klen : y->klen;
+	size_t			 n;
 	int			 c;
 
+	n = x->klen < y->klen ? x->klen : y->klen;
 	if ((c = memcmp(x->key, y->key, n)) != 0)
 		return c;
 	if (x->klen != y->klen)

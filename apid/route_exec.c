@@ -43,14 +43,14 @@ struct exec_state {
 	struct apid_request	*ar;
 	struct evhttp_request	*req;
 	int			 stream;	/* .../exec/stream */
-	int			 fd;		/* pipe read end, or -1 */
+	int			 fd;		/* pipe read end or -1 */
 	struct event		*ev;
 	int			 reading;	/* ev is added */
 	int			 started;	/* EXEC_STARTED came */
 	int			 reply_started;	/* the 200 went out */
 	int			 exited;	/* EXEC_EXIT came */
 	int			 eof;		/* the pipe is done */
-	int			 gone;		/* the client went away */
+	int			 gone;		/* the client left */
 	struct exec_exit	 exit;
 	struct timespec		 t0;
 	struct frame_parser	 fp;
@@ -223,7 +223,7 @@ exec_fail(struct exec_state *st, struct imsg *imsg)
 		(void)msgr_u32(&r);
 		text = msgr_str(&r, MSG_MAX_STRING);
 		if (msgr_end(&r) == -1 || text == NULL)
-			peer_bad_message(&apid->parent, imsg, "malformed error");
+			peer_bad_message(&apid->parent, imsg, "bad error");
 		respond_error(st->req, ERR_BACKEND, text);
 		free(text);
 	}
@@ -354,7 +354,7 @@ exec_reply(struct apid_request *ar, struct imsg *imsg)
 		return APID_REPLY_DONE;
 	case MSG_ERROR:
 		if (!st->started) {
-			/* Nothing went out yet: a normal error (§3.6 rule 6). */
+			/* Nothing went out: a normal error (§3.6 rule 6). */
 			if (respond_error_imsg(st->req, imsg) == -1)
 				peer_bad_message(&apid->parent, imsg,
 				    "malformed error");

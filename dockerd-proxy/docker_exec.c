@@ -387,12 +387,9 @@ exec_flush(struct exec *e)
 
 	while (!e->discard && evbuffer_get_length(e->out) > 0) {
 		n = evbuffer_write(e->out, e->fd);
-		if (n > 0)
+		if (n > 0 || (n == -1 && errno == EINTR))
 			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR)) {
-			if (errno == EINTR)
-				continue;
+		if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK) {
 			event_add(e->ev_pipe, NULL);
 			return 0;
 		}

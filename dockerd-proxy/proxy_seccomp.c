@@ -7,8 +7,10 @@
  *
  * seccomp cannot see the path given to connect(2): proxy_jail.c makes
  * /docker.sock the only socket there is to reach.  Measured with strace
- * -f over start-up, GET /healthz (a Docker ping) and shutdown; the fcntl
- * lines are for the stream pipes still to come.
+ * -f over start-up, GET /healthz (a Docker ping), every operation of
+ * tests/integration/test_proxy_ops.py (create, destroy, state, list,
+ * exec with its output pipe, timeouts, cancels) and shutdown.  Timers
+ * are epoll_wait timeouts; exec output goes to its pipe with writev.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -34,7 +36,7 @@ static const struct seccomp_rule proxy_rules[] = {
 	SC_ALLOW(readv),
 	SC_ALLOW(writev),
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
-	/* Making a passed pipe non-blocking; nothing else of fcntl. */
+	/* Making a passed exec pipe non-blocking; nothing else of fcntl. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
 };

@@ -4,10 +4,12 @@ away.  Run as root; skips (77) otherwise."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -373,11 +375,13 @@ class CommandLine(unittest.TestCase):
     def test_serve_flags_reach_the_server(self):
         managerd, libexec = harness.binaries()
         port = harness.free_port()
+        data = tempfile.mkdtemp(prefix="as-cli-")
+        self.addCleanup(shutil.rmtree, data, True)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "AGENT_SANDBOX_MANAGERD": managerd,
                "AGENT_SANDBOX_LIBEXEC_DIR": libexec,
                "AGENT_SANDBOX_INSECURE_NO_AUTH": "true",
-               "AGENT_SANDBOX_DATA_DIR": "/tmp/as-cli-%d" % os.getpid(),
+               "AGENT_SANDBOX_DATA_DIR": data,
                "AGENT_SANDBOX_PORT": "1"}
         proc = subprocess.Popen([self.cli(), "serve", "--host", "127.0.0.1",
                                  "--port", str(port)], env=env,

@@ -30,7 +30,7 @@ struct json_case {
 	int		 rc;
 	const char	*msg;
 	size_t		 pos;
-	const char	*value;		/* compact re-encoding, if checked */
+	const char	*value;		/* compact re-encoding */
 };
 
 /* Computed with json.loads() (and json.dumps() of the result). */
@@ -150,7 +150,8 @@ static void
 test_pyjson_values(void **state)
 {
 	static const char	 text[] = "{\"i\": -42, \"f\": 2.5, "
-	    "\"big\": 123456789012345678901234, \"n\": NaN, \"s\": \"a\\u0000b\","
+	    "\"big\": 123456789012345678901234, \"n\": NaN, "
+	    "\"s\": \"a\\u0000b\","
 	    " \"t\": true}";
 	struct pyjson_error	 err;
 	struct jv		 v;
@@ -453,7 +454,8 @@ test_create_types(void **state)
 	create_422(JSON, "{\"memory_mb\": -99999999999999999999999}",
 	    "{\"detail\":[{\"type\":\"greater_than_equal\",\"loc\":[\"body\","
 	    "\"memory_mb\"],\"msg\":\"Input should be greater than or equal "
-	    "to 16\",\"input\":-99999999999999999999999,\"ctx\":{\"ge\":16}}]}");
+	    "to 16\",\"input\":-99999999999999999999999,"
+	    "\"ctx\":{\"ge\":16}}]}");
 }
 
 static void

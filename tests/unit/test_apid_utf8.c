@@ -241,7 +241,8 @@ test_ndjson_event(void **state)
 	}
 	assert_int_equal(jsonout_stream_event(b, "stderr", "boom\n", 5), 0);
 	s = buffer_text(b);
-	assert_string_equal(s, "{\"type\": \"stderr\", \"data\": \"boom\\n\"}\n");
+	assert_string_equal(s,
+	    "{\"type\": \"stderr\", \"data\": \"boom\\n\"}\n");
 	free(s);
 	evbuffer_free(b);
 }

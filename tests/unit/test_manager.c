@@ -994,9 +994,12 @@ test_reaper(void **state)
 	reaper_run();
 	call = expect_proxy_id(MSG_DOCKER_DESTROY, s);
 	no_proxy_message();
-	/* A second run does not destroy it twice. */
+	/* While it goes, the timer waits for the next one, not for it. */
+	assert_true(reaper_next() == t0 + 1000);
+	/* A second run does not queue another destroy behind it. */
 	reaper_run();
 	no_proxy_message();
+	assert_true(TAILQ_EMPTY(&sandbox_find(s)->ops));
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
 	no_apid_message();
 	assert_false(record_exists(s));
