@@ -47,12 +47,12 @@ def raw_exec(container):
     def run():
         status, body = harness.docker_request(
             "POST", "/containers/%s/exec" % container,
-            {"AttachStdout": True, "AttachStderr": True, "Tty": False,
+            body={"AttachStdout": True, "AttachStderr": True, "Tty": False,
              "Cmd": ["true"], "User": "1000:1000",
              "WorkingDir": "/workspace"})
         eid = json.loads(body)["Id"]
         harness.docker_request("POST", "/exec/%s/start" % eid,
-                               {"Detach": False, "Tty": False})
+                               body={"Detach": False, "Tty": False})
         harness.docker_request("GET", "/exec/%s/json" % eid)
     return run
 
@@ -62,11 +62,11 @@ def raw_create(image, names):
         n = "as-bench-%d-%d" % (os.getpid(), len(names))
         vol = n + "-ws"
         harness.docker_request("POST", "/volumes/create",
-                               {"Name": vol,
+                               body={"Name": vol,
                                 "Labels": {"as-bench": "1"}})
         status, body = harness.docker_request(
             "POST", "/containers/create?name=" + n,
-            {"Image": image, "Entrypoint": ["/bin/sh", "-c",
+            body={"Image": image, "Entrypoint": ["/bin/sh", "-c",
                                             "trap 'exit 0' TERM INT; "
                                             "while :; do sleep 3600 & "
                                             "wait; done"],
@@ -114,8 +114,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=30)
     args = ap.parse_args()
     harness.require_root_and_docker()
-    server = harness.SandboxServer(AGENT_SANDBOX_MAX_SANDBOXES="40",
-                                   AGENT_SANDBOX_LOG_LEVEL="warn").start()
+    server = harness.SandboxServer(AGENT_SANDBOX_MAX_SANDBOXES="40").start()
     names = []
     try:
         time.sleep(1)
