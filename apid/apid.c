@@ -119,10 +119,12 @@ apid_drop_privileges(struct apid_settings *s)
 		if (privdrop_chroot_user(s->privsep_user, s->chroot_dir, err,
 		    sizeof(err)) == -1)
 			fatalx("cannot drop privileges: %s", err);
-	} else
-		log_warnx("not started as root: apid keeps the invoking user "
+	} else {
+		/* managerd already warned once: keep it to one line. */
+		log_debug("not started as root: apid keeps the invoking user "
 		    "and its view of the filesystem is limited by Landlock "
 		    "only");
+	}
 	rc = landlock_restrict(NULL, err, sizeof(err));
 	if (rc == -1)
 		fatalx("landlock: %s", err);

@@ -67,8 +67,9 @@ proxy_enter_jail(struct proxy_settings *s)
 	    jailed, sizeof(jailed), err, sizeof(err));
 	if (rc == -1)
 		fatalx("cannot confine dockerd-proxy: %s", err);
+	/* When not root, managerd already warned once. */
 	if (rc == 1)
-		log_warnx("not started as root: dockerd-proxy is not confined "
+		log_debug("not started as root: dockerd-proxy is not confined "
 		    "to the Docker socket");
 	free(s->docker_socket);
 	if ((s->docker_socket = strdup(jailed)) == NULL)

@@ -118,7 +118,9 @@ class Server:
         self.log = open(self.log_path, "ab")
         # A restart appends to the same log: look only at what comes next.
         self.log_start = self.log.tell()
-        self.proc = subprocess.Popen([self.managerd], env=self.env,
+        cmd = self.managerd if isinstance(self.managerd, list) \
+            else [self.managerd]
+        self.proc = subprocess.Popen(cmd, env=self.env,
                                      stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=self.log)
         if wait:

@@ -406,6 +406,46 @@ class CommandLine(unittest.TestCase):
             proc.wait(10)
 
 
+class NotRoot(unittest.TestCase):
+    """Started by an unprivileged user: one warning, and every process is
+    still under its seccomp filter."""
+
+    def test_reduced_separation_still_filters(self):
+        import pwd
+        nobody = pwd.getpwnam("nobody")
+        # Reconciliation needs Docker at start-up: the docker group gives
+        # an unprivileged user the socket.
+        docker_gid = os.stat(harness.DOCKER_SOCKET).st_gid
+        server = harness.Server(AGENT_SANDBOX_INSECURE_NO_AUTH="true",
+                                AGENT_SANDBOX_API_KEYS="")
+        try:
+            os.makedirs(server.data_dir)
+            os.chown(server.data_dir, nobody.pw_uid, nobody.pw_gid)
+            for d in (server.tmp, server.libexec):
+                os.chmod(d, 0o755)
+            server.managerd = [
+                "setpriv", "--reuid=nobody", "--regid=%d" % nobody.pw_gid,
+                "--groups=%d" % docker_gid, server.managerd]
+            server.start()
+            # setpriv execs managerd: the pid is managerd's.
+            pids = harness.daemon_pids(server)
+            self.assertEqual(sorted(pids),
+                             ["apid", "dockerd-proxy", "managerd"])
+            for name, pid in pids.items():
+                st = harness.proc_status(pid)
+                self.assertEqual(st["Seccomp"], "2", name)
+                self.assertEqual(st["NoNewPrivs"], "1", name)
+                self.assertEqual(st["Uid"].split()[0],
+                                 str(nobody.pw_uid), name)
+            status, _, body = server.request("GET", "/healthz")
+            self.assertEqual(status, 200, body)
+            self.assertEqual(
+                server.log_text().count("privilege separation is reduced"),
+                1, server.log_text())
+        finally:
+            server.cleanup()
+
+
 if __name__ == "__main__":
     harness.require_root_and_docker()
     unittest.main(verbosity=2)

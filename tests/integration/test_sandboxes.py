@@ -15,8 +15,9 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
+# A client reading 1 KiB/s for a minute (shorter when set, for local runs).
 SLOW_READER_SECONDS = int(os.environ.get("AGENT_SANDBOX_SLOW_READER_SECONDS",
-                                         "30"))
+                                         "60"))
 
 
 def stream_events(server, sandbox_id, body, timeout=60):
