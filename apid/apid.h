@@ -225,12 +225,6 @@ struct body_error {
 	char		*message;	/* envelope message (400, 413) */
 	json_object	*detail;	/* 422: {"detail": [...]} */
 };
-int	body_parse_create(const char *ctype, const void *, size_t,
-	    struct create_request *, struct body_error *);
-int	body_parse_exec(const char *ctype, const void *, size_t,
-	    struct exec_request *, struct body_error *);
-int	body_parse_timeout(const char *ctype, const void *, size_t,
-	    int64_t *seconds, struct body_error *);
 void	body_error_free(struct body_error *);
 /* Python repr() of a string that may hold NULs. */
 char	*body_pyrepr(const char *, size_t);
@@ -238,6 +232,56 @@ char	*body_pyrepr(const char *, size_t);
 int	body_read_create(struct evhttp_request *, struct create_request *);
 int	body_read_exec(struct evhttp_request *, struct exec_request *);
 int	body_read_timeout(struct evhttp_request *, int64_t *);
+
+/*
+ * What the models (body_sandbox.c, body_exec.c) share.  The v_*()
+ * validators add any 422 entry to the vctx's errors; those returning an
+ * int return -1 when they did.
+ */
+/* Where an error is: ["body", field, sub, key or index]. */
+struct loc {
+	const char	*field;
+	const char	*sub;		/* union member ("str"...) */
+	const char	*key;		/* dict key */
+	size_t		 keylen;
+	long		 idx;		/* list index, or -1 */
+};
+
+struct vctx {
+	json_object	*errors;	/* the detail array */
+	const struct jv	*body;		/* the whole object */
+};
+
+int	add_error(struct vctx *, const char *type, const struct loc *,
+	    const char *msg, const struct jv *input, json_object *ctx);
+int	v_string(struct vctx *, const struct loc *, const struct jv *);
+int	v_bool(struct vctx *, const struct loc *, const struct jv *, int *);
+int	v_float_gt0(struct vctx *, const struct loc *, const struct jv *,
+	    double *);
+int	v_int_ge(struct vctx *, const struct loc *, const struct jv *,
+	    int64_t min, int64_t *);
+int	v_env(struct vctx *, const struct jv *);
+void	v_extras(struct vctx *, const struct jv *obj,
+	    const char *const *known);
+void	v_missing(struct vctx *, const char *field);
+const struct jv *member(const struct jv *obj, const char *name);
+int	set_error(struct body_error *, int status, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int	set_detail(struct body_error *, json_object *errors);
+int	body_object(const char *ctype, const void *, size_t, struct jv *,
+	    struct body_error *);
+int	has_nul(const struct jv *);
+int	env_take(const struct jv *, struct env_list *, struct body_error *);
+
+/* body_sandbox.c */
+int	body_parse_create(const char *ctype, const void *, size_t,
+	    struct create_request *, struct body_error *);
+int	body_parse_timeout(const char *ctype, const void *, size_t,
+	    int64_t *seconds, struct body_error *);
+
+/* body_exec.c */
+int	body_parse_exec(const char *ctype, const void *, size_t,
+	    struct exec_request *, struct body_error *);
 
 /* route_health.c */
 void	route_health(struct evhttp_request *, char **params);

@@ -3,8 +3,11 @@
  * way FastAPI and pydantic (v2, lax mode, extra="forbid") validate the
  * reference's models, with their 422 {"detail": [...]} entries: every
  * error is collected, fields in model order, then unknown keys (API.md
- * §1.3, §1.4, §4.2, §4.6, §4.7).  The parsing is pure (no evhttp) so the
- * tests can drive it; body_read_* at the end are the HTTP glue.
+ * §1.3, §1.4, §4.2, §4.6, §4.7).  This file holds what every model
+ * shares: the 422 entries, pydantic's lax coercions, the steps up to "an
+ * object to validate", and the checks after the schema; the models are
+ * body_sandbox.c and body_exec.c.  The parsing is pure (no evhttp) so
+ * the tests can drive it; body_read_* at the end are the HTTP glue.
  *
  * What apid checks beyond the schema, with 400s, is only what could not
  * travel to managerd: strings holding NUL (the messages carry C strings)
@@ -30,20 +33,6 @@
 #include "apid.h"
 #include "format.h"
 #include "log.h"
-
-/* Where an error is: ["body", field, sub, key or index]. */
-struct loc {
-	const char	*field;
-	const char	*sub;		/* union member ("str"...) */
-	const char	*key;		/* dict key */
-	size_t		 keylen;
-	long		 idx;		/* list index, or -1 */
-};
-
-struct vctx {
-	json_object	*errors;	/* the detail array */
-	const struct jv	*body;		/* the whole object */
-};
 
 static json_object *
 loc_json(const struct loc *l)
@@ -81,7 +70,7 @@ add_error_json(json_object *errors, const char *type, json_object *loc,
 	json_object_array_add(errors, e);
 }
 
-static int
+int
 add_error(struct vctx *v, const char *type, const struct loc *l,
     const char *msg, const struct jv *input, json_object *ctx)
 {
@@ -169,7 +158,7 @@ str_to_float(const char *s, size_t len, double *out)
 	return *ep == '\0' ? 0 : -1;
 }
 
-static int
+int
 v_string(struct vctx *v, const struct loc *l, const struct jv *in)
 {
 	if (in->type != JV_STRING)
@@ -246,7 +235,7 @@ v_int(struct vctx *v, const struct loc *l, const struct jv *in, int64_t *out)
 	}
 }
 
-static int
+int
 v_bool(struct vctx *v, const struct loc *l, const struct jv *in, int *out)
 {
 	static const char *const yes[] = { "1", "on", "t", "true", "y",
@@ -301,7 +290,7 @@ v_bool(struct vctx *v, const struct loc *l, const struct jv *in, int *out)
 }
 
 /* Field(gt=0) on a float. */
-static int
+int
 v_float_gt0(struct vctx *v, const struct loc *l, const struct jv *in,
     double *out)
 {
@@ -315,7 +304,7 @@ v_float_gt0(struct vctx *v, const struct loc *l, const struct jv *in,
 }
 
 /* Field(ge=min) on an int. */
-static int
+int
 v_int_ge(struct vctx *v, const struct loc *l, const struct jv *in,
     int64_t min, int64_t *out)
 {
@@ -332,7 +321,7 @@ v_int_ge(struct vctx *v, const struct loc *l, const struct jv *in,
 }
 
 /* dict[str, str] */
-static int
+int
 v_env(struct vctx *v, const struct jv *in)
 {
 	struct loc	 l = { "env", NULL, NULL, 0, -1 };
@@ -351,35 +340,6 @@ v_env(struct vctx *v, const struct jv *in)
 	return rc;
 }
 
-/* str | list[str], pydantic's smart union: both members' errors. */
-static int
-v_command(struct vctx *v, const struct jv *in)
-{
-	struct loc	 ls = { "command", "str", NULL, 0, -1 };
-	struct loc	 ll = { "command", "list[str]", NULL, 0, -1 };
-	size_t		 i;
-
-	if (in->type == JV_STRING)
-		return 0;
-	if (in->type == JV_ARRAY) {
-		for (i = 0; i < in->u.a.n; i++)
-			if (in->u.a.items[i].type != JV_STRING)
-				break;
-		if (i == in->u.a.n)
-			return 0;
-	}
-	add_error(v, "string_type", &ls, "Input should be a valid string", in,
-	    NULL);
-	if (in->type != JV_ARRAY)
-		return add_error(v, "list_type", &ll,
-		    "Input should be a valid list", in, NULL);
-	for (i = 0; i < in->u.a.n; i++) {
-		ll.idx = (long)i;
-		v_string(v, &ll, &in->u.a.items[i]);
-	}
-	return -1;
-}
-
 static int
 key_is(const struct jv_member *m, const char *name)
 {
@@ -387,7 +347,7 @@ key_is(const struct jv_member *m, const char *name)
 }
 
 /* The member called name, or NULL (it was not sent). */
-static const struct jv *
+const struct jv *
 member(const struct jv *obj, const char *name)
 {
 	size_t	 i;
@@ -398,7 +358,7 @@ member(const struct jv *obj, const char *name)
 	return NULL;
 }
 
-static void
+void
 v_extras(struct vctx *v, const struct jv *obj, const char *const *known)
 {
 	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
@@ -418,7 +378,7 @@ v_extras(struct vctx *v, const struct jv *obj, const char *const *known)
 	}
 }
 
-static void
+void
 v_missing(struct vctx *v, const char *field)
 {
 	struct loc	 l = { field, NULL, NULL, 0, -1 };
@@ -435,11 +395,7 @@ body_error_free(struct body_error *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static int
-set_error(struct body_error *e, int status, const char *code,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int
+int
 set_error(struct body_error *e, int status, const char *code,
     const char *fmt, ...)
 {
@@ -467,7 +423,7 @@ set_detail1(struct body_error *e, const char *type, json_object *loc,
 	return -1;
 }
 
-static int
+int
 set_detail(struct body_error *e, json_object *errors)
 {
 	e->status = 422;
@@ -516,7 +472,7 @@ is_json_type(const char *ctype)
  * Steps every JSON body shares, up to "an object to validate": size,
  * content type, syntax, missing body, not an object.
  */
-static int
+int
 body_object(const char *ctype, const void *data, size_t len, struct jv *out,
     struct body_error *e)
 {
@@ -622,7 +578,7 @@ fail:
 	return NULL;
 }
 
-static int
+int
 has_nul(const struct jv *v)
 {
 	return memchr(v->u.s.s, '\0', v->u.s.len) != NULL;
@@ -632,7 +588,7 @@ has_nul(const struct jv *v)
  * After the schema: NULs (which managerd would reject with these very
  * words, API.md §4.2 step 6) and the message bounds; then the copy.
  */
-static int
+int
 env_take(const struct jv *in, struct env_list *env, struct body_error *e)
 {
 	const struct jv_member	*m;
@@ -673,229 +629,6 @@ env_take(const struct jv *in, struct env_list *env, struct body_error *e)
 			return set_error(e, 500, "internal_error",
 			    "out of memory");
 	return 0;
-}
-
-static const char *const create_fields[] = { "image", "cpus", "memory_mb",
-    "pids_limit", "network", "read_only_rootfs", "timeout_seconds", "env",
-    NULL };
-
-int
-body_parse_create(const char *ctype, const void *data, size_t len,
-    struct create_request *c, struct body_error *e)
-{
-	struct jv	 body;
-	struct vctx	 v;
-	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
-	const struct jv	*f, *image = NULL, *env = NULL;
-	int		 rc = -1;
-
-	memset(c, 0, sizeof(*c));
-	c->read_only_rootfs = 1;
-	if (body_object(ctype, data, len, &body, e) == -1)
-		return -1;
-	v.errors = json_object_new_array();
-	v.body = &body;
-	if ((f = member(&body, "image")) != NULL && f->type != JV_NULL) {
-		l.field = "image";
-		if (v_string(&v, &l, f) == 0)
-			image = f;
-	}
-	if ((f = member(&body, "cpus")) != NULL && f->type != JV_NULL) {
-		l.field = "cpus";
-		c->has_cpus = v_float_gt0(&v, &l, f, &c->cpus) == 0;
-	}
-	if ((f = member(&body, "memory_mb")) != NULL && f->type != JV_NULL) {
-		l.field = "memory_mb";
-		c->has_memory_mb = v_int_ge(&v, &l, f, 16,
-		    &c->memory_mb) == 0;
-	}
-	if ((f = member(&body, "pids_limit")) != NULL && f->type != JV_NULL) {
-		l.field = "pids_limit";
-		c->has_pids_limit = v_int_ge(&v, &l, f, 8,
-		    &c->pids_limit) == 0;
-	}
-	if ((f = member(&body, "network")) != NULL) {
-		l.field = "network";
-		v_bool(&v, &l, f, &c->network);
-	}
-	if ((f = member(&body, "read_only_rootfs")) != NULL) {
-		l.field = "read_only_rootfs";
-		v_bool(&v, &l, f, &c->read_only_rootfs);
-	}
-	if ((f = member(&body, "timeout_seconds")) != NULL &&
-	    f->type != JV_NULL) {
-		l.field = "timeout_seconds";
-		c->has_timeout_seconds = v_int_ge(&v, &l, f, 1,
-		    &c->timeout_seconds) == 0;
-	}
-	if ((f = member(&body, "env")) != NULL && v_env(&v, f) == 0)
-		env = f;
-	v_extras(&v, &body, create_fields);
-	if (json_object_array_length(v.errors) > 0) {
-		set_detail(e, v.errors);
-		goto out;
-	}
-	json_object_put(v.errors);
-	if (env_take(env, &c->env, e) == -1)
-		goto out;
-	if (image != NULL) {
-		if (has_nul(image)) {
-			set_error(e, 400, "invalid_request",
-			    "image must not contain NUL characters");
-			goto out;
-		}
-		if (image->u.s.len > MSG_MAX_IMAGE) {
-			set_error(e, 400, "invalid_request",
-			    "image is longer than %d bytes", MSG_MAX_IMAGE);
-			goto out;
-		}
-		if ((c->image = strdup(image->u.s.s)) == NULL) {
-			set_error(e, 500, "internal_error", "out of memory");
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	if (rc == -1)
-		create_request_free(c);
-	jv_free(&body);
-	return rc;
-}
-
-static const char *const exec_fields[] = { "command", "env", "workdir",
-    "timeout_seconds", NULL };
-
-static int
-exec_take_command(const struct jv *cmd, struct exec_request *x,
-    struct body_error *e)
-{
-	const struct jv	*items = cmd;
-	size_t		 i, n = 1;
-
-	x->shell = cmd->type == JV_STRING;
-	if (!x->shell) {
-		items = cmd->u.a.items;
-		n = cmd->u.a.n;
-	}
-	if (n > MSG_MAX_ARGC)
-		return set_error(e, 400, "invalid_request",
-		    "command has more than %d arguments", MSG_MAX_ARGC);
-	for (i = 0; i < n; i++) {
-		if (has_nul(&items[i]))
-			return set_error(e, 400, "invalid_request",
-			    "command must not contain NUL characters");
-		if (items[i].u.s.len > MSG_MAX_ARG)
-			return set_error(e, 400, "invalid_request",
-			    "command arguments are limited to %d bytes",
-			    MSG_MAX_ARG);
-	}
-	if ((x->argv = calloc(n + 1, sizeof(char *))) == NULL)
-		return set_error(e, 500, "internal_error", "out of memory");
-	for (i = 0; i < n; i++) {
-		if ((x->argv[i] = strdup(items[i].u.s.s)) == NULL)
-			return set_error(e, 500, "internal_error",
-			    "out of memory");
-		x->argc++;
-	}
-	return 0;
-}
-
-int
-body_parse_exec(const char *ctype, const void *data, size_t len,
-    struct exec_request *x, struct body_error *e)
-{
-	struct jv	 body;
-	struct vctx	 v;
-	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
-	const struct jv	*f, *cmd = NULL, *env = NULL, *workdir = NULL;
-	int		 rc = -1;
-
-	memset(x, 0, sizeof(*x));
-	if (body_object(ctype, data, len, &body, e) == -1)
-		return -1;
-	v.errors = json_object_new_array();
-	v.body = &body;
-	if ((f = member(&body, "command")) == NULL)
-		v_missing(&v, "command");
-	else if (v_command(&v, f) == 0)
-		cmd = f;
-	if ((f = member(&body, "env")) != NULL && v_env(&v, f) == 0)
-		env = f;
-	if ((f = member(&body, "workdir")) != NULL && f->type != JV_NULL) {
-		l.field = "workdir";
-		if (v_string(&v, &l, f) == 0)
-			workdir = f;
-	}
-	if ((f = member(&body, "timeout_seconds")) != NULL &&
-	    f->type != JV_NULL) {
-		l.field = "timeout_seconds";
-		x->has_timeout = v_float_gt0(&v, &l, f,
-		    &x->timeout_seconds) == 0;
-	}
-	v_extras(&v, &body, exec_fields);
-	if (json_object_array_length(v.errors) > 0) {
-		set_detail(e, v.errors);
-		goto out;
-	}
-	json_object_put(v.errors);
-	/* managerd's order: env, then workdir (API.md §4.7). */
-	if (env_take(env, &x->env, e) == -1)
-		goto out;
-	if (workdir != NULL) {
-		if (has_nul(workdir)) {
-			set_error(e, 400, "invalid_request",
-			    "path must be a non-empty string");
-			goto out;
-		}
-		if (workdir->u.s.len > MSG_MAX_PATH) {
-			set_error(e, 400, "invalid_request",
-			    "workdir is longer than %d bytes", MSG_MAX_PATH);
-			goto out;
-		}
-		if ((x->workdir = strdup(workdir->u.s.s)) == NULL) {
-			set_error(e, 500, "internal_error", "out of memory");
-			goto out;
-		}
-	}
-	if (exec_take_command(cmd, x, e) == -1)
-		goto out;
-	rc = 0;
-out:
-	if (rc == -1)
-		exec_request_free(x);
-	jv_free(&body);
-	return rc;
-}
-
-static const char *const timeout_fields[] = { "timeout_seconds", NULL };
-
-int
-body_parse_timeout(const char *ctype, const void *data, size_t len,
-    int64_t *seconds, struct body_error *e)
-{
-	struct jv	 body;
-	struct vctx	 v;
-	struct loc	 l = { "timeout_seconds", NULL, NULL, 0, -1 };
-	const struct jv	*f;
-	int		 rc = 0;
-
-	*seconds = 0;
-	if (body_object(ctype, data, len, &body, e) == -1)
-		return -1;
-	v.errors = json_object_new_array();
-	v.body = &body;
-	if ((f = member(&body, "timeout_seconds")) == NULL)
-		v_missing(&v, "timeout_seconds");
-	else
-		v_int_ge(&v, &l, f, 1, seconds);
-	v_extras(&v, &body, timeout_fields);
-	if (json_object_array_length(v.errors) > 0) {
-		set_detail(e, v.errors);
-		rc = -1;
-	} else
-		json_object_put(v.errors);
-	jv_free(&body);
-	return rc;
 }
 
 /* HTTP glue. */

@@ -9,8 +9,18 @@
  * those (the default) the upload goes through a sibling container that is
  * created with a writable root, the same volume, and never started.
  *
+ * Once the volume exists, two branches run at the same time: the sibling's
+ * create and upload, and the network and the sandbox's own create.  The
+ * sandbox starts only when both are over, so the volume is the user's
+ * before anything runs in it.  The sibling is removed once the sandbox has
+ * started, without holding up the reply; should that fail, the sandbox's
+ * destroy removes it.  With a writable root there is one branch: the
+ * upload goes to the sandbox's container between its create and start.
+ *
  * Any failure tears down what exists under the sandbox's names, each
- * object only if it carries our labels, then reports the first error.
+ * object only if it carries our labels, then reports the first error, in
+ * the order network, upload, container; the teardown waits until no
+ * branch has a request out, so nothing is made behind it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +40,19 @@
 #define PULL_LINE_MAX		(64 * 1024)
 #define REF_PART_MAX		1024
 
+/* What the branches can fail at, in the order the first is reported. */
+enum create_step {
+	STEP_NETWORK,
+	STEP_WORKSPACE,		/* the sibling's create, or an upload */
+	STEP_CONTAINER,
+	STEP_COUNT
+};
+
+struct create_failure {
+	enum error_kind		 kind;		/* 0 if none */
+	char			 text[2048];
+};
+
 struct create {
 	struct proxy		*px;
 	uint32_t		 peerid;
@@ -42,13 +65,20 @@ struct create {
 	size_t			 line_len;
 	int			 line_skip;
 	char			 pull_error[1024];
+	/* Branches with a request still out, and how each one ended. */
+	int			 branches;
+	struct create_failure	 failed[STEP_COUNT];
 	/* The failure being reported. */
 	enum error_kind		 kind;
 	char			 text[2048];
 };
 
+/* The sibling container, removed after the reply. */
+struct prep_removal {
+	char			 name[DOCKER_NAME_MAX];
+};
+
 static void	create_volume(struct create *);
-static void	create_after_network(struct create *);
 static void	create_container(struct create *);
 
 static void
@@ -89,15 +119,24 @@ create_fail(struct create *c, enum error_kind kind, const char *fmt, ...)
 }
 
 /* The usual mapping: "create sandbox from <image>: <Docker's words>". */
+static enum error_kind
+create_result_error(struct create *c, const struct docker_result *res,
+    char *text, size_t len)
+{
+	char	 what[1200];
+
+	snprintf(what, sizeof(what), "create sandbox from %s",
+	    c->dc.spec.image);
+	return docker_result_error_plain(res, what, text, len);
+}
+
 static void
 create_fail_result(struct create *c, const struct docker_result *res)
 {
 	enum error_kind	 kind;
-	char		 what[1200], text[2048];
+	char		 text[2048];
 
-	snprintf(what, sizeof(what), "create sandbox from %s",
-	    c->dc.spec.image);
-	kind = docker_result_error_plain(res, what, text, sizeof(text));
+	kind = create_result_error(c, res, text, sizeof(text));
 	create_fail(c, kind, "%s", text);
 }
 
@@ -107,7 +146,42 @@ answered(const struct docker_result *res, int status)
 	return docker_result_answered(res) && res->status == status;
 }
 
-/* --- 6. start ------------------------------------------------------------- */
+/* --- 6. start, then the sibling goes ------------------------------------- */
+
+static void
+prep_removed(const struct docker_result *res, void *arg)
+{
+	struct prep_removal	*r = arg;
+	char			 what[128], text[1024];
+
+	if (answered(res, 204) || answered(res, 404))
+		log_debug("removed container %s", r->name);
+	else if (answered(res, 409))
+		log_debug("container %s is being removed already", r->name);
+	else {
+		snprintf(what, sizeof(what), "remove container %s", r->name);
+		docker_result_error_plain(res, what, text, sizeof(text));
+		log_warnx("%s; it goes when the sandbox is destroyed", text);
+	}
+	free(r);
+}
+
+/* Off the reply's path: nothing runs in it, only its layer is left. */
+static void
+prep_remove(struct create *c)
+{
+	struct prep_removal	*r;
+	char			 path[256];
+
+	r = xcalloc(1, sizeof(*r));
+	sandbox_prep_name(c->dc.id, r->name, sizeof(r->name));
+	/* By id, like every removal; v: anonymous volumes of the image. */
+	if (docker_path(path, sizeof(path), DOCKER_API
+	    "/containers/%s?force=true&v=true", c->prep_id) == -1)
+		fatalx("%s: path", __func__);
+	docker_call(c->px, "DELETE", path, NULL, CREATE_MAX_BODY,
+	    prep_removed, r);
+}
 
 static void
 create_started(const struct docker_result *res, void *arg)
@@ -119,6 +193,9 @@ create_started(const struct docker_result *res, void *arg)
 		return;
 	}
 	log_info("created sandbox %s from %s", c->dc.id, c->dc.spec.image);
+	/* Out before the reply: Docker has it before managerd records. */
+	if (c->use_prep)
+		prep_remove(c);
 	peer_send(&c->px->parent, MSG_DOCKER_DONE, c->peerid, -1, NULL);
 	create_free(c);
 }
@@ -135,46 +212,77 @@ create_start(struct create *c)
 	    create_started, c);
 }
 
-/* --- 3. /workspace to the sandbox user, without a chown helper ------------ */
+/* --- the branches meet ---------------------------------------------------- */
+
+/* A branch is over: the last one out starts the sandbox or tears down. */
+static void
+branch_done(struct create *c)
+{
+	struct create_failure	*f;
+	size_t			 i;
+
+	if (--c->branches > 0)
+		return;
+	for (i = 0; i < STEP_COUNT; i++) {
+		f = &c->failed[i];
+		if (f->kind != 0) {
+			create_fail(c, f->kind, "%s", f->text);
+			return;
+		}
+	}
+	create_start(c);
+}
 
 static void
-create_prep_removed(const struct docker_result *res, void *arg)
-{
-	struct create	*c = arg;
+branch_fail(struct create *c, enum create_step step, enum error_kind kind,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-	if (!answered(res, 204) && !answered(res, 404)) {
-		create_fail_result(c, res);
-		return;
-	}
-	create_container(c);
+static void
+branch_fail(struct create *c, enum create_step step, enum error_kind kind,
+    const char *fmt, ...)
+{
+	struct create_failure	*f = &c->failed[step];
+	va_list			 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->text, sizeof(f->text), fmt, ap);
+	va_end(ap);
+	f->kind = kind;
+	log_debug("create %s: %s", c->dc.id, f->text);
+	branch_done(c);
 }
+
+static void
+branch_fail_result(struct create *c, enum create_step step,
+    const struct docker_result *res)
+{
+	enum error_kind	 kind;
+	char		 text[2048];
+
+	kind = create_result_error(c, res, text, sizeof(text));
+	branch_fail(c, step, kind, "%s", text);
+}
+
+/* --- 3. /workspace to the sandbox user, without a chown helper ------------ */
 
 static void
 create_workspace_owned(const struct docker_result *res, void *arg)
 {
 	struct create	*c = arg;
-	char		 msg[1024], path[256];
+	char		 msg[1024];
 
 	if (!answered(res, 200)) {
 		if (!docker_result_answered(res)) {
-			create_fail_result(c, res);
+			branch_fail_result(c, STEP_WORKSPACE, res);
 			return;
 		}
 		docker_error_message(res->resp, msg, sizeof(msg));
-		create_fail(c, res->status < 500 ? ERR_INVALID_REQUEST :
-		    ERR_BACKEND, "image %s cannot prepare the workspace: %s",
-		    c->dc.spec.image, msg);
+		branch_fail(c, STEP_WORKSPACE, res->status < 500 ?
+		    ERR_INVALID_REQUEST : ERR_BACKEND, "image %s cannot "
+		    "prepare the workspace: %s", c->dc.spec.image, msg);
 		return;
 	}
-	if (!c->use_prep) {
-		create_start(c);
-		return;
-	}
-	if (docker_path(path, sizeof(path), DOCKER_API
-	    "/containers/%s?force=true", c->prep_id) == -1)
-		fatalx("%s: path", __func__);
-	docker_call(c->px, "DELETE", path, NULL, CREATE_MAX_BODY,
-	    create_prep_removed, c);
+	branch_done(c);
 }
 
 static void
@@ -214,12 +322,13 @@ create_prep_created(const struct docker_result *res, void *arg)
 	struct create	*c = arg;
 
 	if (!answered(res, 201)) {
-		create_fail_result(c, res);
+		branch_fail_result(c, STEP_WORKSPACE, res);
 		return;
 	}
 	if (created_id(res, c->prep_id, sizeof(c->prep_id)) == -1) {
-		create_fail(c, ERR_BACKEND, "create sandbox from %s: Docker "
-		    "answered without a container id", c->dc.spec.image);
+		branch_fail(c, STEP_WORKSPACE, ERR_BACKEND, "create sandbox "
+		    "from %s: Docker answered without a container id",
+		    c->dc.spec.image);
 		return;
 	}
 	create_own_workspace(c, c->prep_id);
@@ -249,16 +358,17 @@ create_container_created(const struct docker_result *res, void *arg)
 	struct create	*c = arg;
 
 	if (!answered(res, 201)) {
-		create_fail_result(c, res);
+		branch_fail_result(c, STEP_CONTAINER, res);
 		return;
 	}
 	if (created_id(res, c->cid, sizeof(c->cid)) == -1) {
-		create_fail(c, ERR_BACKEND, "create sandbox from %s: Docker "
-		    "answered without a container id", c->dc.spec.image);
+		branch_fail(c, STEP_CONTAINER, ERR_BACKEND, "create sandbox "
+		    "from %s: Docker answered without a container id",
+		    c->dc.spec.image);
 		return;
 	}
 	if (c->use_prep)
-		create_start(c);
+		branch_done(c);
 	else
 		create_own_workspace(c, c->cid);
 }
@@ -279,15 +389,6 @@ create_container(struct create *c)
 	json_object_put(body);
 }
 
-static void
-create_after_network(struct create *c)
-{
-	if (c->use_prep)
-		create_prep(c);
-	else
-		create_container(c);
-}
-
 /* --- 4. network ----------------------------------------------------------- */
 
 static void
@@ -296,11 +397,25 @@ create_network_ready(void *arg, enum error_kind kind, const char *text)
 	struct create	*c = arg;
 
 	if (kind != 0) {
-		create_fail(c, kind, "create sandbox from %s: %s",
+		branch_fail(c, STEP_NETWORK, kind, "create sandbox from %s: %s",
 		    c->dc.spec.image, text);
 		return;
 	}
-	create_after_network(c);
+	create_container(c);
+}
+
+/* Every callback of a branch ends in branch_done, exactly once. */
+static void
+create_branches(struct create *c)
+{
+	c->branches = c->use_prep ? 2 : 1;
+	if (c->use_prep)
+		create_prep(c);
+	if (c->dc.spec.network)
+		network_ensure(c->px, c->dc.network_name,
+		    create_network_ready, c);
+	else
+		create_container(c);
 }
 
 /* --- 2. volume ------------------------------------------------------------ */
@@ -329,11 +444,7 @@ create_volume_created(const struct docker_result *res, void *arg)
 		    c->dc.spec.image, text);
 		return;
 	}
-	if (c->dc.spec.network)
-		network_ensure(c->px, c->dc.network_name,
-		    create_network_ready, c);
-	else
-		create_after_network(c);
+	create_branches(c);
 }
 
 static void

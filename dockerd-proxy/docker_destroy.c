@@ -3,7 +3,10 @@
  * container if one was left behind, then its volume, retrying while Docker
  * still sees the volume in use.  Each object is inspected first and only
  * removed when its labels say this server made it; what does not exist is
- * already destroyed.  Create uses the same teardown to undo a failure.
+ * already destroyed.  A container someone else is removing at that moment
+ * (create removes its workspace-prep container without waiting) is looked
+ * at again until it is gone.  Create uses the same teardown to undo a
+ * failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@
 #define DELETE_MAX_BODY		(64 * 1024)
 #define VOLUME_ATTEMPTS		10
 #define VOLUME_RETRY_USEC	200000
+#define CONTAINER_ATTEMPTS	10
+#define CONTAINER_RETRY_USEC	100000
 
 enum teardown_step {
 	TD_CONTAINER,
@@ -30,7 +35,7 @@ struct teardown {
 	char			 id[SANDBOX_ID_LEN + 1];
 	enum teardown_step	 step;
 	char			 name[DOCKER_NAME_MAX];
-	int			 attempts;
+	int			 attempts;	/* of this step */
 	struct event		*ev_retry;
 	enum error_kind		 kind;		/* first failure, 0 if none */
 	char			 text[1024];
@@ -71,17 +76,32 @@ teardown_refuse(struct teardown *t)
 }
 
 static void
+teardown_step_done(struct teardown *t, enum teardown_step next)
+{
+	t->step = next;
+	t->attempts = 0;
+	teardown_next(t);
+}
+
+static void
 container_deleted(const struct docker_result *res, void *arg)
 {
 	struct teardown	*t = arg;
+	struct timeval	 tv = { 0, CONTAINER_RETRY_USEC };
 
+	/* "Removal already in progress": inspect again, until a 404. */
+	if (docker_result_answered(res) && res->status == 409 &&
+	    ++t->attempts < CONTAINER_ATTEMPTS) {
+		log_debug("container %s is busy, looking again", t->name);
+		evtimer_add(t->ev_retry, &tv);
+		return;
+	}
 	if (!docker_result_answered(res) ||
 	    (res->status != 204 && res->status != 404))
 		teardown_result_fail(t, res);
 	else
 		log_debug("removed container %s", t->name);
-	t->step++;
-	teardown_next(t);
+	teardown_step_done(t, t->step + 1);
 }
 
 static void
@@ -117,8 +137,7 @@ container_inspected(const struct docker_result *res, void *arg)
 	return;
 next:
 	json_object_put(obj);
-	t->step++;
-	teardown_next(t);
+	teardown_step_done(t, t->step + 1);
 }
 
 static void
@@ -130,8 +149,7 @@ volume_deleted(const struct docker_result *res, void *arg)
 	if (docker_result_answered(res) &&
 	    (res->status == 204 || res->status == 404)) {
 		log_debug("removed volume %s", t->name);
-		t->step = TD_DONE;
-		teardown_next(t);
+		teardown_step_done(t, TD_DONE);
 		return;
 	}
 	/* Still in use for a moment after its container went. */
@@ -141,14 +159,18 @@ volume_deleted(const struct docker_result *res, void *arg)
 		return;
 	}
 	teardown_result_fail(t, res);
-	t->step = TD_DONE;
-	teardown_next(t);
+	teardown_step_done(t, TD_DONE);
 }
 
 static void
-volume_retry(evutil_socket_t fd, short what, void *arg)
+teardown_retry(evutil_socket_t fd, short what, void *arg)
 {
-	volume_delete(arg);
+	struct teardown	*t = arg;
+
+	if (t->step == TD_VOLUME)
+		volume_delete(t);
+	else
+		teardown_next(t);
 }
 
 static void
@@ -171,14 +193,12 @@ volume_inspected(const struct docker_result *res, void *arg)
 	int		 ours;
 
 	if (docker_result_answered(res) && res->status == 404) {
-		t->step = TD_DONE;
-		teardown_next(t);
+		teardown_step_done(t, TD_DONE);
 		return;
 	}
 	if (!docker_result_answered(res) || res->status != 200) {
 		teardown_result_fail(t, res);
-		t->step = TD_DONE;
-		teardown_next(t);
+		teardown_step_done(t, TD_DONE);
 		return;
 	}
 	obj = docker_json_parse(res->resp);
@@ -187,8 +207,7 @@ volume_inspected(const struct docker_result *res, void *arg)
 	json_object_put(obj);
 	if (!ours) {
 		teardown_refuse(t);
-		t->step = TD_DONE;
-		teardown_next(t);
+		teardown_step_done(t, TD_DONE);
 		return;
 	}
 	volume_delete(t);
@@ -240,7 +259,7 @@ sandbox_teardown(struct proxy *px, const char *id, teardown_cb cb, void *arg)
 	t->step = TD_CONTAINER;
 	t->cb = cb;
 	t->arg = arg;
-	if ((t->ev_retry = evtimer_new(px->base, volume_retry, t)) == NULL)
+	if ((t->ev_retry = evtimer_new(px->base, teardown_retry, t)) == NULL)
 		fatalx("%s: evtimer_new", __func__);
 	teardown_next(t);
 }

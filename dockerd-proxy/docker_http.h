@@ -4,8 +4,8 @@
  *
  * One request per connection: every request says "Connection: close" (or
  * asks for an upgrade) and the connection is dropped when the response is
- * complete.  The parser is kept apart from the I/O so that it can be fed
- * bytes by the unit tests.
+ * complete.  The parser (docker_http_parse.c) is kept apart from the I/O
+ * (docker_http.c) so that it can be fed bytes by the unit tests.
  *
  * Ownership: docker_request_start() returns a request owned by this module.
  * Its done callback is called exactly once, from the event loop (never from
@@ -185,6 +185,8 @@ int		 docker_http_request_head(struct evbuffer *, const char *method,
 		    const char *path, const char *content_type,
 		    long long content_length, int flags);
 
+/* docker_http_parse.c */
+
 /*
  * The response parser.  Feed it bytes as they come; it consumes what it
  * can and says whether the response is complete.
@@ -220,5 +222,7 @@ enum docker_http_error docker_http_parser_error(
 		    const struct docker_http_parser *);
 const struct docker_response *docker_http_parser_response(
 		    const struct docker_http_parser *);
+/* RFC 9110 tchar: the characters of a method or header name. */
+int		 docker_http_is_tchar(unsigned char);
 
 #endif /* AS_DOCKER_HTTP_H */

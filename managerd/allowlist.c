@@ -19,54 +19,6 @@ struct set_elem {
 	int		 join;	/* a '-' that makes a range */
 };
 
-/* Strict UTF-8 (no overlongs, no surrogates); a bad byte b is 0xdc00 + b. */
-static size_t
-utf8_next(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	uint32_t	 c;
-	size_t		 n, i;
-	unsigned char	 lo = 0x80, hi = 0xbf;
-
-	c = s[0];
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		c &= 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-		c &= 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-		c &= 0x07;
-	} else
-		goto bad;
-	if (len < n)
-		goto bad;
-	for (i = 1; i < n; i++) {
-		if (s[i] < lo || s[i] > hi)
-			goto bad;
-		lo = 0x80;
-		hi = 0xbf;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	*cp = c;
-	return n;
-bad:
-	*cp = 0xdc00 | s[0];
-	return 1;
-}
-
 static uint32_t *
 decode(const char *str, size_t *np)
 {
@@ -78,7 +30,7 @@ decode(const char *str, size_t *np)
 	if ((cps = reallocarray(NULL, len + 1, sizeof(*cps))) == NULL)
 		return NULL;
 	for (off = n = 0; off < len; n++)
-		off += utf8_next(s + off, len - off, &cps[n]);
+		off += utf8_next_or_escape(s + off, len - off, &cps[n]);
 	*np = n;
 	return cps;
 }

@@ -111,10 +111,18 @@ int	store_sandbox_remove(int dirfd, const char *id);
  * and free(). */
 int	store_sandbox_load_all(int dirfd,
 	    void (*cb)(struct sandbox_record *, void *), void *arg);
+
+/* store_json.c */
 void	sandbox_record_free(struct sandbox_record *);
-/* JSON text of a record (keys sorted, 2-space indent) and back; for tests. */
+/* JSON text of a record (keys sorted, 2-space indent) and back. */
 char	*store_sandbox_to_json(const struct sandbox_record *);
 int	store_sandbox_from_json(const char *, struct sandbox_record *);
+/* "sb_" and 16 lower-case hex digits, as a record's id must be. */
+int	store_id_valid(const char *);
+
+/* heap_sort.c: qsort(3) with the same arguments. */
+void	heap_sort(void *, size_t n, size_t size,
+	    int (*cmp)(const void *, const void *));
 
 /* paths.c: API.md §6.1.  0 on success, -1 for an empty path. */
 int	path_normalize(const char *in, char *out, size_t outlen);
@@ -127,6 +135,13 @@ int	path_in_workspace(const char *normalized);
 /* allowlist.c: Python fnmatchcase semantics (API.md §8.6). */
 int	glob_match(const char *pattern, const char *string);
 int	image_allowed(char *const *patterns, size_t count, const char *image);
+
+/*
+ * utf8.c: one code point of strict UTF-8 (no overlongs, no surrogates) and
+ * its length; a byte that is not UTF-8 is 0xdc00 + it, as surrogateescape
+ * decodes it.
+ */
+size_t	utf8_next_or_escape(const unsigned char *, size_t len, uint32_t *cp);
 
 /* clock.c: wall and monotonic time in seconds; replaceable by tests. */
 extern double	(*clock_wall)(void);

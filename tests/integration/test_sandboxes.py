@@ -538,10 +538,21 @@ class Restart(unittest.TestCase):
             listed = {s["id"]: s["status"] for s in lst["sandboxes"]}
             for sid in acknowledged:
                 self.assertEqual(listed.get(sid), "running", sid)
-            # Whatever was half made is gone from Docker too.
+            # Whatever was half made is gone from Docker too.  A Docker
+            # request the killed proxy had sent may still complete after
+            # the first reconciliation; the next start sweeps it.
+            time.sleep(2)
+            server.stop()
+            server.start()
+            status, lst = server.api("GET", "/v1/sandboxes")
+            listed = {s["id"] for s in lst["sandboxes"]}
+            self.assertTrue(set(acknowledged) <= listed)
             containers, volumes = server.docker_objects()
             self.assertEqual(sorted(containers),
                              sorted("agent-sandbox-" + s for s in listed))
+            self.assertEqual(sorted(volumes),
+                             sorted("agent-sandbox-%s-workspace" % s
+                                    for s in listed))
         finally:
             server.cleanup()
 

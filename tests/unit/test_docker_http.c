@@ -1,8 +1,9 @@
 /*
- * Tests for dockerd-proxy/docker_http.c: the response parser fed every
- * fixture whole, a byte at a time, split at every point and in random
- * pieces; request heads; and real requests against a fake Docker that
- * listens on a unix socket in a temporary directory.
+ * Tests for dockerd-proxy/docker_http.c and docker_http_parse.c: the
+ * response parser fed every fixture whole, a byte at a time, split at
+ * every point and in random pieces; request heads; and real requests
+ * against a fake Docker that listens on a unix socket in a temporary
+ * directory.
  */
 #include <sys/types.h>
 #include <sys/socket.h>

@@ -1,9 +1,9 @@
 /*
- * Tests for managerd/store.c: sandbox records (API.md §9), item 65 of
- * REFERENCE-TESTS.md (exact round trips of random records), the exact
- * text Python's json.dumps(record, indent=2, sort_keys=True) gives
- * (golden strings from CPython 3.11), atomic replacement, and what
- * loading does with files that are not records.
+ * Tests for managerd/store.c and store_json.c: sandbox records (API.md
+ * §9), item 65 of REFERENCE-TESTS.md (exact round trips of random
+ * records), the exact text Python's json.dumps(record, indent=2,
+ * sort_keys=True) gives (golden strings from CPython 3.11), atomic
+ * replacement, and what loading does with files that are not records.
  */
 #include <sys/resource.h>
 #include <sys/stat.h>

@@ -1,0 +1,530 @@
+/*
+ * The fixture of the test_manager_*.c programs: managerd's sandbox logic
+ * at its message boundary.  Requests go in through dispatch_apid() as
+ * apid would send them, the test plays dockerd-proxy (it reads managerd's
+ * DOCKER_* messages off a real socketpair and answers through
+ * dispatch_proxy()), and reads the answers apid would get.  The wall
+ * clock is ours; the store writes to a temporary data directory.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "manager_fixture.h"
+
+struct managerd		*env;
+double			 now;
+uint32_t		 next_apid_id;
+
+static struct managerd	 menv;
+static struct imsgbuf	 apid_side, proxy_side;
+static char		 datadir[64];
+
+static double
+fake_wall(void)
+{
+	return now;
+}
+
+/* dispatch_*() report a child's MSG_READY; nothing to do here. */
+void
+child_ready(struct child *c)
+{
+	c->ready = 1;
+}
+
+static void
+peer_gone(struct peer *p)
+{
+	fail_msg("%s went away", p->name);
+}
+
+void
+setup_env(char **settings)
+{
+	static char	 insecure[] = "AGENT_SANDBOX_INSECURE_NO_AUTH=true";
+	static char	 quota[] = "AGENT_SANDBOX_MAX_SANDBOXES=3";
+	char		*envp[32], dirsetting[128], err[256];
+	size_t		 n = 0;
+	int		 a[2], p[2];
+
+	memset(&menv, 0, sizeof(menv));
+	env = &menv;
+	TAILQ_INIT(&env->calls);
+	env->next_call_id = 1;
+	strlcpy(datadir, "/tmp/test_manager.XXXXXX", sizeof(datadir));
+	assert_non_null(mkdtemp(datadir));
+	snprintf(dirsetting, sizeof(dirsetting), "AGENT_SANDBOX_DATA_DIR=%s",
+	    datadir);
+	envp[n++] = insecure;
+	envp[n++] = quota;
+	envp[n++] = dirsetting;
+	while (settings != NULL && *settings != NULL)
+		envp[n++] = *settings++;
+	envp[n] = NULL;
+	if (config_load(&env->conf, envp, err, sizeof(err)) == -1)
+		fail_msg("config: %s", err);
+	env->datadir_fd = open(datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(env->datadir_fd != -1);
+	assert_int_equal(mkdirat(env->datadir_fd, "sandboxes", 0700), 0);
+	assert_int_equal(mkdirat(env->datadir_fd, "snapshots", 0700), 0);
+
+	assert_non_null(env->base = event_base_new());
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, a), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, p), 0);
+	peer_init(&env->apid_peer, env->base, a[0], "apid", dispatch_apid,
+	    peer_gone, NULL);
+	peer_init(&env->proxy_peer, env->base, p[0], "dockerd-proxy",
+	    dispatch_proxy, peer_gone, NULL);
+	imsgbuf_init(&apid_side, a[1]);
+	imsgbuf_init(&proxy_side, p[1]);
+	now = 1700000000.0;
+	clock_wall = fake_wall;
+	next_apid_id = 100;
+	reaper_init(env->base);
+}
+
+int
+setup(void **state)
+{
+	setup_env(NULL);
+	return 0;
+}
+
+/* The data directory holds two flat directories of files. */
+static void
+remove_dir(int parent, const char *name)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+	if ((fd = openat(parent, name, O_RDONLY | O_DIRECTORY)) == -1 ||
+	    (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		unlinkat(parent, name, 0);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+int
+teardown(void **state)
+{
+	struct imsg	 imsg;
+
+	/* Nothing may be left unanswered or unread. */
+	assert_int_equal(imsgbuf_flush(&env->apid_peer.ibuf), 0);
+	assert_int_equal(imsgbuf_flush(&env->proxy_peer.ibuf), 0);
+	imsgbuf_read(&apid_side);
+	imsgbuf_read(&proxy_side);
+	assert_int_equal(imsg_get(&apid_side, &imsg), 0);
+	assert_int_equal(imsg_get(&proxy_side, &imsg), 0);
+	assert_true(TAILQ_EMPTY(&env->calls));
+	assert_int_equal(exec_count(), 0);
+
+	reaper_stop();
+	sandbox_table_clear();
+	peer_stop(&env->apid_peer);
+	peer_stop(&env->proxy_peer);
+	close(env->apid_peer.ibuf.sock);
+	close(env->proxy_peer.ibuf.sock);
+	imsgbuf_clear(&apid_side);
+	imsgbuf_clear(&proxy_side);
+	close(apid_side.sock);
+	close(proxy_side.sock);
+	event_base_free(env->base);
+	remove_dir(env->datadir_fd, "sandboxes");
+	remove_dir(env->datadir_fd, "snapshots");
+	close(env->datadir_fd);
+	rmdir(datadir);
+	config_free(&env->conf);
+	return 0;
+}
+
+/* --- the message boundary ------------------------------------------------- */
+
+void
+fake_imsg(struct imsg *imsg, uint32_t type, uint32_t peerid, int fd,
+    struct msgw *w)
+{
+	memset(imsg, 0, sizeof(*imsg));
+	imsg->hdr.type = type;
+	imsg->hdr.peerid = peerid;
+	imsg->fd = fd;
+	if (w != NULL && w->len > 0) {
+		imsg->len = w->len;
+		imsg->hdr.len = (uint32_t)w->len;
+		imsg->data = malloc(w->len);
+		assert_non_null(imsg->data);
+		memcpy(imsg->data, w->buf, w->len);
+	}
+}
+
+/* apid -> managerd; returns the request's id. */
+uint32_t
+from_apid(uint32_t type, int fd, struct msgw *w)
+{
+	struct imsg	 imsg;
+	uint32_t	 id = next_apid_id++;
+
+	fake_imsg(&imsg, type, id, fd, w);
+	dispatch_apid(&env->apid_peer, &imsg);
+	imsg_free(&imsg);
+	return id;
+}
+
+/* dockerd-proxy -> managerd. */
+void
+from_proxy(uint32_t type, uint32_t peerid, struct msgw *w)
+{
+	struct imsg	 imsg;
+
+	fake_imsg(&imsg, type, peerid, -1, w);
+	dispatch_proxy(&env->proxy_peer, &imsg);
+	imsg_free(&imsg);
+}
+
+static int
+next_msg(struct peer *p, struct imsgbuf *side, struct imsg *imsg)
+{
+	int	 r;
+
+	assert_int_equal(imsgbuf_flush(&p->ibuf), 0);
+	if ((r = imsg_get(side, imsg)) != 0)
+		return r;
+	if (imsgbuf_read(side) <= 0)
+		return 0;
+	return imsg_get(side, imsg);
+}
+
+static int
+to_proxy(struct imsg *imsg)
+{
+	return next_msg(&env->proxy_peer, &proxy_side, imsg);
+}
+
+int
+to_apid(struct imsg *imsg)
+{
+	return next_msg(&env->apid_peer, &apid_side, imsg);
+}
+
+void
+no_proxy_message(void)
+{
+	struct imsg	 imsg;
+
+	if (to_proxy(&imsg) == 1)
+		fail_msg("unexpected %s to the proxy",
+		    msg_type_name(imsg.hdr.type));
+}
+
+void
+no_apid_message(void)
+{
+	struct imsg	 imsg;
+
+	if (to_apid(&imsg) == 1)
+		fail_msg("unexpected %s to apid", msg_type_name(imsg.hdr.type));
+}
+
+/* The next message to the proxy must be of this type; returns its id. */
+uint32_t
+expect_proxy(uint32_t type, struct imsg *out)
+{
+	struct imsg	 imsg;
+
+	assert_int_equal(to_proxy(&imsg), 1);
+	if (imsg.hdr.type != type)
+		fail_msg("proxy got %s, not %s", msg_type_name(imsg.hdr.type),
+		    msg_type_name(type));
+	if (out != NULL)
+		*out = imsg;
+	else
+		imsg_free(&imsg);
+	return imsg.hdr.peerid;
+}
+
+/* A proxy request whose payload is one id: check it. */
+uint32_t
+expect_proxy_id(uint32_t type, const char *id)
+{
+	struct imsg	 imsg;
+	uint32_t	 call;
+	char		*s;
+
+	call = expect_proxy(type, &imsg);
+	assert_non_null(s = msg_get_string(&imsg, MSG_MAX_ID));
+	assert_string_equal(s, id);
+	free(s);
+	imsg_free(&imsg);
+	return call;
+}
+
+void
+expect_apid_error(uint32_t id, enum error_kind kind, const char *text)
+{
+	struct imsg	 imsg;
+	struct msgr	 r;
+	char		*s;
+
+	assert_int_equal(to_apid(&imsg), 1);
+	if (imsg.hdr.type != MSG_ERROR)
+		fail_msg("apid got %s, not an error",
+		    msg_type_name(imsg.hdr.type));
+	assert_int_equal(imsg.hdr.peerid, id);
+	msgr_init(&r, &imsg);
+	assert_int_equal(msgr_u32(&r), kind);
+	s = msgr_str(&r, MSG_MAX_STRING);
+	assert_int_equal(msgr_end(&r), 0);
+	assert_string_equal(s, text);
+	free(s);
+	imsg_free(&imsg);
+}
+
+void
+expect_apid(uint32_t id, uint32_t type)
+{
+	struct imsg	 imsg;
+
+	assert_int_equal(to_apid(&imsg), 1);
+	if (imsg.hdr.type != type)
+		fail_msg("apid got %s, not %s", msg_type_name(imsg.hdr.type),
+		    msg_type_name(type));
+	assert_int_equal(imsg.hdr.peerid, id);
+	assert_int_equal(imsg.len, 0);
+	imsg_free(&imsg);
+}
+
+void
+expect_info(uint32_t id, struct sandbox_info *info)
+{
+	struct imsg	 imsg;
+
+	assert_int_equal(to_apid(&imsg), 1);
+	if (imsg.hdr.type != MSG_SANDBOX_INFO)
+		fail_msg("apid got %s, not SANDBOX_INFO",
+		    msg_type_name(imsg.hdr.type));
+	assert_int_equal(imsg.hdr.peerid, id);
+	assert_int_equal(msg_get_sandbox_info(&imsg, info), 0);
+	imsg_free(&imsg);
+}
+
+void
+error_reply(uint32_t call, enum error_kind kind, const char *text)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_u32(&w, kind);
+	msgw_str(&w, text);
+	from_proxy(MSG_ERROR, call, &w);
+}
+
+void
+state_reply(uint32_t call, int exists, int running)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_u8(&w, exists);
+	msgw_u8(&w, running);
+	from_proxy(MSG_DOCKER_STATE_RESULT, call, &w);
+}
+
+void
+list_item(uint32_t call, const char *id, int container, int running)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_str(&w, id);
+	msgw_u8(&w, container);
+	msgw_u8(&w, running);
+	from_proxy(MSG_DOCKER_LIST_ITEM, call, &w);
+}
+
+/* --- requests ------------------------------------------------------------- */
+
+/* A create request as the SDK sends it: network, read_only_rootfs, env. */
+void
+create_request_init(struct create_request *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->read_only_rootfs = 1;
+}
+
+uint32_t
+send_create(struct create_request *c)
+{
+	struct msgw	 w;
+	uint32_t	 id;
+
+	msgw_init(&w);
+	msg_put_create_request(&w, c);
+	id = from_apid(MSG_SANDBOX_CREATE, -1, &w);
+	create_request_free(c);
+	return id;
+}
+
+uint32_t
+send_create_ttl(int64_t ttl)
+{
+	struct create_request	 c;
+
+	create_request_init(&c);
+	if (ttl > 0) {
+		c.has_timeout_seconds = 1;
+		c.timeout_seconds = ttl;
+	}
+	return send_create(&c);
+}
+
+/* Answer a pending DOCKER_CREATE; fills *dc if not NULL. */
+uint32_t
+expect_create(struct docker_create *dc)
+{
+	struct docker_create	 d;
+	struct imsg		 imsg;
+	uint32_t		 call;
+
+	call = expect_proxy(MSG_DOCKER_CREATE, &imsg);
+	assert_int_equal(msg_get_docker_create(&imsg, &d), 0);
+	imsg_free(&imsg);
+	if (dc != NULL)
+		*dc = d;
+	else
+		docker_create_free(&d);
+	return call;
+}
+
+/* A whole successful create; the new id goes to id. */
+void
+create_ok(int64_t ttl, char *id, size_t len)
+{
+	struct sandbox_info	 info;
+	uint32_t		 req, call;
+
+	req = send_create_ttl(ttl);
+	call = expect_create(NULL);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	expect_info(req, &info);
+	assert_true(info.running);
+	strlcpy(id, info.id, len);
+	sandbox_info_free(&info);
+}
+
+uint32_t
+send_id(uint32_t type, const char *id)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_string(&w, id);
+	return from_apid(type, -1, &w);
+}
+
+uint32_t
+send_timeout(const char *id, int64_t secs)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_str(&w, id);
+	msgw_i64(&w, secs);
+	return from_apid(MSG_SANDBOX_TIMEOUT, -1, &w);
+}
+
+void
+destroy_ok(const char *id)
+{
+	uint32_t	 req, call;
+
+	req = send_id(MSG_SANDBOX_DELETE, id);
+	call = expect_proxy_id(MSG_DOCKER_DESTROY, id);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	expect_apid(req, MSG_OK);
+}
+
+int
+record_exists(const char *id)
+{
+	char		 path[64];
+	struct stat	 st;
+
+	snprintf(path, sizeof(path), "sandboxes/%s.json", id);
+	return fstatat(env->datadir_fd, path, &st, 0) == 0;
+}
+
+/* --- exec ----------------------------------------------------------------- */
+
+void
+exec_request_init(struct exec_request *e, const char *id)
+{
+	memset(e, 0, sizeof(*e));
+	e->sandbox_id = strdup(id);
+	assert_non_null(e->sandbox_id);
+}
+
+void
+exec_set_shell(struct exec_request *e, const char *cmd)
+{
+	e->shell = 1;
+	e->argc = 1;
+	e->argv = calloc(2, sizeof(char *));
+	assert_non_null(e->argv);
+	e->argv[0] = strdup(cmd);
+}
+
+/* Sends the request with a fresh pipe's write end. */
+uint32_t
+send_exec(struct exec_request *e, int *rfd)
+{
+	struct msgw	 w;
+	uint32_t	 id;
+	int		 p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	msgw_init(&w);
+	msg_put_exec_request(&w, e);
+	exec_request_free(e);
+	id = from_apid(MSG_EXEC_START, p[1], &w);
+	*rfd = p[0];
+	return id;
+}
+
+void
+exec_sent(struct exec_request *e, struct exec_sent *x)
+{
+	struct imsg	 imsg;
+
+	x->req = send_exec(e, &x->rfd);
+	x->call = expect_proxy(MSG_DOCKER_EXEC, &imsg);
+	assert_true(imsg.fd != -1);
+	x->passed = imsg_take_fd(&imsg);
+	assert_int_equal(msg_get_docker_exec(&imsg, &x->dx), 0);
+	imsg_free(&imsg);
+}

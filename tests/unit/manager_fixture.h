@@ -1,0 +1,65 @@
+/*
+ * The fixture the test_manager_*.c programs share (manager_fixture.c): a
+ * managerd whose apid and dockerd-proxy are the test, the messages that
+ * pass between them, and whole requests built from those.
+ */
+#ifndef AS_MANAGER_FIXTURE_H
+#define AS_MANAGER_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "managerd.h"
+
+/* The wall clock managerd sees, and the id of apid's next request. */
+extern double	 now;
+extern uint32_t	 next_apid_id;
+
+/* A managerd with the test's settings added ("NAME=value", NULL-ended). */
+void	 setup_env(char **settings);
+/* cmocka's per-test set-up (no extra settings) and teardown. */
+int	 setup(void **state);
+int	 teardown(void **state);
+
+/* The message boundary. */
+void	 fake_imsg(struct imsg *, uint32_t type, uint32_t peerid, int fd,
+	    struct msgw *);
+uint32_t from_apid(uint32_t type, int fd, struct msgw *);
+void	 from_proxy(uint32_t type, uint32_t peerid, struct msgw *);
+int	 to_apid(struct imsg *);
+void	 no_proxy_message(void);
+void	 no_apid_message(void);
+uint32_t expect_proxy(uint32_t type, struct imsg *out);
+uint32_t expect_proxy_id(uint32_t type, const char *id);
+void	 expect_apid_error(uint32_t id, enum error_kind, const char *text);
+void	 expect_apid(uint32_t id, uint32_t type);
+void	 expect_info(uint32_t id, struct sandbox_info *);
+void	 error_reply(uint32_t call, enum error_kind, const char *text);
+void	 state_reply(uint32_t call, int exists, int running);
+void	 list_item(uint32_t call, const char *id, int container, int running);
+
+/* Requests. */
+void	 create_request_init(struct create_request *);
+uint32_t send_create(struct create_request *);
+uint32_t send_create_ttl(int64_t ttl);
+uint32_t expect_create(struct docker_create *);
+void	 create_ok(int64_t ttl, char *id, size_t len);
+uint32_t send_id(uint32_t type, const char *id);
+uint32_t send_timeout(const char *id, int64_t secs);
+void	 destroy_ok(const char *id);
+int	 record_exists(const char *id);
+
+/* Exec requests. */
+struct exec_sent {
+	uint32_t		 req;
+	uint32_t		 call;
+	struct docker_exec	 dx;
+	int			 rfd;		/* the test's end of the pipe */
+	int			 passed;	/* what the proxy received */
+};
+void	 exec_request_init(struct exec_request *, const char *id);
+void	 exec_set_shell(struct exec_request *, const char *cmd);
+uint32_t send_exec(struct exec_request *, int *rfd);
+void	 exec_sent(struct exec_request *, struct exec_sent *);
+
+#endif /* AS_MANAGER_FIXTURE_H */
