@@ -208,7 +208,7 @@ v_int(struct vctx *v, const struct loc *l, const struct jv *in, int64_t *out)
 		if (!isfinite(f))
 			return add_error(v, "finite_number", l,
 			    "Input should be a finite number", in, NULL);
-		if (f != floor(f))
+		if (f != fp_floor(f))
 			return add_error(v, "int_from_float", l,
 			    "Input should be a valid integer, got a number "
 			    "with a fractional part", in, NULL);

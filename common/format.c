@@ -25,15 +25,58 @@ fail_empty(char *buf, size_t len)
 	return NULL;
 }
 
+/*
+ * Rounding without libm: otherwise every daemon maps libm (about 300 KiB
+ * resident) for four functions.  Exact for every double: from 2^52 up,
+ * each one is an integer already.
+ */
+double
+fp_trunc(double x)
+{
+	if (!(x > -4503599627370496.0 && x < 4503599627370496.0))
+		return x;	/* integral, infinite or NaN */
+	return (double)(int64_t)x;
+}
+
+double
+fp_floor(double x)
+{
+	double	 t = fp_trunc(x);
+
+	return t > x ? t - 1.0 : t;
+}
+
+double
+fp_ceil(double x)
+{
+	double	 t = fp_trunc(x);
+
+	return t < x ? t + 1.0 : t;
+}
+
+/* C's round(): halfway cases away from zero. */
+double
+fp_round(double x)
+{
+	double	 t = fp_trunc(x), d = x - t;
+
+	if (d >= 0.5)
+		return t + 1.0;
+	if (d <= -0.5)
+		return t - 1.0;
+	return t;
+}
+
 /* Python's _PyTime_RoundHalfEven(). */
 static double
 round_half_even(double x)
 {
-	double	 r;
+	double	 r, d;
 
-	r = round(x);
-	if (fabs(x - r) == 0.5)
-		r = 2.0 * round(x / 2.0);
+	r = fp_round(x);
+	d = x - r;
+	if (d == 0.5 || d == -0.5)
+		r = 2.0 * fp_round(x / 2.0);
 	return r;
 }
 
@@ -64,7 +107,8 @@ format_timestamp(double epoch, char *buf, size_t len)
 	if (!isfinite(epoch))
 		return fail_empty(buf, len);
 	/* Same steps as CPython's _PyTime_DoubleToDenominator(). */
-	frac = modf(epoch, &ipart);
+	ipart = fp_trunc(epoch);
+	frac = epoch - ipart;	/* exact, like modf() */
 	us = round_half_even(frac * 1e6);
 	if (us >= 1e6) {
 		us -= 1e6;

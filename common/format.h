@@ -48,4 +48,10 @@ size_t	format_pystrlen(const char *s);
 int	format_consttime_equal(const void *a, size_t alen, const void *b,
 	    size_t blen);
 
+/* trunc, floor, ceil and round without libm (see format.c). */
+double	fp_trunc(double);
+double	fp_floor(double);
+double	fp_ceil(double);
+double	fp_round(double);
+
 #endif /* AS_FORMAT_H */

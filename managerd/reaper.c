@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "format.h"
 #include "managerd.h"
 
 /*
@@ -98,7 +99,7 @@ reaper_schedule(void)
 		delay = REAPER_MAX_SLEEP;
 	tv.tv_sec = (time_t)delay;
 	/* Round up: firing a little late is fine, early is a wasted run. */
-	tv.tv_usec = (suseconds_t)ceil((delay - (double)tv.tv_sec) * 1e6);
+	tv.tv_usec = (suseconds_t)fp_ceil((delay - (double)tv.tv_sec) * 1e6);
 	if (tv.tv_usec >= 1000000) {
 		tv.tv_sec++;
 		tv.tv_usec -= 1000000;

@@ -382,6 +382,44 @@ test_consttime_random(void **state)
 	}
 }
 
+/* The libm-free rounding helpers agree with libm on awkward and random
+ * doubles, the sign of zero aside. */
+static void
+test_fp_rounding_matches_libm(void **state)
+{
+	static const double	 cases[] = { 0.0, 0.5, -0.5, 1.5, -1.5, 2.5,
+	    0.49999999999999994, -0.49999999999999994, 4503599627370495.5,
+	    4503599627370496.0, -4503599627370497.0, 1e300, -1e300,
+	    1700000000.053406, 0.9999995, -2.0000001 };
+	double			 x;
+	size_t			 i;
+	uint64_t		 bits;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		x = cases[i];
+		assert_true(fp_trunc(x) == trunc(x));
+		assert_true(fp_floor(x) == floor(x));
+		assert_true(fp_ceil(x) == ceil(x));
+		assert_true(fp_round(x) == round(x));
+	}
+	assert_true(isinf(fp_floor(INFINITY)));
+	assert_true(isnan(fp_round(NAN)));
+	srandom(7);
+	for (i = 0; i < 200000; i++) {
+		bits = ((uint64_t)random() << 33) ^ ((uint64_t)random() << 2) ^
+		    (uint64_t)random();
+		memcpy(&x, &bits, sizeof(x));
+		if (!isfinite(x))
+			continue;
+		if (i % 2)
+			x = (double)(random() % 2000000) / 1000.0 - 1000.0;
+		assert_true(fp_trunc(x) == trunc(x));
+		assert_true(fp_floor(x) == floor(x));
+		assert_true(fp_ceil(x) == ceil(x));
+		assert_true(fp_round(x) == round(x));
+	}
+}
+
 int
 main(void)
 {
@@ -398,6 +436,7 @@ main(void)
 		cmocka_unit_test(test_pystrlen),
 		cmocka_unit_test(test_consttime_equal),
 		cmocka_unit_test(test_consttime_random),
+		cmocka_unit_test(test_fp_rounding_matches_libm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
