@@ -126,7 +126,8 @@ create_undone(struct imsg *reply, void *arg)
 		log_warnx("sandbox %s was not recorded and cannot be removed "
 		    "(%s); the next start removes it", cc->sb->rec.id, text);
 		free(text);
-	}
+	} else if (reply->len != 0)
+		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
 	quota_release();
 	apid_error(cc->apid_id, ERR_INTERNAL, "cannot record sandbox %s: %s",
 	    cc->sb->rec.id, strerror(cc->saved_errno));

@@ -74,6 +74,14 @@ destroy_run(struct sandbox *sb, void *arg)
 		destroy_finish(op, 1);
 		return;
 	}
+	/*
+	 * A reap that waited for the lock may find the expiry moved by a
+	 * timeout that held it: the client was told the sandbox lives on.
+	 */
+	if (op->done != NULL && sb->rec.expires_at > clock_wall()) {
+		destroy_finish(op, 1);
+		return;
+	}
 	if (proxy_destroy(sb->rec.id, destroy_done, op) == 0) {
 		if (op->done == NULL)
 			apid_error(op->apid_id, ERR_INTERNAL,

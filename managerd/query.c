@@ -140,10 +140,12 @@ list_send(struct list_call *lc)
 		apid_error(lc->apid_id, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	qsort(lc->items, lc->count, sizeof(*lc->items), item_cmp);
+	/* No item, no array: qsort and bsearch want one all the same. */
+	if (lc->count > 0)
+		qsort(lc->items, lc->count, sizeof(*lc->items), item_cmp);
 	for (i = 0; i < n; i++) {
 		strlcpy(key.id, v[i]->rec.id, sizeof(key.id));
-		running = bsearch(&key, lc->items, lc->count,
+		running = lc->count > 0 && bsearch(&key, lc->items, lc->count,
 		    sizeof(*lc->items), item_cmp) != NULL;
 		apid_reply_info(lc->apid_id, v[i], running);
 	}

@@ -119,6 +119,25 @@ lie_proxy_bad_state(void)
 	state_reply(call, 0, 1);	/* running without a container */
 }
 
+/* A create that could not be recorded is undone: a DONE with a payload. */
+static void
+lie_proxy_undo_with_payload(void)
+{
+	struct msgw	 w;
+	uint32_t	 call;
+
+	/* No data directory: the record cannot be written. */
+	close(env->datadir_fd);
+	env->datadir_fd = -1;
+	send_create_ttl(0);
+	call = expect_create(NULL);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	call = expect_proxy(MSG_DOCKER_DESTROY, NULL);
+	msgw_init(&w);
+	msgw_u8(&w, 0);
+	from_proxy(MSG_DOCKER_DONE, call, &w);
+}
+
 static void
 test_lies_are_fatal(void **state)
 {
@@ -130,6 +149,7 @@ test_lies_are_fatal(void **state)
 	assert_fatal(lie_proxy_wrong_type);
 	assert_fatal(lie_proxy_started_twice);
 	assert_fatal(lie_proxy_bad_state);
+	assert_fatal(lie_proxy_undo_with_payload);
 }
 
 int

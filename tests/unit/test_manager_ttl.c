@@ -137,6 +137,40 @@ test_timeout_extends_life(void **state)
 	no_proxy_message();
 }
 
+/*
+ * A reap that waited for the lock behind a timeout finds the sandbox no
+ * longer expired: it must leave it alone, not destroy what the client was
+ * just told lives on.
+ */
+static void
+test_reap_rechecks_expiry_under_lock(void **state)
+{
+	char			 id[SANDBOX_ID_LEN + 1];
+	struct sandbox_info	 info;
+	uint32_t		 del, tmo, call;
+
+	create_ok(10, id, sizeof(id));
+	now += 11;
+	/* A DELETE holds the lock; a timeout, then the reap wait for it. */
+	del = send_id(MSG_SANDBOX_DELETE, id);
+	call = expect_proxy_id(MSG_DOCKER_DESTROY, id);
+	tmo = send_timeout(id, 100);
+	reaper_run();
+	no_proxy_message();
+	error_reply(call, ERR_BACKEND, "Docker is unreachable: gone");
+	expect_apid_error(del, ERR_BACKEND, "Docker is unreachable: gone");
+	call = expect_proxy_id(MSG_DOCKER_STATE, id);
+	state_reply(call, 1, 1);
+	expect_info(tmo, &info);
+	assert_true(info.expires_at == now + 100);
+	sandbox_info_free(&info);
+	/* The queued reap runs now and must see the new expiry. */
+	no_proxy_message();
+	assert_int_equal(sandbox_count(), 1);
+	assert_true(record_exists(id));
+	assert_true(reaper_next() == now + 100);
+}
+
 /* The new expiry survives a restart: it is what the record says. */
 static void
 record_expiry_cb(struct sandbox_record *rec, void *arg)
@@ -182,6 +216,7 @@ main(void)
 		T(test_reaper_retries),
 		T(test_timeout_extends_life),
 		T(test_timeout_is_persisted),
+		T(test_reap_rechecks_expiry_under_lock),
 #undef T
 	};
 
