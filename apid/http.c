@@ -10,7 +10,6 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +22,11 @@
 /*
  * evhttp answers a larger body itself (with its own 413 page), so its
  * limit sits above ours: JSON routes refuse more than BODY_MAX_JSON with
- * the envelope, file uploads will need max_file_bytes.
+ * the envelope.  evhttp reads the whole body before any route (and so
+ * before the API key) is looked at: the limit is what any client, with
+ * or without a key, makes us hold per connection.  A route that takes a
+ * larger body (file uploads) must raise it for its own requests only,
+ * once they are known to be authenticated.
  */
 #define BODY_SLACK		(64 * 1024)
 /* What a client may send while we work on its request, unread. */
@@ -183,18 +186,11 @@ http_request_cb(struct evhttp_request *req, void *arg)
 void
 http_setup(struct evhttp *http)
 {
-	uint64_t	 max_body;
-
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
 	evhttp_set_max_headers_size(http, 64 * 1024);
-	max_body = BODY_MAX_JSON;
-	if (apid->max_file_bytes > max_body)
-		max_body = apid->max_file_bytes;
-	if (max_body > SSIZE_MAX - BODY_SLACK)
-		max_body = SSIZE_MAX - BODY_SLACK;
-	evhttp_set_max_body_size(http, (ev_ssize_t)(max_body + BODY_SLACK));
+	evhttp_set_max_body_size(http, BODY_MAX_JSON + BODY_SLACK);
 	evhttp_set_gencb(http, http_request_cb, NULL);
 }
 

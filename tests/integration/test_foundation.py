@@ -148,6 +148,36 @@ class HealthAndRouting(unittest.TestCase):
         status, _, _ = self.server.request("GET", "/health%7A")
         self.assertEqual(status, 200)
 
+    def test_large_body_refused_before_it_is_read(self):
+        # The body is read before the key is checked: a client without a
+        # key must not make apid hold more than a JSON body's worth.
+        # Above the limit evhttp answers 413 from the headers alone.
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=10)
+        try:
+            sock.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n" % (8 << 20))
+            reply = b""
+            while b"\r\n" not in reply:
+                data = sock.recv(4096)
+                if not data:
+                    break
+                reply += data
+        except socket.timeout:
+            self.fail("apid waited for an 8 MiB body from a client "
+                      "without a key")
+        finally:
+            sock.close()
+        self.assertTrue(reply.startswith(b"HTTP/1.1 413 "), reply)
+        # Just above the envelope's limit still gets the envelope.
+        status, _, body = self.server.request(
+            "POST", "/v1/sandboxes", body=b" " * (1024 * 1024 + 1),
+            headers={"Authorization": "Bearer " + harness.TEST_KEY})
+        self.assertEqual(status, 413)
+        self.assertEqual(json.loads(body)["error"]["code"],
+                         "payload_too_large")
+
 
 class Separation(unittest.TestCase):
     @classmethod
