@@ -398,15 +398,23 @@ class QuotaAndTTL(ServerCase):
 class Concurrency(ServerCase):
     settings = {"AGENT_SANDBOX_MAX_SANDBOXES": "8"}
 
-    def test_64_parallel_execs(self):
+    def test_64_parallel_execs_and_streams(self):
         boxes = [self.create()["id"] for _ in range(4)]
         results, errors = [], []
 
         def worker(i):
+            command = "sleep 1; echo %d" % i
             try:
-                r = self.server.exec(boxes[i % 4],
-                                     "sleep 1; echo %d" % i)
-                results.append((i, r["stdout"]))
+                if i % 2:
+                    r = self.server.exec(boxes[i % 4], command)
+                    results.append((i, r["stdout"]))
+                    return
+                status, _, events = stream_events(
+                    self.server, boxes[i % 4], {"command": command})
+                self.assertEqual(status, 200)
+                self.assertEqual(events[-1]["exit_code"], 0)
+                results.append((i, "".join(e.get("data", "")
+                                           for e in events)))
             except Exception as exc:  # noqa: BLE001
                 errors.append(exc)
 
