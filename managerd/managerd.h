@@ -111,6 +111,12 @@ int	store_sandbox_remove(int dirfd, const char *id);
  * and free(). */
 int	store_sandbox_load_all(int dirfd,
 	    void (*cb)(struct sandbox_record *, void *), void *arg);
+/* The same, and calls skipped (if not NULL) with the id of each record
+ * left in place because it could not be read for now (EMFILE, EIO, ENOMEM,
+ * a directory): that sandbox may still exist. */
+int	store_sandbox_load(int dirfd,
+	    void (*cb)(struct sandbox_record *, void *),
+	    void (*skipped)(const char *id, void *), void *arg);
 
 /* store_json.c */
 void	sandbox_record_free(struct sandbox_record *);

@@ -3,8 +3,10 @@
  * ask Docker which sandboxes it holds (the proxy lists only this server's
  * instance), keep a record only if its container runs, drop the other
  * records, and destroy what Docker holds without a kept record (orphans,
- * including the stopped sandboxes just dropped).  Kept sandboxes keep
- * their expires_at.  If Docker cannot be reached the server does not start.
+ * including the stopped sandboxes just dropped).  A sandbox whose record
+ * is there but cannot be read for now is left alone, in Docker and on
+ * disk.  Kept sandboxes keep their expires_at.  If Docker cannot be reached
+ * the server does not start.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -95,7 +97,7 @@ item_add(struct imsg *reply)
 	free(id);
 }
 
-/* store_sandbox_load_all hands over each record it could read. */
+/* store_sandbox_load hands over each record it could read. */
 static void
 recover_record(struct sandbox_record *rec, void *arg)
 {
@@ -121,6 +123,22 @@ recover_record(struct sandbox_record *rec, void *arg)
 	sandbox_insert(sb);
 	it->kept = 1;
 	rc.kept++;
+}
+
+/*
+ * A record store_sandbox_load left in place unread (a transient error):
+ * its sandbox may well be one to keep, so it is not an orphan either.
+ */
+static void
+recover_skipped(const char *id, void *arg)
+{
+	struct docker_item	*it;
+
+	if ((it = item_find(id)) == NULL)
+		return;
+	log_warnx("cannot read the record of sandbox %s: leaving it in "
+	    "Docker", id);
+	it->kept = 1;
 }
 
 /* §8.5 step 5: exports a crash interrupted. */
@@ -178,8 +196,8 @@ recover_reconcile(void)
 {
 	size_t	 i;
 
-	if (store_sandbox_load_all(env->datadir_fd, recover_record, NULL) ==
-	    -1) {
+	if (store_sandbox_load(env->datadir_fd, recover_record,
+	    recover_skipped, NULL) == -1) {
 		log_warn("cannot read the sandbox records");
 		recover_finish(0);
 		return;

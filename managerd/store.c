@@ -162,9 +162,14 @@ drop(int dfd, const char *name, const char *why)
 		log_warn("unlink %s", STORE_DIR);
 }
 
+/*
+ * A record left in place, unread: hand its id to skipped, if the file is
+ * named after one, so that nobody takes the sandbox for an orphan.
+ */
 static void
-skip(const char *name)
+skip(const char *name, void (*skipped)(const char *, void *), void *arg)
 {
+	char	 id[SANDBOX_ID_LEN + 1];
 	char	*q;
 	int	 saved = errno;
 
@@ -172,6 +177,13 @@ skip(const char *name)
 	errno = saved;
 	log_warn("skipping sandbox record %s", q != NULL ? q : "?");
 	free(q);
+	if (skipped == NULL ||
+	    strlen(name) != SANDBOX_ID_LEN + sizeof(SUFFIX) - 1)
+		return;
+	memcpy(id, name, SANDBOX_ID_LEN);
+	id[SANDBOX_ID_LEN] = '\0';
+	if (store_id_valid(id))
+		skipped(id, arg);
 }
 
 /* Read a whole regular file of at most STORE_RECORD_MAX bytes. */
@@ -233,14 +245,15 @@ done:
 
 static void
 load_one(int dfd, const char *name,
-    void (*cb)(struct sandbox_record *, void *), void *arg)
+    void (*cb)(struct sandbox_record *, void *),
+    void (*skipped)(const char *, void *), void *arg)
 {
 	struct sandbox_record	*r;
 	char			*text;
 
 	switch (read_record_file(dfd, name, &text)) {
 	case LOAD_SKIP:
-		skip(name);
+		skip(name, skipped, arg);
 		return;
 	case LOAD_BAD:
 		drop(dfd, name, "not a regular file, or too large");
@@ -249,7 +262,7 @@ load_one(int dfd, const char *name,
 		break;
 	}
 	if ((r = malloc(sizeof(*r))) == NULL) {
-		skip(name);
+		skip(name, skipped, arg);
 		free(text);
 		return;
 	}
@@ -291,6 +304,13 @@ int
 store_sandbox_load_all(int datafd,
     void (*cb)(struct sandbox_record *, void *), void *arg)
 {
+	return store_sandbox_load(datafd, cb, NULL, arg);
+}
+
+int
+store_sandbox_load(int datafd, void (*cb)(struct sandbox_record *, void *),
+    void (*skipped)(const char *, void *), void *arg)
+{
 	DIR		*d;
 	struct dirent	*de;
 	char		**names = NULL, **nn;
@@ -330,7 +350,7 @@ store_sandbox_load_all(int datafd,
 		if (has_suffix(names[i], TMP_SUFFIX))
 			drop(dirfd(d), names[i], "left over from a write");
 		else
-			load_one(dirfd(d), names[i], cb, arg);
+			load_one(dirfd(d), names[i], cb, skipped, arg);
 	}
 	ret = 0;
 done:

@@ -4,11 +4,14 @@
  */
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,23 +21,57 @@
 
 /* --- peers that lie ------------------------------------------------------- */
 
-/* Run f in a child: a malformed message must be fatal there. */
+/*
+ * Run f in a child: a malformed message must be fatal there.  Exit status 1
+ * alone proves nothing, for a failed cmocka assertion in the child exits 1
+ * as well: the child's last words must be managerd's fatal log line,
+ * peer_bad_message()'s "bad TYPE message from PEER: why".
+ */
 static void
-assert_fatal(void (*f)(void))
+assert_fatal(void (*f)(void), const char *fatal)
 {
+	char	 out[8192], want[256];
+	size_t	 got = 0;
+	ssize_t	 n;
 	pid_t	 pid;
-	int	 status;
+	int	 fds[2], status;
 
+	assert_int_equal(pipe(fds), 0);
 	assert_true((pid = fork()) != -1);
 	if (pid == 0) {
-		/* The child's last words are expected: keep them quiet. */
-		dup2(open("/dev/null", O_WRONLY), STDERR_FILENO);
+		/* The child's last words (and cmocka's, if any) go to us. */
+		close(fds[0]);
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[1]);
 		f();
 		_exit(0);
 	}
+	close(fds[1]);
+	/* Read to the end, keeping what fits, so that the child may exit. */
+	for (;;) {
+		if (got < sizeof(out) - 1)
+			n = read(fds[0], out + got, sizeof(out) - 1 - got);
+		else
+			n = read(fds[0], want, sizeof(want));
+		if (n == -1 && errno == EINTR)
+			continue;
+		assert_true(n != -1);
+		if (n == 0)
+			break;
+		if (got < sizeof(out) - 1)
+			got += (size_t)n;
+	}
+	out[got] = '\0';
+	close(fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 1);
+	/* log.c's fatalx(), as the log line ends. */
+	(void)snprintf(want, sizeof(want),
+	    " CRITICAL test_manager_lies: %s\n", fatal);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 ||
+	    strstr(out, want) == NULL)
+		fail_msg("expected managerd's \"%s\" and exit status 1; the "
+		    "child (wait status %#x) said:\n%s", fatal, status, out);
 }
 
 static void
@@ -141,15 +178,28 @@ lie_proxy_undo_with_payload(void)
 static void
 test_lies_are_fatal(void **state)
 {
-	assert_fatal(lie_create_trailing_byte);
-	assert_fatal(lie_get_without_id);
-	assert_fatal(lie_exec_without_pipe);
-	assert_fatal(lie_list_with_descriptor);
-	assert_fatal(lie_proxy_reply_to_nothing);
-	assert_fatal(lie_proxy_wrong_type);
-	assert_fatal(lie_proxy_started_twice);
-	assert_fatal(lie_proxy_bad_state);
-	assert_fatal(lie_proxy_undo_with_payload);
+	assert_fatal(lie_create_trailing_byte,
+	    "bad SANDBOX_CREATE message from apid: malformed create request");
+	assert_fatal(lie_get_without_id,
+	    "bad SANDBOX_GET message from apid: malformed sandbox id");
+	assert_fatal(lie_exec_without_pipe,
+	    "bad EXEC_START message from apid: no output pipe");
+	assert_fatal(lie_list_with_descriptor,
+	    "bad SANDBOX_LIST message from apid: unexpected descriptor");
+	assert_fatal(lie_proxy_reply_to_nothing,
+	    "bad DOCKER_DONE message from "
+	    "dockerd-proxy: reply to no pending call");
+	assert_fatal(lie_proxy_wrong_type,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: wrong reply type");
+	assert_fatal(lie_proxy_started_twice,
+	    "bad DOCKER_EXEC_STARTED message from "
+	    "dockerd-proxy: unexpected start");
+	assert_fatal(lie_proxy_bad_state,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: malformed state");
+	assert_fatal(lie_proxy_undo_with_payload,
+	    "bad DOCKER_DONE message from dockerd-proxy: unexpected payload");
 }
 
 int

@@ -3,6 +3,8 @@
  * against what Docker still has, with the test playing dockerd-proxy
  * (manager_fixture.c).
  */
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,6 +98,62 @@ test_recover(void **state)
 	no_apid_message();
 }
 
+/*
+ * A record that cannot be read for now (here a directory by its name) is
+ * left in place, and its sandbox is no orphan: Docker keeps it.  A record
+ * that cannot be parsed is still dropped, and its sandbox destroyed.
+ */
+static void
+test_recover_unreadable_record(void **state)
+{
+	static const char	 unread[] = "sb_5555555555555555";
+	static const char	 unread_stopped[] = "sb_6666666666666666";
+	static const char	 garbled[] = "sb_7777777777777777";
+	static const char	 kept[] = "sb_1111111111111111";
+	uint32_t		 call, d1;
+	int			 fd;
+
+	reaper_stop();
+	write_record(kept, 1699999000, 1700000500);
+	assert_int_equal(mkdirat(env->datadir_fd,
+	    "sandboxes/sb_5555555555555555.json", 0700), 0);
+	assert_int_equal(mkdirat(env->datadir_fd,
+	    "sandboxes/sb_6666666666666666.json", 0700), 0);
+	fd = openat(env->datadir_fd, "sandboxes/sb_7777777777777777.json",
+	    O_CREAT | O_WRONLY, 0600);
+	assert_true(fd != -1);
+	assert_int_equal(write(fd, "{", 1), 1);
+	close(fd);
+
+	recover_result = -1;
+	recover_start(recover_done);
+	call = expect_proxy(MSG_DOCKER_LIST, NULL);
+	list_item(call, unread, 1, 1);
+	list_item(call, unread_stopped, 1, 0);
+	list_item(call, garbled, 1, 1);
+	list_item(call, kept, 1, 1);
+	from_proxy(MSG_DOCKER_LIST_END, call, NULL);
+	d1 = expect_proxy_id(MSG_DOCKER_DESTROY, garbled);
+	no_proxy_message();
+	from_proxy(MSG_DOCKER_DONE, d1, NULL);
+	assert_int_equal(recover_result, 1);
+
+	/* Only the readable record is served; the others stay on disk. */
+	assert_int_equal(sandbox_count(), 1);
+	assert_non_null(sandbox_find(kept));
+	assert_null(sandbox_find(unread));
+	assert_int_equal(faccessat(env->datadir_fd,
+	    "sandboxes/sb_5555555555555555.json", F_OK, 0), 0);
+	assert_int_equal(faccessat(env->datadir_fd,
+	    "sandboxes/sb_6666666666666666.json", F_OK, 0), 0);
+	assert_false(record_exists(garbled));
+	assert_int_equal(unlinkat(env->datadir_fd,
+	    "sandboxes/sb_5555555555555555.json", AT_REMOVEDIR), 0);
+	assert_int_equal(unlinkat(env->datadir_fd,
+	    "sandboxes/sb_6666666666666666.json", AT_REMOVEDIR), 0);
+	no_apid_message();
+}
+
 static void
 test_recover_without_docker(void **state)
 {
@@ -118,6 +176,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(test_recover),
+		T(test_recover_unreadable_record),
 		T(test_recover_without_docker),
 #undef T
 	};
