@@ -5,6 +5,7 @@
  * filesystem through Landlock, seccomp) and only then accepts clients.
  */
 #include <sys/queue.h>
+#include <sys/resource.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -25,6 +26,13 @@
 
 #define PARENT_SOCK_FD	3
 #define APID_MAX_KEYS	256
+/*
+ * Each client holds up to 64 KiB of headers and a JSON body in apid;
+ * the descriptor limit caps the number of clients (see http_listen()).
+ * The reserve is for apid's own descriptors and exec output pipes.
+ */
+#define APID_MAX_CONNECTIONS	1024
+#define APID_FD_RESERVE		64
 
 struct apid_settings {
 	char	*log_level;
@@ -110,6 +118,25 @@ warm_up(void)
 }
 
 static void
+limit_connections(void)
+{
+	struct rlimit	 rl;
+	rlim_t		 want = APID_MAX_CONNECTIONS + APID_FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit");
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		log_warnx("descriptor limit %llu: fewer than %d clients at "
+		    "once", (unsigned long long)rl.rlim_cur,
+		    APID_MAX_CONNECTIONS);
+		return;
+	}
+	rl.rlim_cur = want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("setrlimit");
+}
+
+static void
 apid_drop_privileges(struct apid_settings *s)
 {
 	char	 err[512];
@@ -176,8 +203,8 @@ main(int argc, char *argv[])
 	if ((apid->http = evhttp_new(apid->base)) == NULL)
 		fatalx("evhttp_new");
 	http_setup(apid->http);
-	if (evhttp_accept_socket(apid->http, s.listener) == -1)
-		fatalx("cannot accept on the listener");
+	http_listen(apid->http, apid->base, s.listener);
+	limit_connections();
 
 	apid_drop_privileges(&s);
 

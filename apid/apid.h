@@ -60,6 +60,7 @@ extern struct apid	*apid;
 
 /* http.c */
 void	http_setup(struct evhttp *);
+void	http_listen(struct evhttp *, struct event_base *, int);
 struct apid_request *apid_request_send(struct evhttp_request *, uint32_t type,
 	    struct msgw *, int fd, apid_reply_cb, void *arg);
 /* Forget a request whose last reply already came (see route_exec.c). */

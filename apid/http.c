@@ -7,9 +7,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +34,8 @@
 #define BODY_SLACK		(64 * 1024)
 /* What a client may send while we work on its request, unread. */
 #define WATCH_READ_MAX		(64 * 1024)
+/* How long accepting stops once apid is out of descriptors. */
+#define ACCEPT_PAUSE_MSEC	100
 
 typedef void	(*route_handler)(struct evhttp_request *, char **params);
 
@@ -192,6 +197,53 @@ http_setup(struct evhttp *http)
 	evhttp_set_max_headers_size(http, 64 * 1024);
 	evhttp_set_max_body_size(http, BODY_MAX_JSON + BODY_SLACK);
 	evhttp_set_gencb(http, http_request_cb, NULL);
+}
+
+/*
+ * evhttp has no connection limit.  apid's descriptor limit is the limit
+ * (apid.c lowers it before the seccomp filter): at it, accept(2) fails
+ * with EMFILE and we stop accepting for a while, as OpenBSD httpd does,
+ * instead of retrying the refused accept in a busy loop.  The clients
+ * above the limit wait in the listen queue.
+ */
+static struct evconnlistener	*http_listener;
+static struct event		*http_accept_ev;
+
+static void
+http_accept_resume(evutil_socket_t fd, short event, void *arg)
+{
+	evconnlistener_enable(http_listener);
+}
+
+static void
+http_accept_error(struct evconnlistener *lev, void *arg)
+{
+	struct timeval	 tv = { 0, ACCEPT_PAUSE_MSEC * 1000 };
+	int		 saved = errno;
+
+	if (saved != EMFILE && saved != ENFILE && saved != ENOBUFS &&
+	    saved != ENOMEM) {
+		log_warnx("accept: %s", strerror(saved));
+		return;
+	}
+	log_debug("accept: %s; pausing", strerror(saved));
+	evconnlistener_disable(lev);
+	evtimer_add(http_accept_ev, &tv);
+}
+
+void
+http_listen(struct evhttp *http, struct event_base *base, int fd)
+{
+	struct evhttp_bound_socket	*bound;
+
+	if ((bound = evhttp_accept_socket_with_handle(http, fd)) == NULL)
+		fatalx("cannot accept on the listener");
+	if ((http_listener = evhttp_bound_socket_get_listener(bound)) == NULL)
+		fatalx("evhttp_bound_socket_get_listener");
+	if ((http_accept_ev = evtimer_new(base, http_accept_resume,
+	    NULL)) == NULL)
+		fatalx("evtimer_new");
+	evconnlistener_set_error_cb(http_listener, http_accept_error);
 }
 
 /* The reply is out: the next request on the connection reads freely. */
