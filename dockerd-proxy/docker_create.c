@@ -334,20 +334,29 @@ create_prep_created(const struct docker_result *res, void *arg)
 	create_own_workspace(c, c->prep_id);
 }
 
+/* POST /containers/create?name=<name> with a body from hardening.c. */
 static void
-create_prep(struct create *c)
+create_post_container(struct create *c, const char *name, json_object *body,
+    docker_call_cb done)
 {
-	json_object	*body;
-	char		 name[DOCKER_NAME_MAX], path[256];
+	char	 path[256];
 
-	sandbox_prep_name(c->dc.id, name, sizeof(name));
 	if (docker_path(path, sizeof(path), DOCKER_API
 	    "/containers/create?name=%s", name) == -1)
 		fatalx("%s: path", __func__);
-	body = hardening_prep_body(&c->dc, c->px->settings.instance_id);
-	docker_call(c->px, "POST", path, body, CREATE_MAX_BODY,
-	    create_prep_created, c);
+	docker_call(c->px, "POST", path, body, CREATE_MAX_BODY, done, c);
 	json_object_put(body);
+}
+
+static void
+create_prep(struct create *c)
+{
+	char	 name[DOCKER_NAME_MAX];
+
+	sandbox_prep_name(c->dc.id, name, sizeof(name));
+	create_post_container(c, name,
+	    hardening_prep_body(&c->dc, c->px->settings.instance_id),
+	    create_prep_created);
 }
 
 /* --- 5. the container ----------------------------------------------------- */
@@ -376,17 +385,12 @@ create_container_created(const struct docker_result *res, void *arg)
 static void
 create_container(struct create *c)
 {
-	json_object	*body;
-	char		 name[DOCKER_NAME_MAX], path[256];
+	char	 name[DOCKER_NAME_MAX];
 
 	sandbox_container_name(c->dc.id, name, sizeof(name));
-	if (docker_path(path, sizeof(path), DOCKER_API
-	    "/containers/create?name=%s", name) == -1)
-		fatalx("%s: path", __func__);
-	body = hardening_container_body(&c->dc, c->px->settings.instance_id);
-	docker_call(c->px, "POST", path, body, CREATE_MAX_BODY,
-	    create_container_created, c);
-	json_object_put(body);
+	create_post_container(c, name,
+	    hardening_container_body(&c->dc, c->px->settings.instance_id),
+	    create_container_created);
 }
 
 /* --- 4. network ----------------------------------------------------------- */

@@ -126,10 +126,6 @@ int	store_sandbox_from_json(const char *, struct sandbox_record *);
 /* "sb_" and 16 lower-case hex digits, as a record's id must be. */
 int	store_id_valid(const char *);
 
-/* heap_sort.c: qsort(3) with the same arguments. */
-void	heap_sort(void *, size_t n, size_t size,
-	    int (*cmp)(const void *, const void *));
-
 /* paths.c: API.md §6.1.  0 on success, -1 for an empty path. */
 int	path_normalize(const char *in, char *out, size_t outlen);
 /* The same for a path of inlen bytes; -1 (EINVAL) if it holds a NUL. */

@@ -345,7 +345,7 @@ store_sandbox_load(int datafd, void (*cb)(struct sandbox_record *, void *),
 	}
 	/* File-name order, as the reference's sorted(glob("*.json")). */
 	if (count > 0)
-		heap_sort(names, count, sizeof(*names), name_cmp);
+		qsort(names, count, sizeof(*names), name_cmp);
 	for (i = 0; i < count; i++) {
 		if (has_suffix(names[i], TMP_SUFFIX))
 			drop(dirfd(d), names[i], "left over from a write");

@@ -211,7 +211,7 @@ put_env(struct sbuf *b, const struct env_list *el)
 		ents[i].value = el->values[i];
 		ents[i].pos = i;
 	}
-	heap_sort(ents, el->count, sizeof(*ents), env_ent_cmp);
+	qsort(ents, el->count, sizeof(*ents), env_ent_cmp);
 	sbuf_add(b, "{\n", 2);
 	for (i = 0; i < el->count; i++) {
 		if (i + 1 < el->count &&
