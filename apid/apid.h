@@ -15,6 +15,7 @@
 #include "msg.h"
 #include "peer.h"
 #include "sandbox_msg.h"
+#include "file_msg.h"
 
 struct apid_request;
 /*
@@ -300,4 +301,58 @@ int	sandbox_id_check(struct evhttp_request *, const char *id);
 /* route_exec.c */
 void	route_exec(struct evhttp_request *, char **params);
 void	route_exec_stream(struct evhttp_request *, char **params);
+
+/*
+ * tar_job.c: libarchive reads and writes block, so each tar job runs on a
+ * thread of its own and the event loop hears of its end through done,
+ * called from the loop exactly once.  From tar_job_start() on, the job
+ * owns in_fd, out_fd and body, and closes or frees them when it ends
+ * (also when it fails to start).  A job ends early when a descriptor
+ * breaks: closing the other end of its pipe is how it is stopped.
+ */
+enum tar_job_kind {
+	TAR_JOB_FIRST_FILE,	/* in: Docker's tar of a file; out: its bytes */
+	TAR_JOB_UPLOAD,		/* body -> out: the tar file_write_ready says */
+	TAR_JOB_SNAPSHOT,	/* in: Docker's tar of /workspace; out: file */
+	TAR_JOB_CHECK		/* in: a stored snapshot; no out */
+};
+struct tar_job_spec {
+	enum tar_job_kind		 kind;
+	int				 in_fd;		/* -1: UPLOAD */
+	int				 out_fd;	/* -1: CHECK */
+	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT */
+	struct evbuffer			*body;		/* UPLOAD, taken over */
+	const struct file_write_ready	*upload;	/* UPLOAD, copied */
+	/* result->bytes: file bytes, tar bytes written, or tar bytes read */
+	void	(*done)(const struct tar_result *, void *arg);
+	void				*arg;
+};
+int	tar_jobs_init(struct event_base *);
+/* 0; or -1 with errno, and done is never called. */
+int	tar_job_start(const struct tar_job_spec *);
+
+/* tar_check.c: managerd's MSG_TAR_CHECK, answered with TAR_CHECKED. */
+void	tar_check_request(struct peer *, struct imsg *);
+
+/* route_files.c: API.md §4.9-4.11. */
+void	route_file_read(struct evhttp_request *, char **params);
+void	route_file_write(struct evhttp_request *, char **params);
+void	route_file_list(struct evhttp_request *, char **params);
+
+/* body_snapshot.c: the bodies of snapshot, rollback and fork. */
+#define SNAPSHOT_NAME_MAX	128	/* characters */
+int	body_parse_snapshot_create(const char *ctype, const void *, size_t,
+	    char **name, struct body_error *);
+int	body_parse_rollback(const char *ctype, const void *, size_t,
+	    char **snapshot_id, struct body_error *);
+int	body_parse_fork(const char *ctype, const void *, size_t,
+	    struct fork_request *, struct body_error *);
+
+/* route_snapshot.c: API.md §4.12-4.17. */
+void	route_snapshot_create(struct evhttp_request *, char **params);
+void	route_sandbox_rollback(struct evhttp_request *, char **params);
+void	route_snapshot_list(struct evhttp_request *, char **params);
+void	route_snapshot_get(struct evhttp_request *, char **params);
+void	route_snapshot_delete(struct evhttp_request *, char **params);
+void	route_snapshot_fork(struct evhttp_request *, char **params);
 #endif /* AS_APID_H */

@@ -54,6 +54,15 @@ static const struct route routes[] = {
 	{ "/v1/sandboxes/*/timeout", EVHTTP_REQ_POST, route_sandbox_timeout },
 	{ "/v1/sandboxes/*/exec", EVHTTP_REQ_POST, route_exec },
 	{ "/v1/sandboxes/*/exec/stream", EVHTTP_REQ_POST, route_exec_stream },
+	{ "/v1/sandboxes/*/files", EVHTTP_REQ_GET, route_file_read },
+	{ "/v1/sandboxes/*/files", EVHTTP_REQ_PUT, route_file_write },
+	{ "/v1/sandboxes/*/files/list", EVHTTP_REQ_GET, route_file_list },
+	{ "/v1/sandboxes/*/snapshots", EVHTTP_REQ_POST, route_snapshot_create },
+	{ "/v1/sandboxes/*/rollback", EVHTTP_REQ_POST, route_sandbox_rollback },
+	{ "/v1/snapshots", EVHTTP_REQ_GET, route_snapshot_list },
+	{ "/v1/snapshots/*", EVHTTP_REQ_GET, route_snapshot_get },
+	{ "/v1/snapshots/*", EVHTTP_REQ_DELETE, route_snapshot_delete },
+	{ "/v1/snapshots/*/fork", EVHTTP_REQ_POST, route_snapshot_fork },
 };
 #define NROUTES	(sizeof(routes) / sizeof(routes[0]))
 
@@ -348,7 +357,11 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 	struct apid_request		*ar;
 	struct evhttp_connection	*evcon;
 
-	if (imsg->fd != -1)
+	if (imsg->hdr.type == MSG_TAR_CHECK) {
+		tar_check_request(p, imsg);
+		return;
+	}
+	if (imsg->fd != -1 && imsg->hdr.type != MSG_SNAPSHOT_SINK)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	TAILQ_FOREACH(ar, &apid->pending, entry)
 		if (ar->id == imsg->hdr.peerid)

@@ -77,6 +77,50 @@ msg_type_name(uint32_t type)
 		return "DOCKER_EXEC_STARTED";
 	case MSG_DOCKER_EXEC_EXIT:
 		return "DOCKER_EXEC_EXIT";
+	case MSG_FILE_READ:
+		return "FILE_READ";
+	case MSG_FILE_WRITE:
+		return "FILE_WRITE";
+	case MSG_FILE_LIST:
+		return "FILE_LIST";
+	case MSG_SNAPSHOT_CREATE:
+		return "SNAPSHOT_CREATE";
+	case MSG_SNAPSHOT_LIST:
+		return "SNAPSHOT_LIST";
+	case MSG_SNAPSHOT_GET:
+		return "SNAPSHOT_GET";
+	case MSG_SNAPSHOT_DELETE:
+		return "SNAPSHOT_DELETE";
+	case MSG_SANDBOX_ROLLBACK:
+		return "SANDBOX_ROLLBACK";
+	case MSG_SNAPSHOT_FORK:
+		return "SNAPSHOT_FORK";
+	case MSG_SNAPSHOT_WRITTEN:
+		return "SNAPSHOT_WRITTEN";
+	case MSG_TAR_CHECKED:
+		return "TAR_CHECKED";
+	case MSG_FILE_READ_STARTED:
+		return "FILE_READ_STARTED";
+	case MSG_FILE_WRITE_READY:
+		return "FILE_WRITE_READY";
+	case MSG_FILE_INFO:
+		return "FILE_INFO";
+	case MSG_FILE_LIST_STARTED:
+		return "FILE_LIST_STARTED";
+	case MSG_SNAPSHOT_SINK:
+		return "SNAPSHOT_SINK";
+	case MSG_SNAPSHOT_INFO:
+		return "SNAPSHOT_INFO";
+	case MSG_SNAPSHOT_LIST_END:
+		return "SNAPSHOT_LIST_END";
+	case MSG_TAR_CHECK:
+		return "TAR_CHECK";
+	case MSG_DOCKER_ARCHIVE_GET:
+		return "DOCKER_ARCHIVE_GET";
+	case MSG_DOCKER_ARCHIVE_PUT:
+		return "DOCKER_ARCHIVE_PUT";
+	case MSG_DOCKER_ARCHIVE_STAT:
+		return "DOCKER_ARCHIVE_STAT";
 	case MSG_ERROR:
 		return "ERROR";
 	default:

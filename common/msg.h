@@ -50,6 +50,50 @@ enum msg_type {
 	MSG_EXEC_START = 206,
 	/* empty, peerid = the EXEC_START's id: the client went away. */
 	MSG_EXEC_CANCEL = 207,
+	/*
+	 * Files and snapshots (API.md §4.9-4.17); payloads in file_msg.h.
+	 * Bulk bytes never ride in messages: each of these passes a pipe or
+	 * file descriptor and the bytes go through it.
+	 *
+	 * FILE_READ: file_request, fd = write end of a pipe that will carry
+	 * Docker's tar of the file -> FILE_READ_STARTED (send the 200 now,
+	 * extract the first regular file), then OK; or MSG_ERROR instead
+	 * (after FILE_READ_STARTED an error means: abort the response).
+	 */
+	MSG_FILE_READ = 208,
+	/*
+	 * FILE_WRITE: file_write, fd = read end of a pipe for the upload tar
+	 * -> FILE_WRITE_READY (write the tar it describes into the pipe, then
+	 * close it), then FILE_INFO; or MSG_ERROR at any point.
+	 */
+	MSG_FILE_WRITE = 209,
+	/*
+	 * FILE_LIST: file_request, fd = write end of an exec output pipe
+	 * (frames as for EXEC_START; stdout holds file_list_entry records)
+	 * -> FILE_LIST_STARTED, then EXEC_EXIT; or MSG_ERROR.
+	 */
+	MSG_FILE_LIST = 210,
+	/*
+	 * SNAPSHOT_CREATE: snapshot_create, fd = write end of a pipe that
+	 * will carry Docker's tar of /workspace -> SNAPSHOT_SINK (fd = the
+	 * temporary snapshot file: rewrite the tar into it, then send
+	 * SNAPSHOT_WRITTEN), then SNAPSHOT_INFO; or MSG_ERROR.
+	 */
+	MSG_SNAPSHOT_CREATE = 211,
+	/* u8 has_filter, str sandbox_id -> SNAPSHOT_INFO* SNAPSHOT_LIST_END */
+	MSG_SNAPSHOT_LIST = 212,
+	MSG_SNAPSHOT_GET = 213,		/* str id -> SNAPSHOT_INFO */
+	MSG_SNAPSHOT_DELETE = 214,	/* str id -> OK */
+	MSG_SANDBOX_ROLLBACK = 215,	/* rollback_request -> SANDBOX_INFO */
+	MSG_SNAPSHOT_FORK = 216,	/* fork_request -> SANDBOX_INFO */
+	/*
+	 * tar_result, peerid = the SNAPSHOT_CREATE's id: the rewrite into
+	 * the SNAPSHOT_SINK file ended (and apid closed both descriptors).
+	 * No reply of its own.
+	 */
+	MSG_SNAPSHOT_WRITTEN = 217,
+	/* tar_result, peerid = the TAR_CHECK's id (managerd's). */
+	MSG_TAR_CHECKED = 218,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -58,6 +102,19 @@ enum msg_type {
 	MSG_OK = 303,			/* empty */
 	MSG_EXEC_STARTED = 304,		/* empty: send the 200 now */
 	MSG_EXEC_EXIT = 305,		/* exec_exit */
+	MSG_FILE_READ_STARTED = 306,	/* u64 size of the file */
+	MSG_FILE_WRITE_READY = 307,	/* file_write_ready */
+	MSG_FILE_INFO = 308,		/* file_info */
+	MSG_FILE_LIST_STARTED = 309,	/* str normalized directory */
+	MSG_SNAPSHOT_SINK = 310,	/* empty, fd = temporary snapshot file */
+	MSG_SNAPSHOT_INFO = 311,	/* snapshot_info */
+	MSG_SNAPSHOT_LIST_END = 312,	/* empty */
+	/*
+	 * managerd -> apid request (peerid chosen by managerd), fd = a stored
+	 * snapshot opened read-only: check every member before it is
+	 * imported -> TAR_CHECKED.
+	 */
+	MSG_TAR_CHECK = 313,
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -80,6 +137,19 @@ enum msg_type {
 	 * when no such exec runs.
 	 */
 	MSG_DOCKER_EXEC_CANCEL = 406,
+	/*
+	 * archive_get, fd = write end of a pipe -> DOCKER_ARCHIVE_STAT, then
+	 * DOCKER_DONE (or MSG_ERROR at any point; a 404 is ERR_NOT_FOUND
+	 * "<path>: not found" with no STAT before it).  The body (Docker's
+	 * tar) goes into the pipe only when the stat says it should (see
+	 * archive_get in file_msg.h); the proxy closes the pipe before DONE.
+	 */
+	MSG_DOCKER_ARCHIVE_GET = 407,
+	/*
+	 * archive_put, fd = the tar to upload (a pipe or a regular file),
+	 * read to its end -> DOCKER_DONE or MSG_ERROR.
+	 */
+	MSG_DOCKER_ARCHIVE_PUT = 408,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -89,6 +159,7 @@ enum msg_type {
 	MSG_DOCKER_LIST_END = 504,	/* empty */
 	MSG_DOCKER_EXEC_STARTED = 505,	/* empty */
 	MSG_DOCKER_EXEC_EXIT = 506,	/* exec_exit */
+	MSG_DOCKER_ARCHIVE_STAT = 507,	/* archive_stat */
 
 	/* Any reply direction: u32 enum error_kind, str message. */
 	MSG_ERROR = 900,

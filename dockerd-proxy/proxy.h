@@ -15,6 +15,7 @@
 
 #include "peer.h"
 #include "sandbox_msg.h"
+#include "file_msg.h"
 
 struct docker_response;
 
@@ -230,6 +231,15 @@ void	docker_list(struct proxy *, uint32_t peerid);
 void	docker_exec(struct proxy *, uint32_t peerid, struct docker_exec *,
 	    int fd);
 void	docker_exec_cancel(struct proxy *, uint32_t peerid);
+
+/*
+ * docker_archive.c: MSG_DOCKER_ARCHIVE_GET and _PUT.  Both take over the
+ * request (freed with archive_*_free) and the descriptor.
+ */
+void	docker_archive_get(struct proxy *, uint32_t peerid,
+	    struct archive_get *, int fd);
+void	docker_archive_put(struct proxy *, uint32_t peerid,
+	    struct archive_put *, int fd);
 
 /* The log line and error text of a refused operation. */
 void	refuse_not_ours(const char *op, const char *name, char *text,

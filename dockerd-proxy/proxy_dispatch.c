@@ -68,13 +68,47 @@ dispatch_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
 	docker_exec(px, imsg->hdr.peerid, &de, imsg_take_fd(imsg));
 }
 
+static void
+dispatch_archive_get(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct archive_get	*ag;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no pipe");
+	if ((ag = malloc(sizeof(*ag))) == NULL)
+		fatal("malloc");
+	if (msg_get_archive_get(imsg, ag) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (!valid_sandbox_id(ag->id))
+		peer_bad_message(p, imsg, "bad sandbox id");
+	docker_archive_get(px, imsg->hdr.peerid, ag, imsg_take_fd(imsg));
+}
+
+static void
+dispatch_archive_put(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct archive_put	*ap;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no tar");
+	if ((ap = malloc(sizeof(*ap))) == NULL)
+		fatal("malloc");
+	if (msg_get_archive_put(imsg, ap) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (!valid_sandbox_id(ap->id))
+		peer_bad_message(p, imsg, "bad sandbox id");
+	docker_archive_put(px, imsg->hdr.peerid, ap, imsg_take_fd(imsg));
+}
+
 void
 proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 {
 	struct proxy	*px = p->arg;
 	char		*id;
 
-	if (imsg->fd != -1 && imsg->hdr.type != MSG_DOCKER_EXEC)
+	if (imsg->fd != -1 && imsg->hdr.type != MSG_DOCKER_EXEC &&
+	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_GET &&
+	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_PUT)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	switch (imsg->hdr.type) {
 	case MSG_DOCKER_PING:
@@ -107,6 +141,12 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		if (imsg->len != 0)
 			peer_bad_message(p, imsg, "unexpected payload");
 		docker_exec_cancel(px, imsg->hdr.peerid);
+		break;
+	case MSG_DOCKER_ARCHIVE_GET:
+		dispatch_archive_get(px, p, imsg);
+		break;
+	case MSG_DOCKER_ARCHIVE_PUT:
+		dispatch_archive_put(px, p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not an operation of dockerd-proxy");

@@ -129,10 +129,123 @@ apid_exec_cancel(struct peer *p, struct imsg *imsg)
 	exec_cancel(imsg->hdr.peerid);
 }
 
+static void
+apid_file(struct peer *p, struct imsg *imsg)
+{
+	struct file_request	 req;
+	struct file_write	 wr;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no pipe");
+	if (imsg->hdr.type == MSG_FILE_WRITE) {
+		if (msg_get_file_write(imsg, &wr) == -1)
+			peer_bad_message(p, imsg, "malformed file write");
+		file_write(imsg->hdr.peerid, &wr, imsg_take_fd(imsg));
+		file_write_free(&wr);
+		return;
+	}
+	if (msg_get_file_request(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed file request");
+	if (imsg->hdr.type == MSG_FILE_READ) {
+		if (req.path == NULL)
+			peer_bad_message(p, imsg, "no path to read");
+		file_read(imsg->hdr.peerid, &req, imsg_take_fd(imsg));
+	} else
+		file_list(imsg->hdr.peerid, &req, imsg_take_fd(imsg));
+	file_request_free(&req);
+}
+
+static void
+apid_snapshot_create(struct peer *p, struct imsg *imsg)
+{
+	struct snapshot_create	 req;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no pipe");
+	if (msg_get_snapshot_create(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed snapshot request");
+	snapshot_create(imsg->hdr.peerid, &req, imsg_take_fd(imsg));
+	snapshot_create_free(&req);
+}
+
+static void
+apid_snapshot_written(struct peer *p, struct imsg *imsg)
+{
+	struct tar_result	 res;
+
+	if (msg_get_tar_result(imsg, &res) == -1)
+		peer_bad_message(p, imsg, "malformed tar result");
+	snapshot_written(imsg->hdr.peerid, &res);
+	tar_result_free(&res);
+}
+
+static void
+apid_snapshot_list(struct peer *p, struct imsg *imsg)
+{
+	char	*sandbox_id;
+
+	if (msg_get_snapshot_list(imsg, &sandbox_id) == -1)
+		peer_bad_message(p, imsg, "malformed snapshot list request");
+	snapshot_list(imsg->hdr.peerid, sandbox_id);
+	free(sandbox_id);
+}
+
+static void
+apid_snapshot_by_id(struct peer *p, struct imsg *imsg)
+{
+	char	*id;
+
+	if ((id = msg_get_string(imsg, MSG_MAX_ID)) == NULL)
+		peer_bad_message(p, imsg, "malformed snapshot id");
+	if (imsg->hdr.type == MSG_SNAPSHOT_GET)
+		snapshot_get(imsg->hdr.peerid, id);
+	else
+		snapshot_delete(imsg->hdr.peerid, id);
+	free(id);
+}
+
+static void
+apid_rollback(struct peer *p, struct imsg *imsg)
+{
+	struct rollback_request	 req;
+
+	if (msg_get_rollback_request(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed rollback request");
+	sandbox_rollback(imsg->hdr.peerid, &req);
+	rollback_request_free(&req);
+}
+
+static void
+apid_fork(struct peer *p, struct imsg *imsg)
+{
+	struct fork_request	 req;
+
+	if (msg_get_fork_request(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed fork request");
+	snapshot_fork(imsg->hdr.peerid, &req);
+	fork_request_free(&req);
+}
+
+/* Requests that bring a descriptor with them. */
+static int
+carries_fd(uint32_t type)
+{
+	switch (type) {
+	case MSG_EXEC_START:
+	case MSG_FILE_READ:
+	case MSG_FILE_WRITE:
+	case MSG_FILE_LIST:
+	case MSG_SNAPSHOT_CREATE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 void
 dispatch_apid(struct peer *p, struct imsg *imsg)
 {
-	if (imsg->fd != -1 && imsg->hdr.type != MSG_EXEC_START)
+	if (imsg->fd != -1 && !carries_fd(imsg->hdr.type))
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	switch (imsg->hdr.type) {
 	case MSG_READY:
@@ -161,6 +274,33 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_EXEC_CANCEL:
 		apid_exec_cancel(p, imsg);
+		break;
+	case MSG_FILE_READ:
+	case MSG_FILE_WRITE:
+	case MSG_FILE_LIST:
+		apid_file(p, imsg);
+		break;
+	case MSG_SNAPSHOT_CREATE:
+		apid_snapshot_create(p, imsg);
+		break;
+	case MSG_SNAPSHOT_WRITTEN:
+		apid_snapshot_written(p, imsg);
+		break;
+	case MSG_SNAPSHOT_LIST:
+		apid_snapshot_list(p, imsg);
+		break;
+	case MSG_SNAPSHOT_GET:
+	case MSG_SNAPSHOT_DELETE:
+		apid_snapshot_by_id(p, imsg);
+		break;
+	case MSG_SANDBOX_ROLLBACK:
+		apid_rollback(p, imsg);
+		break;
+	case MSG_SNAPSHOT_FORK:
+		apid_fork(p, imsg);
+		break;
+	case MSG_TAR_CHECKED:
+		apid_call_reply(p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not a request apid may make");

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "peer.h"
 #include "sandbox_msg.h"
+#include "file_msg.h"
 
 /* A sandbox as managerd keeps it and as its record file stores it. */
 struct sandbox_record {
@@ -223,6 +224,37 @@ int	 docker_state_running(struct imsg *);	/* STATE_RESULT */
 /* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
 int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));
+
+/*
+ * files.c: API.md §4.9-4.11 and §6.  Handlers may take (and set to NULL)
+ * fields of the request they keep; the caller frees the rest.  fd is
+ * consumed either way.
+ */
+void	 file_read(uint32_t apid_id, struct file_request *, int fd);
+void	 file_write(uint32_t apid_id, struct file_write *, int fd);
+void	 file_list(uint32_t apid_id, struct file_request *, int fd);
+
+/* snapshot.c: API.md §4.12, §4.14-4.16, §7.1 (same conventions). */
+void	 snapshot_create(uint32_t apid_id, struct snapshot_create *, int fd);
+/* apid's MSG_SNAPSHOT_WRITTEN for the SNAPSHOT_CREATE apid_id. */
+void	 snapshot_written(uint32_t apid_id, struct tar_result *);
+void	 snapshot_list(uint32_t apid_id, const char *sandbox_id);
+void	 snapshot_get(uint32_t apid_id, const char *id);
+void	 snapshot_delete(uint32_t apid_id, const char *id);
+
+/* rollback.c, fork.c: API.md §4.13, §4.17, §7.2-7.4. */
+void	 sandbox_rollback(uint32_t apid_id, struct rollback_request *);
+void	 snapshot_fork(uint32_t apid_id, struct fork_request *);
+
+/*
+ * apid_call.c: managerd's own requests to apid (MSG_TAR_CHECK).  done
+ * gets the reply (the imsg is freed by the caller) exactly once; fd goes
+ * with the request and is consumed either way.  0 on failure.
+ */
+uint32_t apid_call(uint32_t type, int fd, struct msgw *,
+	    uint32_t reply_type, proxy_done_cb done, void *arg);
+/* A reply to one of our calls (MSG_TAR_CHECKED). */
+void	 apid_call_reply(struct peer *, struct imsg *);
 
 /*
  * reaper.c: a timer that fires at the next expiry (API.md §8.2), not a

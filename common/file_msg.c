@@ -1,0 +1,509 @@
+/*
+ * Encode/decode pairs for the file, snapshot and archive payloads
+ * (file_msg.h).  Each pair writes and reads the same fields in the same
+ * order; a decoder fails on any short, long or out-of-bounds field.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "file_msg.h"
+
+/* A boolean must be 0 or 1: anything else is a lying peer. */
+static int
+get_flag(struct msgr *r)
+{
+	uint8_t	 v = msgr_u8(r);
+
+	if (v > 1)
+		r->error = 1;
+	return v;
+}
+
+/* A string that must be there (NULL is malformed). */
+static char *
+get_required(struct msgr *r, size_t maxlen)
+{
+	char	*s = msgr_str(r, maxlen);
+
+	if (s == NULL)
+		r->error = 1;
+	return s;
+}
+
+void
+file_request_free(struct file_request *f)
+{
+	free(f->sandbox_id);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+msg_put_file_request(struct msgw *w, const struct file_request *f)
+{
+	msgw_str(w, f->sandbox_id);
+	msgw_str(w, f->path);
+}
+
+int
+msg_get_file_request(const struct imsg *imsg, struct file_request *f)
+{
+	struct msgr	 r;
+
+	memset(f, 0, sizeof(*f));
+	msgr_init(&r, imsg);
+	f->sandbox_id = get_required(&r, MSG_MAX_ID);
+	f->path = msgr_str(&r, MSG_MAX_PATH);
+	if (msgr_end(&r) == -1) {
+		file_request_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+file_write_free(struct file_write *f)
+{
+	free(f->sandbox_id);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+msg_put_file_write(struct msgw *w, const struct file_write *f)
+{
+	msgw_str(w, f->sandbox_id);
+	msgw_str(w, f->path);
+	msgw_u32(w, f->mode);
+	msgw_u64(w, f->size);
+}
+
+int
+msg_get_file_write(const struct imsg *imsg, struct file_write *f)
+{
+	struct msgr	 r;
+
+	memset(f, 0, sizeof(*f));
+	msgr_init(&r, imsg);
+	f->sandbox_id = get_required(&r, MSG_MAX_ID);
+	f->path = get_required(&r, MSG_MAX_PATH);
+	f->mode = msgr_u32(&r);
+	f->size = msgr_u64(&r);
+	if (msgr_end(&r) == -1) {
+		file_write_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+file_write_ready_free(struct file_write_ready *f)
+{
+	free(f->name);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+msg_put_file_write_ready(struct msgw *w, const struct file_write_ready *f)
+{
+	msgw_str(w, f->name);
+	msgw_u32(w, f->uid);
+	msgw_u32(w, f->gid);
+	msgw_u32(w, f->mode);
+	msgw_i64(w, f->mtime);
+}
+
+int
+msg_get_file_write_ready(const struct imsg *imsg, struct file_write_ready *f)
+{
+	struct msgr	 r;
+
+	memset(f, 0, sizeof(*f));
+	msgr_init(&r, imsg);
+	f->name = get_required(&r, MSG_MAX_PATH);
+	f->uid = msgr_u32(&r);
+	f->gid = msgr_u32(&r);
+	f->mode = msgr_u32(&r);
+	f->mtime = msgr_i64(&r);
+	if (f->mode > 07777 || f->name == NULL || f->name[0] == '\0' ||
+	    f->name[0] == '/')
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		file_write_ready_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+file_info_free(struct file_info *f)
+{
+	free(f->name);
+	free(f->path);
+	free(f->type);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+msg_put_file_info(struct msgw *w, const struct file_info *f)
+{
+	msgw_str(w, f->name);
+	msgw_str(w, f->path);
+	msgw_str(w, f->type);
+	msgw_u64(w, f->size);
+	msgw_double(w, f->modified_at);
+}
+
+int
+msg_get_file_info(const struct imsg *imsg, struct file_info *f)
+{
+	struct msgr	 r;
+
+	memset(f, 0, sizeof(*f));
+	msgr_init(&r, imsg);
+	f->name = get_required(&r, MSG_MAX_PATH);
+	f->path = get_required(&r, MSG_MAX_PATH);
+	f->type = get_required(&r, 16);
+	f->size = msgr_u64(&r);
+	f->modified_at = msgr_double(&r);
+	if (msgr_end(&r) == -1) {
+		file_info_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+snapshot_create_free(struct snapshot_create *s)
+{
+	free(s->sandbox_id);
+	free(s->name);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+msg_put_snapshot_create(struct msgw *w, const struct snapshot_create *s)
+{
+	msgw_str(w, s->sandbox_id);
+	msgw_str(w, s->name);
+}
+
+int
+msg_get_snapshot_create(const struct imsg *imsg, struct snapshot_create *s)
+{
+	struct msgr	 r;
+
+	memset(s, 0, sizeof(*s));
+	msgr_init(&r, imsg);
+	s->sandbox_id = get_required(&r, MSG_MAX_ID);
+	s->name = msgr_str(&r, MSG_MAX_SNAPSHOT_NAME);
+	if (msgr_end(&r) == -1) {
+		snapshot_create_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+void
+snapshot_info_free(struct snapshot_info *s)
+{
+	free(s->id);
+	free(s->sandbox_id);
+	free(s->name);
+	free(s->image);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+msg_put_snapshot_info(struct msgw *w, const struct snapshot_info *s)
+{
+	msgw_str(w, s->id);
+	msgw_str(w, s->sandbox_id);
+	msgw_str(w, s->name);
+	msgw_str(w, s->image);
+	msgw_u64(w, s->size_bytes);
+	msgw_double(w, s->created_at);
+}
+
+int
+msg_get_snapshot_info(const struct imsg *imsg, struct snapshot_info *s)
+{
+	struct msgr	 r;
+
+	memset(s, 0, sizeof(*s));
+	msgr_init(&r, imsg);
+	s->id = get_required(&r, MSG_MAX_ID);
+	s->sandbox_id = get_required(&r, MSG_MAX_ID);
+	s->name = msgr_str(&r, MSG_MAX_SNAPSHOT_NAME);
+	s->image = get_required(&r, MSG_MAX_IMAGE);
+	s->size_bytes = msgr_u64(&r);
+	s->created_at = msgr_double(&r);
+	if (msgr_end(&r) == -1) {
+		snapshot_info_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+void
+msg_put_snapshot_list(struct msgw *w, const char *sandbox_id)
+{
+	msgw_u8(w, sandbox_id != NULL);
+	msgw_str(w, sandbox_id);
+}
+
+int
+msg_get_snapshot_list(const struct imsg *imsg, char **sandbox_id)
+{
+	struct msgr	 r;
+	int		 has;
+
+	msgr_init(&r, imsg);
+	has = get_flag(&r);
+	*sandbox_id = msgr_str(&r, MSG_MAX_ID);
+	if ((has && *sandbox_id == NULL) || (!has && *sandbox_id != NULL))
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		free(*sandbox_id);
+		*sandbox_id = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+rollback_request_free(struct rollback_request *q)
+{
+	free(q->sandbox_id);
+	free(q->snapshot_id);
+	memset(q, 0, sizeof(*q));
+}
+
+void
+msg_put_rollback_request(struct msgw *w, const struct rollback_request *q)
+{
+	msgw_str(w, q->sandbox_id);
+	msgw_str(w, q->snapshot_id);
+}
+
+int
+msg_get_rollback_request(const struct imsg *imsg, struct rollback_request *q)
+{
+	struct msgr	 r;
+
+	memset(q, 0, sizeof(*q));
+	msgr_init(&r, imsg);
+	q->sandbox_id = get_required(&r, MSG_MAX_ID);
+	q->snapshot_id = get_required(&r, MSG_MAX_ID);
+	if (msgr_end(&r) == -1) {
+		rollback_request_free(q);
+		return -1;
+	}
+	return 0;
+}
+
+void
+fork_request_free(struct fork_request *q)
+{
+	free(q->snapshot_id);
+	memset(q, 0, sizeof(*q));
+}
+
+void
+msg_put_fork_request(struct msgw *w, const struct fork_request *q)
+{
+	msgw_str(w, q->snapshot_id);
+	msgw_u8(w, q->has_timeout_seconds ? 1 : 0);
+	msgw_i64(w, q->timeout_seconds);
+	msgw_u8(w, q->has_network ? 1 : 0);
+	msgw_u8(w, q->network ? 1 : 0);
+	msgw_u8(w, q->has_cpus ? 1 : 0);
+	msgw_double(w, q->cpus);
+	msgw_u8(w, q->has_memory_mb ? 1 : 0);
+	msgw_i64(w, q->memory_mb);
+}
+
+int
+msg_get_fork_request(const struct imsg *imsg, struct fork_request *q)
+{
+	struct msgr	 r;
+
+	memset(q, 0, sizeof(*q));
+	msgr_init(&r, imsg);
+	q->snapshot_id = get_required(&r, MSG_MAX_ID);
+	q->has_timeout_seconds = get_flag(&r);
+	q->timeout_seconds = msgr_i64(&r);
+	q->has_network = get_flag(&r);
+	q->network = get_flag(&r);
+	q->has_cpus = get_flag(&r);
+	q->cpus = msgr_double(&r);
+	q->has_memory_mb = get_flag(&r);
+	q->memory_mb = msgr_i64(&r);
+	if (msgr_end(&r) == -1) {
+		fork_request_free(q);
+		return -1;
+	}
+	return 0;
+}
+
+void
+tar_result_free(struct tar_result *t)
+{
+	free(t->message);
+	memset(t, 0, sizeof(*t));
+}
+
+void
+msg_put_tar_result(struct msgw *w, const struct tar_result *t)
+{
+	msgw_u32(w, (uint32_t)t->errnum);
+	msgw_u64(w, t->bytes);
+	msgw_str(w, t->message);
+}
+
+int
+msg_get_tar_result(const struct imsg *imsg, struct tar_result *t)
+{
+	struct msgr	 r;
+
+	memset(t, 0, sizeof(*t));
+	msgr_init(&r, imsg);
+	t->errnum = (int32_t)msgr_u32(&r);
+	t->bytes = msgr_u64(&r);
+	t->message = msgr_str(&r, MSG_MAX_STRING);
+	if (t->errnum < 0)
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		tar_result_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+void
+archive_get_free(struct archive_get *a)
+{
+	free(a->id);
+	free(a->path);
+	memset(a, 0, sizeof(*a));
+}
+
+void
+msg_put_archive_get(struct msgw *w, const struct archive_get *a)
+{
+	msgw_str(w, a->id);
+	msgw_str(w, a->path);
+	msgw_u8(w, a->want);
+	msgw_u64(w, a->max_bytes);
+}
+
+int
+msg_get_archive_get(const struct imsg *imsg, struct archive_get *a)
+{
+	struct msgr	 r;
+
+	memset(a, 0, sizeof(*a));
+	msgr_init(&r, imsg);
+	a->id = get_required(&r, MSG_MAX_ID);
+	a->path = get_required(&r, MSG_MAX_PATH);
+	a->want = msgr_u8(&r);
+	a->max_bytes = msgr_u64(&r);
+	if (a->want != ARCHIVE_WANT_FILE && a->want != ARCHIVE_WANT_TREE)
+		r.error = 1;
+	if (a->path != NULL && a->path[0] != '/')
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		archive_get_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+archive_stat_free(struct archive_stat *a)
+{
+	free(a->link_target);
+	memset(a, 0, sizeof(*a));
+}
+
+void
+msg_put_archive_stat(struct msgw *w, const struct archive_stat *a)
+{
+	msgw_u8(w, a->kind);
+	msgw_u64(w, a->size);
+	msgw_str(w, a->link_target != NULL ? a->link_target : "");
+}
+
+int
+msg_get_archive_stat(const struct imsg *imsg, struct archive_stat *a)
+{
+	struct msgr	 r;
+
+	memset(a, 0, sizeof(*a));
+	msgr_init(&r, imsg);
+	a->kind = msgr_u8(&r);
+	a->size = msgr_u64(&r);
+	a->link_target = get_required(&r, MSG_MAX_LINK_TARGET);
+	if (a->kind < ARCHIVE_KIND_FILE || a->kind > ARCHIVE_KIND_OTHER)
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		archive_stat_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+archive_put_free(struct archive_put *a)
+{
+	free(a->id);
+	free(a->path);
+	memset(a, 0, sizeof(*a));
+}
+
+void
+msg_put_archive_put(struct msgw *w, const struct archive_put *a)
+{
+	msgw_str(w, a->id);
+	msgw_str(w, a->path);
+	msgw_u8(w, a->flags);
+	msgw_i64(w, a->length);
+}
+
+int
+msg_get_archive_put(const struct imsg *imsg, struct archive_put *a)
+{
+	struct msgr	 r;
+
+	memset(a, 0, sizeof(*a));
+	msgr_init(&r, imsg);
+	a->id = get_required(&r, MSG_MAX_ID);
+	a->path = get_required(&r, MSG_MAX_PATH);
+	a->flags = msgr_u8(&r);
+	a->length = msgr_i64(&r);
+	if ((a->flags & ~ARCHIVE_PUT_NO_REPLACE) != 0 || a->length < -1)
+		r.error = 1;
+	if (a->path != NULL && a->path[0] != '/')
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		archive_put_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+msg_put_u64(struct msgw *w, uint64_t v)
+{
+	msgw_u64(w, v);
+}
+
+int
+msg_get_u64(const struct imsg *imsg, uint64_t *v)
+{
+	struct msgr	 r;
+
+	msgr_init(&r, imsg);
+	*v = msgr_u64(&r);
+	return msgr_end(&r);
+}
