@@ -27,6 +27,13 @@ struct file_request {
 	char		*path;
 };
 
+/*
+ * FILE_LIST's output (stdout of the listing command, parsed by apid):
+ * per entry "<st_mode in hex> <st_size> <mtime seconds>\n<name>\0", in
+ * any order; bytes that do not fit this shape are skipped.
+ */
+#define FILE_LIST_OUTPUT_MAX	(16 * 1024 * 1024)
+
 /* FILE_WRITE: after apid's 413 checks; managerd checks the rest. */
 struct file_write {
 	char		*sandbox_id;
@@ -197,7 +204,7 @@ void	msg_put_archive_put(struct msgw *, const struct archive_put *);
 int	msg_get_archive_put(const struct imsg *, struct archive_put *);
 void	archive_put_free(struct archive_put *);
 
-/* FILE_READ_STARTED: u64. */
+/* FILE_READ_STARTED, SNAPSHOT_SINK: one u64. */
 void	msg_put_u64(struct msgw *, uint64_t);
 int	msg_get_u64(const struct imsg *, uint64_t *);
 

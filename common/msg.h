@@ -76,8 +76,9 @@ enum msg_type {
 	/*
 	 * SNAPSHOT_CREATE: snapshot_create, fd = write end of a pipe that
 	 * will carry Docker's tar of /workspace -> SNAPSHOT_SINK (fd = the
-	 * temporary snapshot file: rewrite the tar into it, then send
-	 * SNAPSHOT_WRITTEN), then SNAPSHOT_INFO; or MSG_ERROR.
+	 * temporary snapshot file: rewrite the tar into it, at most
+	 * max_bytes, then send SNAPSHOT_WRITTEN), then SNAPSHOT_INFO; or
+	 * MSG_ERROR (before SINK, or after apid's SNAPSHOT_WRITTEN).
 	 */
 	MSG_SNAPSHOT_CREATE = 211,
 	/* u8 has_filter, str sandbox_id -> SNAPSHOT_INFO* SNAPSHOT_LIST_END */
@@ -106,7 +107,12 @@ enum msg_type {
 	MSG_FILE_WRITE_READY = 307,	/* file_write_ready */
 	MSG_FILE_INFO = 308,		/* file_info */
 	MSG_FILE_LIST_STARTED = 309,	/* str normalized directory */
-	MSG_SNAPSHOT_SINK = 310,	/* empty, fd = temporary snapshot file */
+	/*
+	 * u64 max_bytes, fd = the temporary snapshot file.  After it,
+	 * managerd's final reply to the SNAPSHOT_CREATE (SNAPSHOT_INFO or
+	 * MSG_ERROR) comes only once apid has sent SNAPSHOT_WRITTEN.
+	 */
+	MSG_SNAPSHOT_SINK = 310,
 	MSG_SNAPSHOT_INFO = 311,	/* snapshot_info */
 	MSG_SNAPSHOT_LIST_END = 312,	/* empty */
 	/*
