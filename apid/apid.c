@@ -200,6 +200,8 @@ main(int argc, char *argv[])
 
 	warm_up();
 	apid->base = apid_event_base();
+	if (tar_jobs_init(apid->base) == -1)
+		fatal("tar jobs");
 	if ((apid->http = evhttp_new(apid->base)) == NULL)
 		fatalx("evhttp_new");
 	http_setup(apid->http);

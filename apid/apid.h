@@ -355,4 +355,39 @@ void	route_snapshot_list(struct evhttp_request *, char **params);
 void	route_snapshot_get(struct evhttp_request *, char **params);
 void	route_snapshot_delete(struct evhttp_request *, char **params);
 void	route_snapshot_fork(struct evhttp_request *, char **params);
+
+/* route_snapshot.c: its pure parts, for the tests. */
+json_object *snapshot_info_json(const struct snapshot_info *);
+/* 0 if no snapshot id can look like this (too long, '/', controls). */
+int	snapshot_id_plausible(const char *id);
+/* ?sandbox_id= of a query: 1 and *value malloc'd, 0 absent, -1 ENOMEM. */
+int	snapshot_list_filter(const char *query, char **value);
+
+/*
+ * Files (API.md §3.7, §4.9-4.11, §6): the upload tar and the listing.
+ */
+/* tar_upload.c: parents, then the file; tar bytes written, or -1. */
+int64_t	tar_upload(int out_fd, const struct file_write_ready *,
+	    struct evbuffer *body, char *err, size_t errlen);
+
+/* file_list.c */
+struct file_entry {
+	char		*name;
+	uint32_t	 mode;		/* st_mode */
+	uint64_t	 size;
+	int64_t		 mtime;
+};
+struct file_entries {
+	struct file_entry	*v;
+	size_t			 n;
+};
+/* Every well-formed record of a listing's stdout, sorted by name. */
+int	file_list_parse(const char *, size_t, struct file_entries *);
+void	file_entries_free(struct file_entries *);
+const char *file_type_name(uint32_t st_mode);
+/* FileInfo: exactly the five keys of §3.7; NULL on failure. */
+json_object *file_info_json(const char *name, const char *path,
+	    const char *type, uint64_t size, double modified_at);
+/* FileList: {"path": dir, "entries": [...]}. */
+json_object *file_list_json(const char *dir, const struct file_entries *);
 #endif /* AS_APID_H */

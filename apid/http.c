@@ -25,11 +25,12 @@
 /*
  * evhttp answers a larger body itself (with its own 413 page), so its
  * limit sits above ours: JSON routes refuse more than BODY_MAX_JSON with
- * the envelope.  evhttp reads the whole body before any route (and so
- * before the API key) is looked at: the limit is what any client, with
- * or without a key, makes us hold per connection.  A route that takes a
- * larger body (file uploads) must raise it for its own requests only,
- * once they are known to be authenticated.
+ * the envelope (body.c), an upload more than max_file_bytes (route_files.c,
+ * API.md §4.10).  evhttp 2.1 reads the whole body before any route (and
+ * so before the API key) is looked at, and has no hook between the
+ * headers and the body that could pick a limit per route: so the limit is
+ * the larger of the two, and it is what any client, with or without a
+ * key, can make us hold per connection.
  */
 #define BODY_SLACK		(64 * 1024)
 /* What a client may send while we work on its request, unread. */
@@ -197,6 +198,19 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	free(path);
 }
 
+static ev_ssize_t
+http_max_body(void)
+{
+	uint64_t	 max = BODY_MAX_JSON;
+
+	if (apid->max_file_bytes > max)
+		max = apid->max_file_bytes;
+	if (max > (uint64_t)EV_SSIZE_MAX - BODY_SLACK)
+		return EV_SSIZE_MAX;
+	return (ev_ssize_t)(max + BODY_SLACK);
+}
+
+/* After apid.c has read max_file_bytes from managerd. */
 void
 http_setup(struct evhttp *http)
 {
@@ -204,7 +218,7 @@ http_setup(struct evhttp *http)
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
 	evhttp_set_max_headers_size(http, 64 * 1024);
-	evhttp_set_max_body_size(http, BODY_MAX_JSON + BODY_SLACK);
+	evhttp_set_max_body_size(http, http_max_body());
 	evhttp_set_gencb(http, http_request_cb, NULL);
 }
 

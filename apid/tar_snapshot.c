@@ -344,6 +344,9 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 		saved = EFBIG;
 	} else if (rv == -1 && o.err != 0)
 		saved = o.err;
+	/* Not closed cleanly: that would pad and end a broken archive. */
+	if (w != NULL && rv == -1)
+		archive_write_fail(w);
 	if (w != NULL)
 		archive_write_free(w);
 	archive_read_free(r);

@@ -258,4 +258,32 @@ int	proxy_jail(const char *docker_socket, const char *chroot_dir,
 	    const char *privsep_user, char *jailed_path, size_t pathlen,
 	    char *err, size_t errlen);
 
+/*
+ * docker_archive_parse.c: Docker's archive answers, pure.  The path stat
+ * header is base64 of {"name","size","mode","mtime","linkTarget"}; it is
+ * read into st (link_target malloc'd, "" unless a symlink) or refused
+ * with -1 and a reason in *why.
+ */
+/* The whole response head is capped at 16 KiB (DOCKER_HTTP_MAX_HEAD). */
+#define ARCHIVE_STAT_HEADER_MAX	16384
+#define ARCHIVE_STAT_JSON_MAX	(ARCHIVE_STAT_HEADER_MAX / 4 * 3)
+int	archive_path_stat_parse(const char *header, struct archive_stat *st,
+	    const char **why);
+/*
+ * Docker's refusal of a PUT with noOverwriteDirNonDir, as an error that
+ * names the path: ERR_INVALID_REQUEST with text; 0 for other messages.
+ */
+enum error_kind	archive_put_error(const char *message, char *text,
+		    size_t len);
+
+/*
+ * docker_archive.c: look up a sandbox's container for an archive
+ * operation and check it is ours; cb gets its Docker id, or kind != 0
+ * and the error text.  op names the operation in a refusal.
+ */
+typedef void	(*archive_container_cb)(void *arg, const char *cid,
+		    enum error_kind kind, const char *text);
+void	archive_container(struct proxy *, const char *id, const char *op,
+	    archive_container_cb, void *arg);
+
 #endif /* AS_PROXY_H */

@@ -9,8 +9,10 @@
  * /docker.sock the only socket there is to reach.  Measured with strace
  * -f over start-up, GET /healthz (a Docker ping), every operation of
  * tests/integration/test_proxy_ops.py (create, destroy, state, list,
- * exec with its output pipe, timeouts, cancels) and shutdown.  Timers
- * are epoll_wait timeouts; exec output goes to its pipe with writev.
+ * exec with its output pipe, timeouts, cancels, archive get into a pipe,
+ * archive put from a pipe or a regular file) and shutdown.  Timers are
+ * epoll_wait timeouts; exec output and archives go to their pipe with
+ * writev; an uploaded tar is read with read(2), the same as a socket.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -36,7 +38,7 @@ static const struct seccomp_rule proxy_rules[] = {
 	SC_ALLOW(readv),
 	SC_ALLOW(writev),
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
-	/* Making a passed exec pipe non-blocking; nothing else of fcntl. */
+	/* Making a passed pipe non-blocking; nothing else of fcntl. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
 };

@@ -44,8 +44,9 @@ reply_image_refused(uint32_t apid_id, const char *image)
 /*
  * Steps 1-7 of §4.2, first failure wins (answered here).  On success the
  * spec holds the resolved values; the env is moved out of the request.
+ * A fork checks its spec here too (§4.17).
  */
-static int
+int
 create_check(uint32_t apid_id, struct create_request *req,
     struct sandbox_spec *spec, int64_t *ttl)
 {
@@ -169,23 +170,63 @@ create_done(struct imsg *reply, void *arg)
 	create_call_free(cc);
 }
 
+/* §4.2 step 8; a fork takes its slot the same way (§4.17). */
+int
+create_reserve(uint32_t apid_id)
+{
+	if (quota_reserve() == -1) {
+		apid_error(apid_id, ERR_LIMIT_EXCEEDED,
+		    "the server already runs the maximum of %ld sandboxes",
+		    env->conf.max_sandboxes);
+		return -1;
+	}
+	return 0;
+}
+
+/* The container and volume of a sandbox: create, fork and rollback. */
+int
+sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
+    proxy_done_cb done, void *arg)
+{
+	struct config		*conf = &env->conf;
+	struct docker_create	 dc;
+	struct msgw		 w;
+	char			 idbuf[SANDBOX_ID_LEN + 1];
+
+	strlcpy(idbuf, id, sizeof(idbuf));
+	memset(&dc, 0, sizeof(dc));
+	dc.id = idbuf;
+	dc.spec = *spec;
+	dc.uid = conf->sandbox_uid;
+	dc.gid = conf->sandbox_gid;
+	dc.tmp_size_mb = conf->tmp_size_mb;
+	dc.runtime = conf->docker_runtime;
+	dc.network_name = conf->network_name;
+	msgw_init(&w);
+	msg_put_docker_create(&w, &dc);
+	if (w.overflow) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (proxy_call(MSG_DOCKER_CREATE, -1, &w, 0, MSG_DOCKER_DONE,
+	    done, arg) == 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	return 0;
+}
+
 void
 sandbox_create(uint32_t apid_id, struct create_request *req)
 {
-	struct config		*conf = &env->conf;
 	struct create_call	*cc;
-	struct docker_create	 dc;
 	struct sandbox_spec	 spec;
-	struct msgw		 w;
 	int64_t			 ttl;
 
 	if (create_check(apid_id, req, &spec, &ttl) == -1)
 		return;
-	if (quota_reserve() == -1) {
+	if (create_reserve(apid_id) == -1) {
 		sandbox_spec_free(&spec);
-		apid_error(apid_id, ERR_LIMIT_EXCEEDED,
-		    "the server already runs the maximum of %ld sandboxes",
-		    conf->max_sandboxes);
 		return;
 	}
 	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
@@ -200,28 +241,15 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 	cc->ttl = ttl;
 	sandbox_make_id(cc->sb->rec.id, sizeof(cc->sb->rec.id));
 	cc->sb->rec.spec = spec;
-
-	memset(&dc, 0, sizeof(dc));
-	dc.id = cc->sb->rec.id;
-	dc.spec = spec;
-	dc.uid = conf->sandbox_uid;
-	dc.gid = conf->sandbox_gid;
-	dc.tmp_size_mb = conf->tmp_size_mb;
-	dc.runtime = conf->docker_runtime;
-	dc.network_name = conf->network_name;
-	msgw_init(&w);
-	msg_put_docker_create(&w, &dc);
-	if (w.overflow) {
+	if (sandbox_docker_create(cc->sb->rec.id, &spec, create_done,
+	    cc) == -1) {
 		quota_release();
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "the sandbox's environment is too large");
-		create_call_free(cc);
-		return;
-	}
-	if (proxy_call(MSG_DOCKER_CREATE, -1, &w, 0, MSG_DOCKER_DONE,
-	    create_done, cc) == 0) {
-		quota_release();
-		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
+		if (errno == E2BIG)
+			apid_error(apid_id, ERR_INVALID_REQUEST,
+			    "the sandbox's environment is too large");
+		else
+			apid_error(apid_id, ERR_INTERNAL,
+			    "cannot reach dockerd-proxy");
 		create_call_free(cc);
 	}
 }

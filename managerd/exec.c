@@ -3,7 +3,8 @@
  * §5.1): the checks in the reference's order, the final argv, then the
  * command goes to dockerd-proxy with apid's output pipe.  Its "started"
  * and exit are relayed back; a client that goes away cancels it.  Exec
- * takes no sandbox lock (§5.4).
+ * takes no sandbox lock (§5.4).  Directory listings (files.c) run through
+ * the same calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@ struct exec_call {
 	TAILQ_ENTRY(exec_call)	 entry;
 	uint32_t		 apid_id;
 	uint32_t		 proxy_id;
+	uint32_t		 started_type;	/* what apid hears at the start */
+	char			*started_str;	/* its payload; NULL: none */
 	int			 started;
 	int			 cancelled;
 };
@@ -38,6 +41,7 @@ exec_call_free(struct exec_call *ec)
 {
 	TAILQ_REMOVE(&execs, ec, entry);
 	nexecs--;
+	free(ec->started_str);
 	free(ec);
 }
 
@@ -54,7 +58,10 @@ exec_done(struct imsg *reply, void *arg)
 			peer_bad_message(&env->proxy_peer, reply,
 			    "unexpected start");
 		ec->started = 1;
-		apid_reply(ec->apid_id, MSG_EXEC_STARTED, NULL);
+		msgw_init(&w);
+		if (ec->started_str != NULL)
+			msg_put_string(&w, ec->started_str);
+		apid_reply(ec->apid_id, ec->started_type, &w);
 		return;
 	case MSG_DOCKER_EXEC_EXIT:
 		if (!ec->started || msg_get_exec_exit(reply, &x) == -1)
@@ -116,15 +123,58 @@ exec_check(uint32_t apid_id, const struct exec_request *req, char *workdir,
 	return 0;
 }
 
+/*
+ * Hand a command to dockerd-proxy with apid's output pipe fd (consumed
+ * either way); failures are answered here.  At its start apid hears
+ * started_type, with started_str as its payload if not NULL; then the
+ * exit, relayed as MSG_EXEC_EXIT.  MSG_EXEC_CANCEL with apid_id stops it.
+ */
+int
+exec_run(uint32_t apid_id, const struct docker_exec *dx, int fd,
+    uint32_t started_type, const char *started_str)
+{
+	struct exec_call	*ec;
+	struct msgw		 w;
+
+	msgw_init(&w);
+	msg_put_docker_exec(&w, dx);
+	if (w.overflow) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "the command and its environment are too large");
+		close(fd);
+		return -1;
+	}
+	if ((ec = calloc(1, sizeof(*ec))) == NULL ||
+	    (started_str != NULL &&
+	    (ec->started_str = strdup(started_str)) == NULL)) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		free(ec);
+		close(fd);
+		return -1;
+	}
+	ec->apid_id = apid_id;
+	ec->started_type = started_type;
+	/* proxy_call consumes the descriptor, even when it fails. */
+	if ((ec->proxy_id = proxy_call(MSG_DOCKER_EXEC, fd, &w,
+	    MSG_DOCKER_EXEC_STARTED, MSG_DOCKER_EXEC_EXIT, exec_done, ec)) ==
+	    0) {
+		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
+		free(ec->started_str);
+		free(ec);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&execs, ec, entry);
+	nexecs++;
+	return 0;
+}
+
 /* fd is apid's output pipe: passed on, or closed on failure. */
 void
 exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 {
 	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
 	struct sandbox		*sb;
-	struct exec_call	*ec;
 	struct docker_exec	 dx;
-	struct msgw		 w;
 	char			 workdir[MSG_MAX_PATH + sizeof(WORKSPACE)];
 	char			 user[32], *shell_argv[4];
 	double			 timeout;
@@ -155,28 +205,7 @@ exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 	    env->conf.sandbox_gid);
 	dx.user = user;
 	dx.timeout_seconds = timeout;
-	msgw_init(&w);
-	msg_put_docker_exec(&w, &dx);
-	if (w.overflow) {
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "the command and its environment are too large");
-		goto fail;
-	}
-	if ((ec = calloc(1, sizeof(*ec))) == NULL) {
-		apid_error(apid_id, ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
-	ec->apid_id = apid_id;
-	/* proxy_call consumes the descriptor, even when it fails. */
-	if ((ec->proxy_id = proxy_call(MSG_DOCKER_EXEC, fd, &w,
-	    MSG_DOCKER_EXEC_STARTED, MSG_DOCKER_EXEC_EXIT, exec_done, ec)) ==
-	    0) {
-		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
-		free(ec);
-		return;
-	}
-	TAILQ_INSERT_TAIL(&execs, ec, entry);
-	nexecs++;
+	exec_run(apid_id, &dx, fd, MSG_EXEC_STARTED, NULL);
 	return;
 fail:
 	close(fd);

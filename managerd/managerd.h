@@ -234,6 +234,15 @@ void	 file_read(uint32_t apid_id, struct file_request *, int fd);
 void	 file_write(uint32_t apid_id, struct file_write *, int fd);
 void	 file_list(uint32_t apid_id, struct file_request *, int fd);
 
+/*
+ * exec.c, for files.c: run dx with apid's output pipe fd (consumed); at
+ * the start apid hears started_type (with the string started_str if not
+ * NULL), then MSG_EXEC_EXIT; MSG_EXEC_CANCEL with apid_id stops it.
+ * Failures are answered to apid here.
+ */
+int	 exec_run(uint32_t apid_id, const struct docker_exec *, int fd,
+	    uint32_t started_type, const char *started_str);
+
 /* snapshot.c: API.md §4.12, §4.14-4.16, §7.1 (same conventions). */
 void	 snapshot_create(uint32_t apid_id, struct snapshot_create *, int fd);
 /* apid's MSG_SNAPSHOT_WRITTEN for the SNAPSHOT_CREATE apid_id. */
@@ -272,5 +281,77 @@ void	 reaper_stop(void);
  * done(1) when finished, done(0) if Docker cannot be reached.
  */
 void	 recover_start(void (*done)(int ok));
+
+/*
+ * Snapshots, rollback and fork: the store, the shared create and import
+ * steps (API.md §4.12-4.17, §7, §9).
+ */
+
+/* A snapshot as its record file stores it (snapshots/<id>.json). */
+struct snapshot_record {
+	char			 id[SNAPSHOT_ID_LEN + 1];
+	char			*name;		/* NULL: none */
+	char			*sandbox_id;	/* may no longer exist */
+	uint64_t		 size_bytes;
+	double			 created_at;
+	struct sandbox_spec	 spec;		/* the source sandbox's */
+};
+
+/* store_snapshot.c.  "snapshots/" + id + ".json.tmp" fits. */
+#define SNAPSHOT_PATH_MAX	64
+/* "snap_" and 16 lower-case hex digits: nothing else reaches the disk. */
+int	 snapshot_id_valid(const char *);
+/* snapshots/<id><suffix>; -1 (ENOENT) for a malformed id. */
+int	 snapshot_path(char *buf, size_t len, const char *id,
+	    const char *suffix);
+void	 snapshot_record_free(struct snapshot_record *);
+char	*store_snapshot_to_json(const struct snapshot_record *);
+int	 store_snapshot_from_json(const char *, struct snapshot_record *);
+/* The record, atomically (<id>.json.tmp, fsync, rename, fsync dir). */
+int	 store_snapshot_write(int dirfd, const struct snapshot_record *);
+/* -1 with ENOENT if no such snapshot (record and tar both needed). */
+int	 store_snapshot_load(int dirfd, const char *id,
+	    struct snapshot_record *);
+/* Every snapshot that reads back, in no order; corrupt ones skipped. */
+int	 store_snapshot_load_all(int dirfd, struct snapshot_record **,
+	    size_t *count);
+int	 store_snapshot_remove(int dirfd, const char *id);
+int	 store_snapshot_sync_dir(int dirfd);
+
+/*
+ * create.c, shared with fork and rollback: the checks of §4.2 (answered
+ * here on failure; the env moves from the request into the spec), a
+ * quota slot (429 answered here), and the proxy's DOCKER_CREATE.
+ * sandbox_docker_create returns -1 with E2BIG if the spec does not fit
+ * in a message.
+ */
+int	 create_check(uint32_t apid_id, struct create_request *,
+	    struct sandbox_spec *, int64_t *ttl);
+int	 create_reserve(uint32_t apid_id);
+int	 sandbox_docker_create(const char *id, const struct sandbox_spec *,
+	    proxy_done_cb, void *arg);
+
+/*
+ * import.c (§7.3): a stored snapshot opened twice, one descriptor for
+ * apid's TAR_CHECK and one for the proxy's ARCHIVE_PUT.  done(arg, 0,
+ * NULL) on success, else the error's kind and text; each call returns -1
+ * (done not called) if it could not be sent.  Each descriptor is consumed
+ * by its call; snapshot_tar_close closes what is left.
+ */
+struct snapshot_tar {
+	char		 id[SNAPSHOT_ID_LEN + 1];
+	int		 check_fd;
+	int		 put_fd;
+	int64_t		 size;
+};
+typedef void	(*import_cb)(void *arg, enum error_kind, const char *text);
+/* -1 with ENOENT if there is no such snapshot. */
+int	 snapshot_tar_open(const char *id, struct snapshot_tar *);
+void	 snapshot_tar_close(struct snapshot_tar *);
+int	 snapshot_tar_check(struct snapshot_tar *, import_cb, void *arg);
+int	 snapshot_tar_put(struct snapshot_tar *, const char *sandbox_id,
+	    import_cb, void *arg);
+/* 404 "snapshot <id> not found". */
+int	 reply_snapshot_not_found(uint32_t apid_id, const char *id);
 
 #endif /* AS_MANAGERD_H */

@@ -33,6 +33,8 @@ static const struct seccomp_rule managerd_rules[] = {
 	SC_ALLOW(openat),
 	/* fdopendir(3) marks the descriptor close-on-exec. */
 	SC_ALLOW_ARG2(fcntl, SC_ARG_EQ(1, F_SETFD), SC_ARG_EQ(2, FD_CLOEXEC)),
+	/* files.c: a copy of apid's pipe for each symlink lookup of a read */
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_DUPFD_CLOEXEC)),
 	SC_ALLOW(lseek),
 	SC_ALLOW(ftruncate),
 	SC_ALLOW(fsync),

@@ -1,39 +1,433 @@
-/* Placeholder: replaced by snapshot create, list, get, delete. */
+/*
+ * Snapshots (API.md §4.12, §4.14-4.16, §7.1).  A snapshot is made under
+ * the sandbox's lock: the proxy streams Docker's tar of /workspace into
+ * apid's pipe, apid rewrites it (managerd never parses what a sandbox
+ * produced) into snapshots/<snap>.tmp, which managerd created and passed
+ * it (SNAPSHOT_SINK), and once both have finished the file becomes
+ * <snap>.tar and its record <snap>.json.  The temporary file never
+ * outlives the request.  A client that went away changes nothing: the
+ * snapshot is still made.
+ *
+ * List, get and delete read the records from disk every time (§9).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "managerd.h"
+
+struct snap_op {
+	TAILQ_ENTRY(snap_op)	 entry;		/* waiting for WRITTEN */
+	uint32_t		 apid_id;
+	struct sandbox		*sb;		/* locked by us */
+	char			*name;
+	char			 id[SNAPSHOT_ID_LEN + 1];
+	char			 tmp[SNAPSHOT_PATH_MAX];
+	int			 pipe_fd;	/* for the proxy */
+	int			 file_fd;	/* ours, read-only */
+	int			 tmp_made;
+	/* The proxy's side: ended, and its error if any. */
+	int			 proxy_ended;
+	uint32_t		 proxy_kind;
+	char			*proxy_text;
+	int			 stat_seen;
+	uint8_t			 stat_kind;
+	/* apid's side. */
+	int			 written;
+	int32_t			 errnum;
+	char			*message;
+};
+
+static TAILQ_HEAD(, snap_op)	writing = TAILQ_HEAD_INITIALIZER(writing);
+
+static void
+snap_op_free(struct snap_op *op)
+{
+	if (op->pipe_fd != -1)
+		close(op->pipe_fd);
+	if (op->file_fd != -1)
+		close(op->file_fd);
+	if (op->tmp_made &&
+	    unlinkat(env->datadir_fd, op->tmp, 0) == -1 && errno != ENOENT)
+		log_warn("cannot remove %s", op->tmp);
+	free(op->name);
+	free(op->proxy_text);
+	free(op->message);
+	free(op);
+}
+
+static void
+snap_end(struct snap_op *op)
+{
+	struct sandbox	*sb = op->sb;
+
+	snap_op_free(op);
+	if (sb != NULL)
+		sandbox_unlock(sb);
+}
+
+/* "snap_" and 16 lower-case hex digits from 8 random bytes (§3.1). */
+static void
+snapshot_make_id(char *buf, size_t len)
+{
+	unsigned char	 raw[8];
+	size_t		 i;
+
+	if (len < SNAPSHOT_ID_LEN + 1)
+		fatalx("%s: buffer too small", __func__);
+	arc4random_buf(raw, sizeof(raw));
+	memcpy(buf, "snap_", 5);
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(buf + 5 + 2 * i, 3, "%02x", raw[i]);
+}
+
+static int
+reply_too_large(uint32_t apid_id)
+{
+	return apid_error(apid_id, ERR_PAYLOAD_TOO_LARGE,
+	    "workspace exceeds the snapshot limit of %lld bytes",
+	    env->conf.max_snapshot_bytes);
+}
+
+static int
+reply_snapshot(uint32_t apid_id, const struct snapshot_record *r)
+{
+	struct snapshot_info	 info;
+	struct msgw		 w;
+	char			 id[SNAPSHOT_ID_LEN + 1];
+
+	strlcpy(id, r->id, sizeof(id));
+	info.id = id;
+	info.sandbox_id = r->sandbox_id;
+	info.name = r->name;
+	info.image = r->spec.image;
+	info.size_bytes = r->size_bytes;
+	info.created_at = r->created_at;
+	msgw_init(&w);
+	msg_put_snapshot_info(&w, &info);
+	return apid_reply(apid_id, MSG_SNAPSHOT_INFO, &w);
+}
+
+/* The tar is complete: make it the snapshot, then its record. */
+static void
+snap_store(struct snap_op *op)
+{
+	struct snapshot_record	 rec;
+	struct stat		 st;
+	char			 dst[SNAPSHOT_PATH_MAX];
+	int			 saved;
+
+	if (fstat(op->file_fd, &st) == -1) {
+		apid_error(op->apid_id, ERR_INTERNAL, "cannot snapshot %s: %s",
+		    op->sb->rec.id, strerror(errno));
+		return;
+	}
+	/* The file's size is authoritative, not what apid counted. */
+	if ((unsigned long long)st.st_size >
+	    (unsigned long long)env->conf.max_snapshot_bytes) {
+		reply_too_large(op->apid_id);
+		return;
+	}
+	if (st.st_size == 0) {
+		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: the "
+		    "archive is empty", op->sb->rec.id);
+		return;
+	}
+	(void)snapshot_path(dst, sizeof(dst), op->id, ".tar");
+	if (fsync(op->file_fd) == -1 ||
+	    renameat(env->datadir_fd, op->tmp, env->datadir_fd, dst) == -1) {
+		saved = errno;
+		log_warn("cannot store snapshot %s", op->id);
+		apid_error(op->apid_id, ERR_INTERNAL,
+		    "cannot store snapshot %s: %s", op->id, strerror(saved));
+		return;
+	}
+	op->tmp_made = 0;
+	memset(&rec, 0, sizeof(rec));
+	strlcpy(rec.id, op->id, sizeof(rec.id));
+	rec.name = op->name;
+	rec.sandbox_id = op->sb->rec.id;
+	rec.size_bytes = (uint64_t)st.st_size;
+	/* §4.12: the time after the export finished. */
+	rec.created_at = clock_wall();
+	rec.spec = op->sb->rec.spec;
+	/* The record's rename and its fsync of the directory cover both. */
+	if (store_snapshot_write(env->datadir_fd, &rec) == -1) {
+		saved = errno;
+		log_warn("cannot record snapshot %s", op->id);
+		if (unlinkat(env->datadir_fd, dst, 0) == -1)
+			log_warn("cannot remove %s", dst);
+		apid_error(op->apid_id, ERR_INTERNAL,
+		    "cannot record snapshot %s: %s", op->id, strerror(saved));
+		return;
+	}
+	log_info("snapshot %s of sandbox %s made", op->id, op->sb->rec.id);
+	reply_snapshot(op->apid_id, &rec);
+}
+
+/* Both the proxy and apid have finished: the first failure wins. */
+static void
+snap_finish(struct snap_op *op)
+{
+	if (op->errnum == EFBIG)
+		reply_too_large(op->apid_id);
+	else if (op->proxy_text != NULL)
+		apid_error(op->apid_id, op->proxy_kind, "%s", op->proxy_text);
+	else if (op->stat_kind != ARCHIVE_KIND_DIR)
+		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: "
+		    "/workspace is not a directory", op->sb->rec.id);
+	else if (op->errnum != 0)
+		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: %s",
+		    op->sb->rec.id, op->message != NULL ? op->message :
+		    strerror(op->errnum));
+	else
+		snap_store(op);
+	snap_end(op);
+}
+
+static void
+snap_proxy_failed(struct snap_op *op, uint32_t kind, const char *text)
+{
+	op->proxy_ended = 1;
+	op->proxy_kind = kind;
+	if ((op->proxy_text = strdup(text)) == NULL)
+		fatal("%s", __func__);
+}
+
+static void
+snap_archived(struct imsg *reply, void *arg)
+{
+	struct snap_op		*op = arg;
+	struct archive_stat	 st;
+	uint32_t		 kind;
+	char			*text;
+
+	switch (reply->hdr.type) {
+	case MSG_DOCKER_ARCHIVE_STAT:
+		if (op->stat_seen || msg_get_archive_stat(reply, &st) == -1)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "malformed or repeated stat");
+		op->stat_seen = 1;
+		op->stat_kind = st.kind;
+		archive_stat_free(&st);
+		return;
+	case MSG_ERROR:
+		text = proxy_error_text(reply, &kind);
+		snap_proxy_failed(op, kind, text);
+		free(text);
+		break;
+	default:
+		if (reply->len != 0 || !op->stat_seen)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "unexpected payload, or no stat");
+		op->proxy_ended = 1;
+		break;
+	}
+	if (op->written)
+		snap_finish(op);
+}
+
+static void
+snap_run(struct sandbox *sb, void *arg)
+{
+	struct snap_op		*op = arg;
+	struct archive_get	 ag;
+	struct msgw		 w;
+	char			 path[] = "/workspace";
+	int			 sink, fd;
+
+	op->sb = sb;
+	if (sb->gone) {
+		apid_not_found(op->apid_id, sb->rec.id);
+		snap_end(op);
+		return;
+	}
+	do {
+		snapshot_make_id(op->id, sizeof(op->id));
+		(void)snapshot_path(op->tmp, sizeof(op->tmp), op->id, ".tmp");
+		sink = openat(env->datadir_fd, op->tmp, O_WRONLY | O_CREAT |
+		    O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	} while (sink == -1 && errno == EEXIST);
+	if (sink == -1) {
+		log_warn("cannot create %s", op->tmp);
+		apid_error(op->apid_id, ERR_INTERNAL,
+		    "cannot create a snapshot file: %s", strerror(errno));
+		snap_end(op);
+		return;
+	}
+	op->tmp_made = 1;
+	/* Our own open file, for its size and fsync once apid is done. */
+	if ((op->file_fd = openat(env->datadir_fd, op->tmp,
+	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		close(sink);
+		apid_error(op->apid_id, ERR_INTERNAL,
+		    "cannot open a snapshot file: %s", strerror(errno));
+		snap_end(op);
+		return;
+	}
+	msgw_init(&w);
+	msg_put_u64(&w, (uint64_t)env->conf.max_snapshot_bytes);
+	if (peer_send(&env->apid_peer, MSG_SNAPSHOT_SINK, op->apid_id, sink,
+	    &w) == -1) {
+		log_warnx("cannot answer apid's request %u", op->apid_id);
+		snap_end(op);
+		return;
+	}
+	/* From here apid answers with SNAPSHOT_WRITTEN, whatever happens. */
+	TAILQ_INSERT_TAIL(&writing, op, entry);
+
+	memset(&ag, 0, sizeof(ag));
+	ag.id = sb->rec.id;
+	ag.path = path;
+	ag.want = ARCHIVE_WANT_TREE;
+	ag.max_bytes = 0;
+	msgw_init(&w);
+	msg_put_archive_get(&w, &ag);
+	fd = op->pipe_fd;
+	op->pipe_fd = -1;
+	if (proxy_call(MSG_DOCKER_ARCHIVE_GET, fd, &w,
+	    MSG_DOCKER_ARCHIVE_STAT, MSG_DOCKER_DONE, snap_archived, op) == 0)
+		snap_proxy_failed(op, ERR_INTERNAL,
+		    "cannot reach dockerd-proxy");
+}
 
 void
 snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 {
-	(void)req;
-	close(fd);
-	apid_error(apid_id, ERR_INTERNAL, "not implemented");
+	struct snap_op	*op;
+	struct sandbox	*sb;
+
+	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+		close(fd);
+		apid_not_found(apid_id, req->sandbox_id);
+		return;
+	}
+	if ((op = calloc(1, sizeof(*op))) == NULL) {
+		close(fd);
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	op->apid_id = apid_id;
+	op->pipe_fd = fd;
+	op->file_fd = -1;
+	op->name = req->name;
+	req->name = NULL;
+	if (sandbox_lock(sb, snap_run, op) == -1) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		snap_op_free(op);
+	}
 }
 
 void
 snapshot_written(uint32_t apid_id, struct tar_result *res)
 {
-	(void)apid_id; (void)res;
+	struct snap_op	*op;
+
+	TAILQ_FOREACH(op, &writing, entry) {
+		if (op->apid_id == apid_id)
+			break;
+	}
+	if (op == NULL)
+		fatalx("bad %s message from apid: no snapshot is being "
+		    "written for request %u",
+		    msg_type_name(MSG_SNAPSHOT_WRITTEN), apid_id);
+	TAILQ_REMOVE(&writing, op, entry);
+	op->written = 1;
+	op->errnum = res->errnum;
+	op->message = res->message;
+	res->message = NULL;
+	if (op->proxy_ended)
+		snap_finish(op);
+}
+
+/* --- list, get, delete ---------------------------------------------------- */
+
+static int
+snapshot_order(const void *a, const void *b)
+{
+	const struct snapshot_record	*x = a, *y = b;
+
+	if (x->created_at < y->created_at)
+		return -1;
+	if (x->created_at > y->created_at)
+		return 1;
+	return strcmp(x->id, y->id);
 }
 
 void
 snapshot_list(uint32_t apid_id, const char *sandbox_id)
 {
-	(void)sandbox_id;
-	apid_error(apid_id, ERR_INTERNAL, "not implemented");
+	struct snapshot_record	*v;
+	size_t			 count, i;
+
+	if (store_snapshot_load_all(env->datadir_fd, &v, &count) == -1) {
+		log_warn("cannot read the snapshots");
+		apid_error(apid_id, ERR_INTERNAL, "cannot read the snapshots: "
+		    "%s", strerror(errno));
+		return;
+	}
+	if (count > 0)
+		qsort(v, count, sizeof(*v), snapshot_order);
+	for (i = 0; i < count; i++) {
+		if (sandbox_id == NULL || strcmp(v[i].sandbox_id,
+		    sandbox_id) == 0)
+			reply_snapshot(apid_id, &v[i]);
+		snapshot_record_free(&v[i]);
+	}
+	free(v);
+	apid_reply(apid_id, MSG_SNAPSHOT_LIST_END, NULL);
+}
+
+/* 0: found; -1: answered (404, or the store could not be read). */
+static int
+snapshot_lookup(uint32_t apid_id, const char *id,
+    struct snapshot_record *rec)
+{
+	if (store_snapshot_load(env->datadir_fd, id, rec) == 0)
+		return 0;
+	if (errno == ENOENT)
+		reply_snapshot_not_found(apid_id, id);
+	else {
+		log_warn("cannot read snapshot %s", id);
+		apid_error(apid_id, ERR_INTERNAL, "cannot read snapshot %s: %s",
+		    id, strerror(errno));
+	}
+	return -1;
 }
 
 void
 snapshot_get(uint32_t apid_id, const char *id)
 {
-	(void)id;
-	apid_error(apid_id, ERR_INTERNAL, "not implemented");
+	struct snapshot_record	 rec;
+
+	if (snapshot_lookup(apid_id, id, &rec) == -1)
+		return;
+	reply_snapshot(apid_id, &rec);
+	snapshot_record_free(&rec);
 }
 
 void
 snapshot_delete(uint32_t apid_id, const char *id)
 {
-	(void)id;
-	apid_error(apid_id, ERR_INTERNAL, "not implemented");
+	struct snapshot_record	 rec;
+	int			 saved;
+
+	if (snapshot_lookup(apid_id, id, &rec) == -1)
+		return;
+	snapshot_record_free(&rec);
+	if (store_snapshot_remove(env->datadir_fd, id) == -1) {
+		saved = errno;
+		log_warn("cannot remove snapshot %s", id);
+		apid_error(apid_id, ERR_INTERNAL, "cannot remove snapshot %s: "
+		    "%s", id, strerror(saved));
+		return;
+	}
+	log_info("snapshot %s deleted", id);
+	apid_reply(apid_id, MSG_OK, NULL);
 }

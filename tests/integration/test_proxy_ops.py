@@ -3,6 +3,8 @@ managerd: it starts the real dockerd-proxy on a socketpair (descriptor 3,
 jailed, seccomp kill), sends typed requests and checks the replies and
 what Docker then holds.  Run as root; skips (77) otherwise."""
 
+import hashlib
+import io
 import json
 import os
 import secrets
@@ -11,6 +13,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -36,6 +39,8 @@ MSG_DOCKER_STATE = 403
 MSG_DOCKER_LIST = 404
 MSG_DOCKER_EXEC = 405
 MSG_DOCKER_EXEC_CANCEL = 406
+MSG_DOCKER_ARCHIVE_GET = 407
+MSG_DOCKER_ARCHIVE_PUT = 408
 MSG_DOCKER_PONG = 500
 MSG_DOCKER_DONE = 501
 MSG_DOCKER_STATE_RESULT = 502
@@ -43,11 +48,20 @@ MSG_DOCKER_LIST_ITEM = 503
 MSG_DOCKER_LIST_END = 504
 MSG_DOCKER_EXEC_STARTED = 505
 MSG_DOCKER_EXEC_EXIT = 506
+MSG_DOCKER_ARCHIVE_STAT = 507
 MSG_ERROR = 900
 ERR_INVALID_REQUEST = 1
 ERR_FORBIDDEN = 3
 ERR_NOT_FOUND = 4
+ERR_INTERNAL = 8
 ERR_BACKEND = 9
+# common/file_msg.h
+ARCHIVE_WANT_FILE = 1
+ARCHIVE_WANT_TREE = 2
+ARCHIVE_KIND_FILE = 1
+ARCHIVE_KIND_DIR = 2
+ARCHIVE_KIND_SYMLINK = 3
+ARCHIVE_PUT_NO_REPLACE = 0x01
 IMSG_FD_MARK = 0x80000000
 
 
@@ -67,6 +81,10 @@ def p_u32(v):
 
 def p_i64(v):
     return struct.pack("<q", v)
+
+
+def p_u64(v):
+    return struct.pack("<Q", v)
 
 
 def p_double(v):
@@ -328,6 +346,63 @@ class Proxy:
         return (MSG_DOCKER_EXEC_EXIT, result, parse_frames(b"".join(data)),
                 time.time() - t0)
 
+    def archive_get(self, sid, path, want, max_bytes=0, reader=None):
+        """Fetch a path: (stat or None, error or None, bytes from the pipe,
+        final reply type).  reader(fd, data) reads the pipe."""
+        rfd, wfd = os.pipe()
+        peerid = self.request(MSG_DOCKER_ARCHIVE_GET, archive_get_payload(
+            sid, path, want, max_bytes), fd=wfd)
+        os.close(wfd)
+        data = []
+        t = threading.Thread(target=reader or drain, args=(rfd, data))
+        t.start()
+        stat = error = None
+        mtype, payload = self.next(peerid, timeout=120)
+        if mtype == MSG_DOCKER_ARCHIVE_STAT:
+            stat = decode_stat(payload)
+            mtype, payload = self.next(peerid, timeout=120)
+        if mtype == MSG_ERROR:
+            error = decode_error(payload)
+        elif mtype != MSG_DOCKER_DONE:
+            raise AssertionError(describe(mtype, payload))
+        # The pipe was closed before the final reply went.
+        t.join(60)
+        if t.is_alive():
+            raise AssertionError("the archive pipe was left open")
+        return stat, error, b"".join(data), mtype
+
+    def archive_put_fd(self, sid, path, fd, length, flags=0):
+        """Upload from fd (closed here): (type, error or None)."""
+        peerid = self.request(MSG_DOCKER_ARCHIVE_PUT, archive_put_payload(
+            sid, path, flags, length), fd=fd)
+        os.close(fd)
+        mtype, payload = self.next(peerid, timeout=120)
+        if mtype == MSG_ERROR:
+            return mtype, decode_error(payload)
+        if mtype != MSG_DOCKER_DONE:
+            raise AssertionError(describe(mtype, payload))
+        return mtype, None
+
+    def archive_put_pipe(self, sid, path, data, flags=0, length=-1):
+        rfd, wfd = os.pipe()
+
+        def writer():
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(wfd, view[:65536])
+                    view = view[n:]
+            except BrokenPipeError:
+                pass
+            finally:
+                os.close(wfd)
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            return self.archive_put_fd(sid, path, rfd, length, flags)
+        finally:
+            t.join(60)
+
     def sh(self, sid, script, **kw):
         """A shell command: (exit, stdout, stderr)."""
         mtype, result, frames, _ = self.exec(sid, ["/bin/sh", "-c", script],
@@ -336,6 +411,57 @@ class Proxy:
         out = b"".join(d for s, d in frames if s == 1).decode()
         err = b"".join(d for s, d in frames if s == 2).decode()
         return result[0], out, err
+
+
+def archive_get_payload(sid, path, want, max_bytes=0):
+    return p_str(sid) + p_str(path) + p_u8(want) + p_u64(max_bytes)
+
+
+def archive_put_payload(sid, path, flags, length):
+    return p_str(sid) + p_str(path) + p_u8(flags) + p_i64(length)
+
+
+def decode_stat(payload):
+    r = Reader(payload)
+    kind = r.u8()
+    size = struct.unpack("<Q", r.take(8))[0]
+    target = r.str()
+    r.end()
+    return kind, size, target
+
+
+def make_tar(members):
+    """members: [(name, bytes or None for a directory, uid)]."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) \
+            as tar:
+        for name, data, uid in members:
+            info = tarfile.TarInfo(name)
+            info.uid = info.gid = uid
+            info.mtime = int(time.time())
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            else:
+                info.mode = 0o644
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def tar_members(data):
+    """{name: bytes or None for a directory} of a tar."""
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        for m in tar:
+            if m.isdir():
+                out[m.name.rstrip("/")] = None
+            elif m.issym():
+                out[m.name] = ("->", m.linkname)
+            else:
+                out[m.name] = tar.extractfile(m).read()
+    return out
 
 
 def drain(fd, data):
@@ -353,6 +479,14 @@ def proc_rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise AssertionError("no VmRSS for %d" % pid)
+
+
+def proc_status_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise AssertionError("no %s for %d" % (field, pid))
 
 
 def decode_error(payload):
@@ -700,6 +834,253 @@ class ProxyOps(unittest.TestCase):
         self.assertEqual(error[0], ERR_NOT_FOUND)
 
 
+class Archive(unittest.TestCase):
+    """ARCHIVE_GET and ARCHIVE_PUT on a sandbox with a read-only root."""
+
+    BIG = 50 * 1024 * 1024
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sid = new_id()
+        mtype, payload = PROXY.create(cls.sid)
+        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+        code, out, err = PROXY.sh(
+            cls.sid, "cd /workspace && printf 'hello archive\\n' > f && "
+            "ln -s f l && mkdir -p d/sub && echo g > d/sub/g && "
+            "head -c %d /dev/urandom > big && sha256sum big" % cls.BIG,
+            timeout=120.0)
+        assert code == 0, err
+        cls.big_sha = out.split()[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        PROXY.destroy(cls.sid)
+
+    def test_get_file(self):
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/f", ARCHIVE_WANT_FILE, 1024)
+        self.assertIsNone(error)
+        self.assertEqual(stat, (ARCHIVE_KIND_FILE, 14, ""))
+        self.assertEqual(tar_members(data), {"f": b"hello archive\n"})
+
+    def test_get_file_too_large(self):
+        stat, error, data, mtype = PROXY.archive_get(
+            self.sid, "/workspace/f", ARCHIVE_WANT_FILE, 13)
+        self.assertEqual((mtype, error), (MSG_DOCKER_DONE, None))
+        self.assertEqual(stat, (ARCHIVE_KIND_FILE, 14, ""))
+        self.assertEqual(data, b"")
+
+    def test_get_symlink(self):
+        for want in (ARCHIVE_WANT_FILE, ARCHIVE_WANT_TREE):
+            stat, error, data, mtype = PROXY.archive_get(
+                self.sid, "/workspace/l", want, 1 << 20)
+            self.assertEqual((mtype, error), (MSG_DOCKER_DONE, None))
+            self.assertEqual(stat[0], ARCHIVE_KIND_SYMLINK)
+            self.assertEqual(stat[2], "/workspace/f")
+            self.assertEqual(data, b"")
+
+    def test_get_tree(self):
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/d", ARCHIVE_WANT_TREE)
+        self.assertIsNone(error)
+        self.assertEqual(stat[0], ARCHIVE_KIND_DIR)
+        self.assertEqual(tar_members(data), {"d": None, "d/sub": None,
+                                             "d/sub/g": b"g\n"})
+        # A directory is not a file, whatever its size.
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/d", ARCHIVE_WANT_FILE, 1 << 30)
+        self.assertEqual((stat[0], error, data), (ARCHIVE_KIND_DIR, None,
+                                                  b""))
+        # Nor is a file a tree.
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/f", ARCHIVE_WANT_TREE)
+        self.assertEqual((stat[0], error, data), (ARCHIVE_KIND_FILE, None,
+                                                  b""))
+
+    def test_get_missing(self):
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/nope", ARCHIVE_WANT_FILE, 1024)
+        self.assertIsNone(stat)
+        self.assertEqual(error, (ERR_NOT_FOUND, "/workspace/nope: not found"))
+        self.assertEqual(data, b"")
+        sid = new_id()
+        stat, error, data, _ = PROXY.archive_get(
+            sid, "/workspace", ARCHIVE_WANT_TREE)
+        self.assertIsNone(stat)
+        self.assertEqual(error, (ERR_NOT_FOUND, "sandbox %s not found" % sid))
+
+    def test_get_odd_path(self):
+        # Percent-encoded on the way: the name arrives as it was given.
+        code, _, err = PROXY.sh(self.sid, "echo odd > '/workspace/a b&c=d'")
+        self.assertEqual(code, 0, err)
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/a b&c=d", ARCHIVE_WANT_FILE, 1024)
+        self.assertIsNone(error)
+        self.assertEqual(tar_members(data), {"a b&c=d": b"odd\n"})
+
+    def test_get_backpressure(self):
+        """50 MiB through a reader that stalls, then reads slowly: the
+        proxy pauses Docker and its memory stays flat."""
+        pid = PROXY.proc.pid
+        before = proc_rss_kb(pid)
+        # Reset VmHWM so that it shows the peak of this transfer only.
+        with open("/proc/%d/clear_refs" % pid, "w") as f:
+            f.write("5")
+        samples = []
+
+        def slow(fd, data):
+            time.sleep(2)
+            samples.append(proc_rss_kb(pid))
+            n = 0
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                data.append(chunk)
+                n += 1
+                if n < 200:
+                    time.sleep(0.005)
+                if n % 50 == 0:
+                    samples.append(proc_rss_kb(pid))
+            os.close(fd)
+
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/big", ARCHIVE_WANT_FILE, self.BIG,
+            reader=slow)
+        self.assertIsNone(error)
+        self.assertEqual(stat, (ARCHIVE_KIND_FILE, self.BIG, ""))
+        hwm = proc_status_kb(pid, "VmHWM")
+        grown = max(samples + [hwm]) - before
+        self.assertLess(grown, 4 * 1024, "proxy RSS grew %d KiB" % grown)
+        members = tar_members(data)
+        self.assertEqual(list(members), ["big"])
+        self.assertEqual(hashlib.sha256(members["big"]).hexdigest(),
+                         self.big_sha)
+
+    def test_get_reader_gone(self):
+        def quitter(fd, data):
+            data.append(os.read(fd, 100000))
+            os.close(fd)
+
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/big", ARCHIVE_WANT_FILE, self.BIG,
+            reader=quitter)
+        self.assertEqual(stat[0], ARCHIVE_KIND_FILE)
+        self.assertEqual(error, (ERR_BACKEND,
+                                 "/workspace/big: the reader went away"))
+        # Still serving.
+        stat, error, _, _ = PROXY.archive_get(
+            self.sid, "/workspace/f", ARCHIVE_WANT_FILE, 1024)
+        self.assertEqual((stat[0], error), (ARCHIVE_KIND_FILE, None))
+
+    def test_put_pipe(self):
+        tar = make_tar([("a", None, 1000), ("a/f", b"from a pipe\n", 1000)])
+        self.assertEqual(PROXY.archive_put_pipe(self.sid, "/workspace", tar),
+                         (MSG_DOCKER_DONE, None))
+        code, out, _ = PROXY.sh(self.sid, "stat -c %u:%g /workspace/a "
+                                "/workspace/a/f && cat /workspace/a/f && "
+                                "echo more > /workspace/a/g")
+        self.assertEqual((code, out),
+                         (0, "1000:1000\n1000:1000\nfrom a pipe\n"))
+
+    def test_put_pipe_with_length(self):
+        tar = make_tar([("p", None, 1000), ("p/f", b"x" * 300000, 1000)])
+        self.assertEqual(PROXY.archive_put_pipe(self.sid, "/workspace", tar,
+                                                length=len(tar)),
+                         (MSG_DOCKER_DONE, None))
+        code, out, _ = PROXY.sh(self.sid, "wc -c < /workspace/p/f")
+        self.assertEqual(out.strip(), "300000")
+
+    def test_put_file(self):
+        content = os.urandom(3 * 1024 * 1024 + 17)
+        tar = make_tar([("b", None, 1000), ("b/g", content, 1000)])
+        with tempfile.TemporaryFile() as f:
+            f.write(tar)
+            f.seek(0)
+            fd = os.dup(f.fileno())
+        self.assertEqual(PROXY.archive_put_fd(self.sid, "/workspace", fd,
+                                              len(tar)),
+                         (MSG_DOCKER_DONE, None))
+        stat, error, data, _ = PROXY.archive_get(
+            self.sid, "/workspace/b/g", ARCHIVE_WANT_FILE, 1 << 30)
+        self.assertEqual(stat, (ARCHIVE_KIND_FILE, len(content), ""))
+        self.assertEqual(tar_members(data), {"g": content})
+
+    def test_put_large_memory(self):
+        """A 50 MiB upload, from a file and from a pipe: read a piece at a
+        time as Docker takes it, so the proxy's memory stays flat."""
+        content = os.urandom(self.BIG)
+        tar = make_tar([("big2", content, 1000)])
+        pid = PROXY.proc.pid
+        before = proc_rss_kb(pid)
+        with open("/proc/%d/clear_refs" % pid, "w") as f:
+            f.write("5")
+        with tempfile.TemporaryFile() as f:
+            f.write(tar)
+            f.seek(0)
+            fd = os.dup(f.fileno())
+        self.assertEqual(PROXY.archive_put_fd(self.sid, "/workspace", fd,
+                                              len(tar)),
+                         (MSG_DOCKER_DONE, None))
+        self.assertEqual(PROXY.archive_put_pipe(self.sid, "/workspace", tar),
+                         (MSG_DOCKER_DONE, None))
+        grown = proc_status_kb(pid, "VmHWM") - before
+        self.assertLess(grown, 4 * 1024, "proxy RSS grew %d KiB" % grown)
+        code, out, _ = PROXY.sh(self.sid, "sha256sum /workspace/big2 && "
+                                "rm /workspace/big2")
+        self.assertEqual(out.split()[0], hashlib.sha256(content).hexdigest())
+
+    def test_put_wrong_length(self):
+        tar = make_tar([("w", b"short", 1000)])
+        for length in (len(tar) + 512, len(tar) - 512):
+            with tempfile.TemporaryFile() as f:
+                f.write(tar)
+                f.seek(0)
+                fd = os.dup(f.fileno())
+            mtype, error = PROXY.archive_put_fd(self.sid, "/workspace", fd,
+                                                length)
+            self.assertEqual(mtype, MSG_ERROR)
+            self.assertEqual(error[0], ERR_INTERNAL, error)
+        code, _, _ = PROXY.sh(self.sid, "test -e /workspace/w")
+        self.assertNotEqual(code, 0)
+
+    def test_put_no_replace_symlink(self):
+        code, _, err = PROXY.sh(self.sid, "ln -s /tmp /workspace/evil")
+        self.assertEqual(code, 0, err)
+        tar = make_tar([("evil", None, 1000), ("evil/x", b"x", 1000)])
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace", tar,
+                                              flags=ARCHIVE_PUT_NO_REPLACE)
+        self.assertEqual(error, (ERR_INVALID_REQUEST,
+                                 "writes are limited to files under "
+                                 "/workspace: /workspace/evil is a symlink "
+                                 "or not a directory"))
+        code, out, _ = PROXY.sh(self.sid, "ls /tmp; readlink /workspace/evil")
+        self.assertEqual(out, "/tmp\n")
+
+    def test_put_no_replace_dir(self):
+        code, _, err = PROXY.sh(self.sid, "mkdir /workspace/dd")
+        self.assertEqual(code, 0, err)
+        tar = make_tar([("dd", b"not a dir", 1000)])
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace", tar,
+                                              flags=ARCHIVE_PUT_NO_REPLACE)
+        self.assertEqual(error, (ERR_INVALID_REQUEST,
+                                 "/workspace/dd is a directory"))
+        code, _, _ = PROXY.sh(self.sid, "test -d /workspace/dd")
+        self.assertEqual(code, 0)
+
+    def test_put_missing_sandbox(self):
+        sid = new_id()
+        mtype, error = PROXY.archive_put_pipe(sid, "/workspace",
+                                              make_tar([("z", b"z", 1000)]))
+        self.assertEqual(error, (ERR_NOT_FOUND, "sandbox %s not found" % sid))
+
+    def test_put_not_a_tar(self):
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace",
+                                              b"\xff" * 4096)
+        self.assertEqual(mtype, MSG_ERROR)
+        self.assertIn(error[0], (ERR_INVALID_REQUEST, ERR_BACKEND), error)
+
+
 class Foreign(unittest.TestCase):
     """A container named like a sandbox but not made by this server."""
 
@@ -738,6 +1119,23 @@ class Foreign(unittest.TestCase):
         self.assertIn("refusing to destroy " + self.name, PROXY.log_text())
         self.assertIn("refusing to exec in " + self.name, PROXY.log_text())
         self.assertNotIn(FOREIGN_ID, PROXY.list())
+
+    def test_archive_refused(self):
+        stat, error, data, _ = PROXY.archive_get(FOREIGN_ID, "/etc/passwd",
+                                                 ARCHIVE_WANT_FILE, 1 << 20)
+        self.assertIsNone(stat)
+        self.assertEqual(error[0], ERR_FORBIDDEN)
+        self.assertEqual(data, b"")
+        mtype, error = PROXY.archive_put_pipe(
+            FOREIGN_ID, "/tmp", make_tar([("planted", b"x", 0)]))
+        self.assertEqual(error[0], ERR_FORBIDDEN)
+        code = subprocess.run(["docker", "exec", self.name, "test", "-e",
+                               "/tmp/planted"]).returncode
+        self.assertNotEqual(code, 0)
+        self.assertIn("refusing to read files of " + self.name,
+                      PROXY.log_text())
+        self.assertIn("refusing to write files to " + self.name,
+                      PROXY.log_text())
 
     def test_create_over_foreign_name(self):
         mtype, payload = PROXY.create(FOREIGN_ID)

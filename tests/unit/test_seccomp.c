@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -492,6 +493,54 @@ apid_stop(evutil_socket_t fd, short ev, void *arg)
 	event_base_loopbreak(arg);
 }
 
+/* What a tar job's thread does besides libarchive's reads and writes. */
+static void *
+apid_tar_thread(void *arg)
+{
+	int	*fds = arg;
+	char	 c = 'x';
+
+	(void)lseek(fds[0], 0, SEEK_CUR);	/* ESPIPE, but allowed */
+	if (write(fds[1], &c, 1) != 1)
+		return NULL;
+	return arg;
+}
+
+/* A thread the way tar_job.c starts one, signals blocked. */
+static int
+apid_thread_round(void)
+{
+	pthread_attr_t	 attr;
+	pthread_t	 tid;
+	sigset_t	 all, old;
+	void		*ret;
+	int		 fds[2];
+	char		 c;
+
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		return -1;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&tid, &attr, apid_tar_thread, fds) != 0)
+		return -1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (pthread_join(tid, &ret) != 0 || ret != fds ||
+	    read(fds[0], &c, 1) != 1 || c != 'x')
+		return -1;
+	close(fds[0]);
+	close(fds[1]);
+	return 0;
+}
+
+static void *
+apid_warm_thread(void *arg)
+{
+	return arg;
+}
+
 static int
 apid_child(void *arg)
 {
@@ -519,8 +568,19 @@ apid_child(void *arg)
 	    base)) == NULL || event_add(stop, NULL) == -1)
 		return 5;
 
+	/* tar_jobs_init(): glibc's thread set-up before the filter. */
+	{
+		pthread_t	 tid;
+
+		if (pthread_create(&tid, NULL, apid_warm_thread, NULL) != 0 ||
+		    pthread_join(tid, NULL) != 0)
+			return 11;
+	}
+
 	if (apid_seccomp_load(SECCOMP_MODE_KILL) != 0)
 		return 6;
+	if (apid_thread_round() == -1)
+		return 12;
 	if (event_base_dispatch(base) == -1)
 		return 7;
 	if (run->served != 1)

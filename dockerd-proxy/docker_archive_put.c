@@ -1,0 +1,290 @@
+/*
+ * Write a tar into a sandbox (API.md §11.5, §11.6): PUT
+ * /containers/<id>/archive, its body read from the descriptor managerd
+ * passed along (a pipe, or a regular file) a piece at a time.  Reading
+ * stops while Docker has more than DOCKER_HTTP_UPLOAD_HIWAT queued and
+ * goes on when the queue drains, so an upload of any size costs the same
+ * memory.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "docker_http.h"
+#include "log.h"
+#include "proxy.h"
+#include "xmalloc.h"
+
+#define PUT_MAX_BODY	(64 * 1024)
+#define PUT_PIECE	(64 * 1024)
+
+struct archive_write {
+	struct proxy		*px;
+	uint32_t		 peerid;
+	struct archive_put	*ap;
+	int			 fd;		/* -1 once closed */
+	struct event		*ev_read;
+	struct docker_request	*req;
+	uint64_t		 sent;
+	int			 ended;		/* the whole body is queued */
+	int			 refused;	/* Docker stopped reading */
+	unsigned char		 buf[PUT_PIECE];
+};
+
+static void
+write_fd_close(struct archive_write *w)
+{
+	if (w->fd == -1)
+		return;
+	if (w->ev_read != NULL)
+		event_del(w->ev_read);
+	close(w->fd);
+	w->fd = -1;
+}
+
+static void
+write_free(struct archive_write *w)
+{
+	if (w->req != NULL)
+		docker_request_cancel(w->req);
+	write_fd_close(w);
+	if (w->ev_read != NULL)
+		event_free(w->ev_read);
+	archive_put_free(w->ap);
+	free(w->ap);
+	free(w);
+}
+
+static void
+write_fail(struct archive_write *w, enum error_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+write_fail(struct archive_write *w, enum error_kind kind, const char *fmt, ...)
+{
+	char	 text[2048];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_debug("archive put %u in sandbox %s: %s", w->peerid, w->ap->id,
+	    text);
+	peer_send_error(&w->px->parent, w->peerid, kind, "%s", text);
+	write_free(w);
+}
+
+/*
+ * Queue what can be read until Docker has enough, the source is empty
+ * for now (a pipe: wait for EV_READ), or it ended.  -1 when w is gone.
+ */
+static int
+write_pump(struct archive_write *w)
+{
+	ssize_t	 n;
+	int	 werr = 0;
+
+	while (!w->ended && !w->refused &&
+	    docker_request_pending(w->req) <= DOCKER_HTTP_UPLOAD_HIWAT) {
+		n = read(w->fd, w->buf, sizeof(w->buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			event_add(w->ev_read, NULL);
+			return 0;
+		}
+		if (n == -1) {
+			write_fail(w, ERR_INTERNAL, "%s: reading the tar: %s",
+			    w->ap->path, strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			if (w->ap->length >= 0 &&
+			    w->sent != (uint64_t)w->ap->length) {
+				write_fail(w, ERR_INTERNAL, "%s: the tar ended "
+				    "after %llu of %lld bytes", w->ap->path,
+				    (unsigned long long)w->sent,
+				    (long long)w->ap->length);
+				return -1;
+			}
+			if (docker_request_write_end(w->req) == -1) {
+				werr = errno;
+				break;
+			}
+			w->ended = 1;
+			write_fd_close(w);
+			return 0;
+		}
+		if (w->ap->length >= 0 &&
+		    (uint64_t)n > (uint64_t)w->ap->length - w->sent) {
+			write_fail(w, ERR_INTERNAL, "%s: the tar is longer "
+			    "than %lld bytes", w->ap->path,
+			    (long long)w->ap->length);
+			return -1;
+		}
+		if (docker_request_write(w->req, w->buf, (size_t)n) == -1) {
+			werr = errno;
+			break;
+		}
+		w->sent += (uint64_t)n;
+	}
+	if (werr == 0)
+		return 0;
+	if (werr == EPIPE) {
+		/* Docker stopped reading: its answer is on its way. */
+		w->refused = 1;
+		write_fd_close(w);
+		return 0;
+	}
+	write_fail(w, ERR_INTERNAL, "%s: uploading: %s", w->ap->path,
+	    strerror(werr));
+	return -1;
+}
+
+static void
+write_readable(evutil_socket_t fd, short what, void *arg)
+{
+	write_pump(arg);
+}
+
+static void
+write_drain(struct docker_request *req, void *arg)
+{
+	struct archive_write	*w = arg;
+
+	/* Waiting for the pipe already: it will call. */
+	if (w->fd != -1 && event_pending(w->ev_read, EV_READ, NULL))
+		return;
+	write_pump(w);
+}
+
+static void
+write_done(struct docker_request *req, enum docker_http_error error,
+    const struct docker_response *resp, void *arg)
+{
+	struct archive_write	*w = arg;
+	struct docker_result	 res;
+	enum error_kind		 kind;
+	char			 msg[1024], text[2048];
+
+	w->req = NULL;
+	if (error == DOCKER_HTTP_OK && resp->status == 200) {
+		log_debug("archive put %u in sandbox %s: %llu bytes to %s",
+		    w->peerid, w->ap->id, (unsigned long long)w->sent,
+		    w->ap->path);
+		write_fd_close(w);
+		peer_send(&w->px->parent, MSG_DOCKER_DONE, w->peerid, -1,
+		    NULL);
+		write_free(w);
+		return;
+	}
+	if (error == DOCKER_HTTP_OK && resp->status >= 400) {
+		docker_error_message(resp, msg, sizeof(msg));
+		if ((kind = archive_put_error(msg, text, sizeof(text))) != 0) {
+			write_fail(w, kind, "%s", text);
+			return;
+		}
+		if (resp->status == 404) {
+			if (strstr(msg, "No such container") != NULL)
+				write_fail(w, ERR_NOT_FOUND,
+				    "sandbox %s not found", w->ap->id);
+			else
+				write_fail(w, ERR_NOT_FOUND, "%s: not found",
+				    w->ap->path);
+			return;
+		}
+	}
+	res.error = error;
+	res.errnum = docker_request_errno(req);
+	res.status = resp->status;
+	res.resp = resp;
+	kind = docker_result_error(&res, w->ap->path, text, sizeof(text));
+	if (docker_result_answered(&res) && res.status < 400)
+		kind = ERR_BACKEND;
+	write_fail(w, kind, "%s", text);
+}
+
+static void
+write_container(void *arg, const char *cid, enum error_kind kind,
+    const char *text)
+{
+	struct archive_write		*w = arg;
+	struct docker_request_spec	 spec;
+	char				 path[DOCKER_HTTP_MAX_PATH + 1];
+	int				 r;
+
+	if (cid == NULL) {
+		write_fail(w, kind, "%s", text);
+		return;
+	}
+	if (w->ap->flags & ARCHIVE_PUT_NO_REPLACE)
+		r = docker_path(path, sizeof(path), DOCKER_API
+		    "/containers/%s/archive?path=%s&noOverwriteDirNonDir=true",
+		    cid, w->ap->path);
+	else
+		r = docker_path(path, sizeof(path), DOCKER_API
+		    "/containers/%s/archive?path=%s", cid, w->ap->path);
+	if (r == -1) {
+		write_fail(w, ERR_INVALID_REQUEST, "path too long");
+		return;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.method = "PUT";
+	spec.path = path;
+	spec.content_type = "application/x-tar";
+	spec.flags = DOCKER_HTTP_UPLOAD;
+	spec.upload_len = w->ap->length;
+	spec.max_body = PUT_MAX_BODY;
+	spec.on_drain = write_drain;
+	spec.on_done = write_done;
+	spec.arg = w;
+	log_debug("docker PUT %s", path);
+	if ((w->req = docker_request_new(w->px->base,
+	    w->px->settings.docker_socket, &spec)) == NULL) {
+		write_fail(w, ERR_BACKEND, "%s: cannot start a Docker request: "
+		    "%s", w->ap->path, strerror(errno));
+		return;
+	}
+	write_pump(w);
+}
+
+void
+docker_archive_put(struct proxy *px, uint32_t peerid, struct archive_put *ap,
+    int fd)
+{
+	struct archive_write	*w;
+	struct stat		 st;
+	int			 flags;
+
+	w = xcalloc(1, sizeof(*w));
+	w->px = px;
+	w->peerid = peerid;
+	w->ap = ap;
+	w->fd = fd;
+	if ((w->ev_read = event_new(px->base, fd, EV_READ, write_readable,
+	    w)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	if (fstat(fd, &st) == -1 || (!S_ISFIFO(st.st_mode) &&
+	    !S_ISREG(st.st_mode))) {
+		write_fail(w, ERR_INTERNAL, "the tar is not a pipe or a file");
+		return;
+	}
+	if (ap->length < -1) {
+		write_fail(w, ERR_INTERNAL, "bad tar length %lld",
+		    (long long)ap->length);
+		return;
+	}
+	if (S_ISFIFO(st.st_mode) && ((flags = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)) {
+		write_fail(w, ERR_INTERNAL, "cannot make the tar pipe "
+		    "non-blocking: %s", strerror(errno));
+		return;
+	}
+	archive_container(px, ap->id, "write files to", write_container, w);
+}
