@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,13 @@ apid_drop_privileges(struct apid_settings *s)
 		fatalx("landlock: %s", err);
 	if (privdrop_no_new_privs() == -1)
 		fatal("no_new_privs");
+	/*
+	 * One malloc arena for all threads: when a tar job's own arena
+	 * shrinks, glibc opens /proc/sys/vm/overcommit_memory, and the
+	 * filter forbids every open.
+	 */
+	if (mallopt(M_ARENA_MAX, 1) == 0)
+		fatalx("cannot limit malloc to one arena");
 	if (apid_seccomp_load(seccomp_mode_parse(s->seccomp_mode)) == -1)
 		fatalx("cannot install the seccomp filter");
 }
@@ -199,6 +207,7 @@ main(int argc, char *argv[])
 	apid->next_id = 1;
 
 	warm_up();
+	route_openapi_init();
 	apid->base = apid_event_base();
 	if (tar_jobs_init(apid->base) == -1)
 		fatal("tar jobs");

@@ -80,6 +80,37 @@ void	respond_error_status(struct evhttp_request *, int status,
 	    const char *code, const char *message);
 int	respond_error_imsg(struct evhttp_request *, struct imsg *);
 const char *respond_reason(int status);
+/*
+ * The last word of a reply: the end of the one under way, else a bare
+ * 500 (all a request whose client left still needs, to be freed).
+ */
+void	respond_end(struct evhttp_request *, int reply_started);
+
+/* reply.c: forwarding, and the replies several routes answer alike. */
+/* Forward, or answer why we cannot (w may be NULL). */
+void	route_forward(struct evhttp_request *, uint32_t type, struct msgw *,
+	    apid_reply_cb, void *arg);
+/* managerd's MSG_ERROR as the answer; a malformed one is a lie. */
+void	reply_error_msg(struct evhttp_request *, struct imsg *);
+/* One SANDBOX_INFO (or MSG_ERROR) as the whole answer. */
+int	reply_sandbox_200(struct apid_request *, struct imsg *);
+int	reply_sandbox_201(struct apid_request *, struct imsg *);
+/*
+ * One item message per element, then an empty end message (or
+ * MSG_ERROR): {key: [...]}.  ar->arg is the array so far, which the
+ * list takes; item_json decodes one item, NULL if malformed.
+ */
+struct reply_list_kind {
+	uint32_t	 item_type;
+	uint32_t	 end_type;
+	const char	*key;
+	json_object	*(*item_json)(struct imsg *);
+	const char	*malformed;
+};
+int	reply_list(struct apid_request *, struct imsg *,
+	    const struct reply_list_kind *);
+/* MSG_OK as 204 (or MSG_ERROR). */
+int	reply_no_content(struct apid_request *, struct imsg *);
 
 /* auth.c: API.md §2. */
 #define AUTH_OK		1
@@ -228,6 +259,14 @@ struct body_error {
 	json_object	*detail;	/* 422: {"detail": [...]} */
 };
 void	body_error_free(struct body_error *);
+/* One FastAPI 422 entry: type, loc, msg, input, ctx (if any). */
+void	detail_add(json_object *errors, const char *type, json_object *loc,
+	    const char *msg, json_object *input, json_object *ctx);
+/* The body as one contiguous piece (NULL, 0 when empty or too large). */
+const void *body_bytes(struct evhttp_request *, size_t *len);
+const char *body_ctype(struct evhttp_request *);
+/* Answer a body's error, and free it. */
+void	body_respond_error(struct evhttp_request *, struct body_error *);
 /* Python repr() of a string that may hold NULs. */
 char	*body_pyrepr(const char *, size_t);
 /* Reads the request body and answers any error; 0 if the struct is set. */
@@ -288,6 +327,10 @@ int	body_parse_exec(const char *ctype, const void *, size_t,
 /* route_health.c */
 void	route_health(struct evhttp_request *, char **params);
 
+/* route_openapi.c */
+void	route_openapi_init(void);
+void	route_openapi(struct evhttp_request *, char **params);
+
 /* route_sandbox.c */
 void	route_sandbox_create(struct evhttp_request *, char **params);
 void	route_sandbox_list(struct evhttp_request *, char **params);
@@ -331,10 +374,59 @@ int	tar_jobs_init(struct event_base *);
 /* 0; or -1 with errno, and done is never called. */
 int	tar_job_start(const struct tar_job_spec *);
 
+/* bulk_pipe.c: a pipe2() for bulk bytes, grown to BULK_PIPE_SIZE. */
+#define BULK_PIPE_SIZE	(1024 * 1024)
+int	bulk_pipe(int fds[2], int flags);
+
 /* tar_check.c: managerd's MSG_TAR_CHECK, answered with TAR_CHECKED. */
 void	tar_check_request(struct peer *, struct imsg *);
 
-/* route_files.c: API.md §4.9-4.11. */
+/*
+ * pipe_reader.c: a non-blocking pipe read from the loop.  data gets what
+ * came (-1 stops reading); at EOF, a read error or a stop the reader
+ * closes the pipe and calls end, its last touch of the reader.  With a
+ * client, reading pauses while the client's output buffer is full.
+ */
+typedef int	(*pipe_data_cb)(void *arg, const unsigned char *, size_t);
+struct pipe_reader {
+	int			 fd;		/* read end, or -1 */
+	struct event		*ev;
+	int			 reading;	/* ev is added */
+	const char		*what;		/* for logs */
+	struct evhttp_request	*client;	/* or NULL: never paused */
+	pipe_data_cb		 data;
+	void			(*end)(void *arg);
+	void			*arg;
+};
+void	pipe_reader_init(struct pipe_reader *, const char *what,
+	    struct evhttp_request *client, pipe_data_cb, void (*end)(void *),
+	    void *arg);
+/* Takes fd (closed on failure too); reading starts at resume.  0 or -1. */
+int	pipe_reader_open(struct pipe_reader *, int fd);
+/* -1 if the pipe could not be watched: it is closed, end not called. */
+int	pipe_reader_resume(struct pipe_reader *);
+/* For evhttp_send_reply_chunk_with_cb(), with the reader as arg. */
+void	pipe_reader_sent(struct evhttp_connection *, void *);
+void	pipe_reader_close(struct pipe_reader *);
+
+/* query.c: query strings as Starlette reads them; FastAPI's 422s. */
+/* The last value of key, decoded: 1 and *val (malloc'd), 0, -1 ENOMEM. */
+int	query_value(const char *query, const char *key, char **val,
+	    size_t *vlen);
+int	query_get(struct evhttp_request *, const char *key, char **val,
+	    size_t *vlen);
+/*
+ * A value holding a NUL becomes "", which names nothing either: a path
+ * travels so (file_msg.h), and a filter matches no sandbox.
+ */
+void	query_refuse_nul(char *value, size_t len);
+void	query_error(json_object *errors, const char *type, const char *field,
+	    const char *msg, json_object *input, json_object *ctx);
+void	query_missing(json_object *errors, const char *field);
+/* 1 with the 422 sent if errors holds any, else 0; takes errors. */
+int	query_respond(struct evhttp_request *, json_object *errors);
+
+/* route_file_read.c, route_file_write.c, route_file_list.c: §4.9-4.11. */
 void	route_file_read(struct evhttp_request *, char **params);
 void	route_file_write(struct evhttp_request *, char **params);
 void	route_file_list(struct evhttp_request *, char **params);

@@ -44,9 +44,11 @@ static const struct seccomp_rule apid_rules[] = {
 	 * the write end to managerd (route_exec.c).
 	 */
 	SC_ALLOW(pipe2),
-	/* Making a passed pipe non-blocking; nothing else of fcntl. */
+	/* Making a passed pipe non-blocking. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
+	/* bulk_pipe.c: 1 MiB pipes for tar streams and file contents. */
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETPIPE_SZ)),
 	/* imsg with managerd, which passes descriptors (SCM_RIGHTS). */
 	SC_ALLOW(sendmsg),
 	SC_ALLOW(recvmsg),

@@ -54,9 +54,8 @@ loc_json(const struct loc *l)
 	return a;
 }
 
-/* One pydantic error entry: type, loc, msg, input, ctx (if any). */
-static void
-add_error_json(json_object *errors, const char *type, json_object *loc,
+void
+detail_add(json_object *errors, const char *type, json_object *loc,
     const char *msg, json_object *input, json_object *ctx)
 {
 	json_object	*e = json_object_new_object();
@@ -74,7 +73,7 @@ int
 add_error(struct vctx *v, const char *type, const struct loc *l,
     const char *msg, const struct jv *input, json_object *ctx)
 {
-	add_error_json(v->errors, type, loc_json(l), msg, jv_to_json(input),
+	detail_add(v->errors, type, loc_json(l), msg, jv_to_json(input),
 	    ctx);
 	return -1;
 }
@@ -417,7 +416,7 @@ set_detail1(struct body_error *e, const char *type, json_object *loc,
 {
 	json_object	*errors = json_object_new_array();
 
-	add_error_json(errors, type, loc, msg, input, ctx);
+	detail_add(errors, type, loc, msg, input, ctx);
 	e->status = 422;
 	e->detail = ctx1("detail", errors);
 	return -1;
@@ -633,7 +632,7 @@ env_take(const struct jv *in, struct env_list *env, struct body_error *e)
 
 /* HTTP glue. */
 
-static void
+void
 body_respond_error(struct evhttp_request *req, struct body_error *e)
 {
 	if (e->status == 422)
@@ -644,8 +643,7 @@ body_respond_error(struct evhttp_request *req, struct body_error *e)
 	body_error_free(e);
 }
 
-/* The body as one contiguous piece (NULL, 0 when empty). */
-static const void *
+const void *
 body_bytes(struct evhttp_request *req, size_t *len)
 {
 	struct evbuffer	*b = evhttp_request_get_input_buffer(req);
@@ -656,7 +654,7 @@ body_bytes(struct evhttp_request *req, size_t *len)
 	return evbuffer_pullup(b, -1);
 }
 
-static const char *
+const char *
 body_ctype(struct evhttp_request *req)
 {
 	return evhttp_find_header(evhttp_request_get_input_headers(req),

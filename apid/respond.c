@@ -144,3 +144,12 @@ respond_error_imsg(struct evhttp_request *req, struct imsg *imsg)
 	free(text);
 	return 0;
 }
+
+void
+respond_end(struct evhttp_request *req, int reply_started)
+{
+	if (reply_started)
+		evhttp_send_reply_end(req);
+	else
+		evhttp_send_reply(req, 500, respond_reason(500), NULL);
+}

@@ -9,8 +9,9 @@
  * line; a blocking exec answers 502).
  *
  * Backpressure: a stream reads the pipe only while the client's output
- * buffer is below EXEC_HIGH_WATER and resumes when evhttp has written it
- * out; a slow client fills the pipe, which stops the proxy and Docker.
+ * buffer is small and resumes when evhttp has written it out
+ * (pipe_reader.c); a slow client fills the pipe, which stops the proxy
+ * and Docker.
  * A client that goes away gets the exec cancelled (MSG_EXEC_CANCEL) and
  * its pipe closed; the state stays until EXEC_EXIT or MSG_ERROR says
  * managerd is done with the id, and then the detached evhttp request is
@@ -34,22 +35,14 @@
 #include "apid.h"
 #include "log.h"
 
-#define EXEC_HIGH_WATER		(64 * 1024)
-#define EXEC_READ_SIZE		(64 * 1024)
-/* Reads per wakeup, so one busy pipe cannot starve the others. */
-#define EXEC_READS_PER_EVENT	4
-
 struct exec_state {
 	struct apid_request	*ar;
 	struct evhttp_request	*req;
 	int			 stream;	/* .../exec/stream */
-	int			 fd;		/* pipe read end or -1 */
-	struct event		*ev;
-	int			 reading;	/* ev is added */
+	struct pipe_reader	 out;		/* the output's frames */
 	int			 started;	/* EXEC_STARTED came */
 	int			 reply_started;	/* the 200 went out */
 	int			 exited;	/* EXEC_EXIT came */
-	int			 eof;		/* the pipe is done */
 	int			 gone;		/* the client left */
 	struct exec_exit	 exit;
 	struct timespec		 t0;
@@ -57,8 +50,6 @@ struct exec_state {
 	struct capture		 cap;		/* blocking exec */
 	struct stream_events	*se;		/* streaming exec */
 };
-
-static void	exec_read_cb(evutil_socket_t, short, void *);
 
 static int64_t
 elapsed_ms(const struct exec_state *st)
@@ -73,71 +64,15 @@ elapsed_ms(const struct exec_state *st)
 }
 
 static void
-exec_close_pipe(struct exec_state *st)
-{
-	if (st->ev != NULL) {
-		event_free(st->ev);
-		st->ev = NULL;
-	}
-	st->reading = 0;
-	if (st->fd != -1) {
-		close(st->fd);
-		st->fd = -1;
-	}
-	st->eof = 1;
-}
-
-static void
 exec_free(struct exec_state *st)
 {
-	exec_close_pipe(st);
+	pipe_reader_close(&st->out);
 	capture_free(&st->cap);
 	if (st->se != NULL) {
 		stream_events_free(st->se);
 		free(st->se);
 	}
 	free(st);
-}
-
-static size_t
-client_backlog(const struct exec_state *st)
-{
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-
-	if ((evcon = evhttp_request_get_connection(st->req)) == NULL ||
-	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
-		return 0;
-	return evbuffer_get_length(bufferevent_get_output(bev));
-}
-
-static void
-exec_resume(struct exec_state *st)
-{
-	if (st->reading || st->fd == -1 || st->gone)
-		return;
-	if (event_add(st->ev, NULL) == -1) {
-		log_warnx("exec: cannot watch the output pipe");
-		exec_close_pipe(st);
-		return;
-	}
-	st->reading = 1;
-}
-
-static void
-exec_pause(struct exec_state *st)
-{
-	if (!st->reading)
-		return;
-	event_del(st->ev);
-	st->reading = 0;
-}
-
-/* evhttp wrote out all we gave it: read on. */
-static void
-exec_chunk_sent(struct evhttp_connection *evcon, void *arg)
-{
-	exec_resume(arg);
 }
 
 static int
@@ -149,7 +84,8 @@ exec_emit(void *arg, struct evbuffer *line)
 		evbuffer_drain(line, evbuffer_get_length(line));
 		return 0;
 	}
-	evhttp_send_reply_chunk_with_cb(st->req, line, exec_chunk_sent, st);
+	evhttp_send_reply_chunk_with_cb(st->req, line, pipe_reader_sent,
+	    &st->out);
 	return 0;
 }
 
@@ -185,7 +121,7 @@ exec_reply_result(struct exec_state *st)
 static void
 exec_finish(struct exec_state *st)
 {
-	exec_close_pipe(st);
+	pipe_reader_close(&st->out);
 	if (st->stream) {
 		if (!st->gone && st->reply_started &&
 		    (stream_events_flush(st->se, EXEC_STDOUT) == -1 ||
@@ -193,11 +129,7 @@ exec_finish(struct exec_state *st)
 		    stream_events_exit(st->se, st->exit.exit_code,
 		    st->exit.timed_out, elapsed_ms(st)) == -1))
 			log_warnx("exec: out of memory for the last events");
-		if (st->reply_started)
-			evhttp_send_reply_end(st->req);
-		else
-			evhttp_send_reply(st->req, 500, respond_reason(500),
-			    NULL);
+		respond_end(st->req, st->reply_started);
 	} else
 		exec_reply_result(st);
 	exec_free(st);
@@ -210,14 +142,10 @@ exec_fail(struct exec_state *st, struct imsg *imsg)
 	struct msgr	 r;
 	char		*text;
 
-	exec_close_pipe(st);
+	pipe_reader_close(&st->out);
 	if (st->stream) {
 		/* The stream just ends, without an exit line. */
-		if (st->reply_started)
-			evhttp_send_reply_end(st->req);
-		else
-			evhttp_send_reply(st->req, 500, respond_reason(500),
-			    NULL);
+		respond_end(st->req, st->reply_started);
 	} else {
 		msgr_init(&r, imsg);
 		(void)msgr_u32(&r);
@@ -252,38 +180,24 @@ exec_frame(void *arg, int stream, const unsigned char *data, size_t len,
 	return 0;
 }
 
-static void
-exec_read_cb(evutil_socket_t fd, short events, void *arg)
+static int
+exec_data(void *arg, const unsigned char *buf, size_t n)
 {
-	static unsigned char	 buf[EXEC_READ_SIZE];
 	struct exec_state	*st = arg;
-	ssize_t			 n;
-	int			 i;
 
-	for (i = 0; i < EXEC_READS_PER_EVENT; i++) {
-		if (st->stream && client_backlog(st) >= EXEC_HIGH_WATER) {
-			exec_pause(st);
-			return;
-		}
-		n = read(fd, buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n == -1)
-			log_warn("exec: read from the output pipe");
-		if (n <= 0)
-			break;
-		if (frame_parser_feed(&st->fp, buf, (size_t)n, exec_frame,
-		    st) == -1) {
-			log_warnx("exec: out of memory for events");
-			break;
-		}
+	if (frame_parser_feed(&st->fp, buf, n, exec_frame, st) == -1) {
+		log_warnx("exec: out of memory for events");
+		return -1;
 	}
-	if (i == EXEC_READS_PER_EVENT)
-		return;
-	/* EOF (or a failing pipe, which ends the output the same way). */
-	exec_close_pipe(st);
+	return 0;
+}
+
+/* EOF (or a failing pipe, which ends the output the same way). */
+static void
+exec_pipe_end(void *arg)
+{
+	struct exec_state	*st = arg;
+
 	if (st->exited) {
 		apid_request_release(st->ar);
 		exec_finish(st);
@@ -307,7 +221,7 @@ exec_gone(struct apid_request *ar)
 	struct timeval		 now = { 0, 0 };
 
 	st->gone = 1;
-	exec_close_pipe(st);
+	pipe_reader_close(&st->out);
 	if (!st->exited) {
 		/* managerd answers with EXEC_EXIT or MSG_ERROR. */
 		if (peer_compose(&apid->parent, MSG_EXEC_CANCEL, ar->id, -1,
@@ -340,7 +254,7 @@ exec_reply(struct apid_request *ar, struct imsg *imsg)
 			    respond_reason(200));
 			st->reply_started = 1;
 		}
-		exec_resume(st);
+		(void)pipe_reader_resume(&st->out);
 		return APID_REPLY_MORE;
 	case MSG_EXEC_EXIT:
 		if (!st->started || st->exited)
@@ -348,16 +262,14 @@ exec_reply(struct apid_request *ar, struct imsg *imsg)
 		if (msg_get_exec_exit(imsg, &st->exit) == -1)
 			peer_bad_message(&apid->parent, imsg, "malformed");
 		st->exited = 1;
-		if (!st->eof)
+		if (st->out.fd != -1)
 			return APID_REPLY_MORE;	/* finish at EOF */
 		exec_finish(st);
 		return APID_REPLY_DONE;
 	case MSG_ERROR:
 		if (!st->started) {
 			/* Nothing went out: a normal error (§3.6 rule 6). */
-			if (respond_error_imsg(st->req, imsg) == -1)
-				peer_bad_message(&apid->parent, imsg,
-				    "malformed error");
+			reply_error_msg(st->req, imsg);
 			exec_free(st);
 			return APID_REPLY_DONE;
 		}
@@ -383,7 +295,8 @@ exec_start(struct evhttp_request *req, char **params, int stream)
 	clock_gettime(CLOCK_MONOTONIC, &st->t0);
 	st->req = req;
 	st->stream = stream;
-	st->fd = -1;
+	pipe_reader_init(&st->out, "exec", stream ? req : NULL, exec_data,
+	    exec_pipe_end, st);
 	frame_parser_init(&st->fp);
 	capture_init(&st->cap, apid->max_exec_output_bytes);
 	if (body_read_exec(req, &x) == -1) {
@@ -424,9 +337,7 @@ exec_start(struct evhttp_request *req, char **params, int stream)
 		exec_free(st);
 		return;
 	}
-	st->fd = fds[0];
-	if ((st->ev = event_new(apid->base, st->fd, EV_READ | EV_PERSIST,
-	    exec_read_cb, st)) == NULL) {
+	if (pipe_reader_open(&st->out, fds[0]) == -1) {
 		close(fds[1]);
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		exec_free(st);

@@ -64,61 +64,6 @@ sandbox_id_check(struct evhttp_request *req, const char *id)
 	return -1;
 }
 
-/* Forward, or answer why we cannot. */
-static void
-forward(struct evhttp_request *req, uint32_t type, struct msgw *w,
-    apid_reply_cb reply, void *arg)
-{
-	if (w != NULL && w->overflow) {
-		respond_error(req, ERR_INVALID_REQUEST,
-		    "request too large to forward");
-		return;
-	}
-	if (apid_request_send(req, type, w, -1, reply, arg) == NULL)
-		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
-}
-
-static void
-reply_error(struct apid_request *ar, struct imsg *imsg)
-{
-	if (respond_error_imsg(ar->req, imsg) == -1)
-		peer_bad_message(&apid->parent, imsg, "malformed error");
-}
-
-/* One SANDBOX_INFO as the whole answer, with the given status. */
-static int
-info_reply(struct apid_request *ar, struct imsg *imsg, int status)
-{
-	struct sandbox_info	 si;
-	json_object		*o;
-
-	if (imsg->hdr.type == MSG_ERROR) {
-		reply_error(ar, imsg);
-		return APID_REPLY_DONE;
-	}
-	if (imsg->hdr.type != MSG_SANDBOX_INFO)
-		peer_bad_message(&apid->parent, imsg, "wrong reply type");
-	if (msg_get_sandbox_info(imsg, &si) == -1)
-		peer_bad_message(&apid->parent, imsg, "malformed sandbox");
-	o = sandbox_info_json(&si);
-	respond_json(ar->req, status, o);
-	json_object_put(o);
-	sandbox_info_free(&si);
-	return APID_REPLY_DONE;
-}
-
-static int
-info_reply_200(struct apid_request *ar, struct imsg *imsg)
-{
-	return info_reply(ar, imsg, 200);
-}
-
-static int
-info_reply_201(struct apid_request *ar, struct imsg *imsg)
-{
-	return info_reply(ar, imsg, 201);
-}
-
 void
 route_sandbox_create(struct evhttp_request *req, char **params)
 {
@@ -130,39 +75,31 @@ route_sandbox_create(struct evhttp_request *req, char **params)
 	msgw_init(&w);
 	msg_put_create_request(&w, &c);
 	create_request_free(&c);
-	forward(req, MSG_SANDBOX_CREATE, &w, info_reply_201, NULL);
+	route_forward(req, MSG_SANDBOX_CREATE, &w, reply_sandbox_201, NULL);
 }
 
-/* SANDBOX_INFO per sandbox, then LIST_END; arg is the array so far. */
+static json_object *
+list_item(struct imsg *imsg)
+{
+	struct sandbox_info	 si;
+	json_object		*o;
+
+	if (msg_get_sandbox_info(imsg, &si) == -1)
+		return NULL;
+	o = sandbox_info_json(&si);
+	sandbox_info_free(&si);
+	return o;
+}
+
+/* SANDBOX_INFO per sandbox, then LIST_END. */
 static int
 list_reply(struct apid_request *ar, struct imsg *imsg)
 {
-	json_object		*list = ar->arg, *root;
-	struct sandbox_info	 si;
+	static const struct reply_list_kind	 k = { MSG_SANDBOX_INFO,
+	    MSG_SANDBOX_LIST_END, "sandboxes", list_item,
+	    "malformed sandbox" };
 
-	switch (imsg->hdr.type) {
-	case MSG_SANDBOX_INFO:
-		if (msg_get_sandbox_info(imsg, &si) == -1)
-			peer_bad_message(&apid->parent, imsg,
-			    "malformed sandbox");
-		json_object_array_add(list, sandbox_info_json(&si));
-		sandbox_info_free(&si);
-		return APID_REPLY_MORE;
-	case MSG_SANDBOX_LIST_END:
-		if (imsg->len != 0)
-			peer_bad_message(&apid->parent, imsg, "not empty");
-		root = json_object_new_object();
-		json_object_object_add(root, "sandboxes", list);
-		respond_json(ar->req, 200, root);
-		json_object_put(root);
-		return APID_REPLY_DONE;
-	case MSG_ERROR:
-		reply_error(ar, imsg);
-		json_object_put(list);
-		return APID_REPLY_DONE;
-	default:
-		peer_bad_message(&apid->parent, imsg, "wrong reply type");
-	}
+	return reply_list(ar, imsg, &k);
 }
 
 void
@@ -186,20 +123,7 @@ route_sandbox_get(struct evhttp_request *req, char **params)
 		return;
 	msgw_init(&w);
 	msg_put_string(&w, params[0]);
-	forward(req, MSG_SANDBOX_GET, &w, info_reply_200, NULL);
-}
-
-static int
-delete_reply(struct apid_request *ar, struct imsg *imsg)
-{
-	if (imsg->hdr.type == MSG_ERROR) {
-		reply_error(ar, imsg);
-		return APID_REPLY_DONE;
-	}
-	if (imsg->hdr.type != MSG_OK || imsg->len != 0)
-		peer_bad_message(&apid->parent, imsg, "wrong reply");
-	evhttp_send_reply(ar->req, 204, respond_reason(204), NULL);
-	return APID_REPLY_DONE;
+	route_forward(req, MSG_SANDBOX_GET, &w, reply_sandbox_200, NULL);
 }
 
 void
@@ -211,7 +135,7 @@ route_sandbox_delete(struct evhttp_request *req, char **params)
 		return;
 	msgw_init(&w);
 	msg_put_string(&w, params[0]);
-	forward(req, MSG_SANDBOX_DELETE, &w, delete_reply, NULL);
+	route_forward(req, MSG_SANDBOX_DELETE, &w, reply_no_content, NULL);
 }
 
 void
@@ -227,5 +151,5 @@ route_sandbox_timeout(struct evhttp_request *req, char **params)
 	msgw_init(&w);
 	msgw_str(&w, params[0]);
 	msgw_i64(&w, secs);
-	forward(req, MSG_SANDBOX_TIMEOUT, &w, info_reply_200, NULL);
+	route_forward(req, MSG_SANDBOX_TIMEOUT, &w, reply_sandbox_200, NULL);
 }

@@ -88,59 +88,7 @@ snapshot_id_check(struct evhttp_request *req, const char *id)
 	return -1;
 }
 
-/* Request bodies: the HTTP side of body_snapshot.c. */
-
-static const void *
-body_bytes(struct evhttp_request *req, size_t *len)
-{
-	struct evbuffer	*b = evhttp_request_get_input_buffer(req);
-
-	*len = evbuffer_get_length(b);
-	if (*len == 0 || *len > BODY_MAX_JSON)
-		return NULL;
-	return evbuffer_pullup(b, -1);
-}
-
-static const char *
-body_ctype(struct evhttp_request *req)
-{
-	return evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Content-Type");
-}
-
-static void
-body_respond(struct evhttp_request *req, struct body_error *e)
-{
-	if (e->status == 422)
-		respond_json(req, 422, e->detail);
-	else
-		respond_error_status(req, e->status, e->code,
-		    e->message != NULL ? e->message : "out of memory");
-	body_error_free(e);
-}
-
 /* Replies. */
-
-/* Forward, or answer why we cannot. */
-static void
-forward(struct evhttp_request *req, uint32_t type, struct msgw *w,
-    apid_reply_cb reply)
-{
-	if (w->overflow) {
-		respond_error(req, ERR_INVALID_REQUEST,
-		    "request too large to forward");
-		return;
-	}
-	if (apid_request_send(req, type, w, -1, reply, NULL) == NULL)
-		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
-}
-
-static void
-reply_error(struct evhttp_request *req, struct imsg *imsg)
-{
-	if (respond_error_imsg(req, imsg) == -1)
-		peer_bad_message(&apid->parent, imsg, "malformed error");
-}
 
 /* One SNAPSHOT_INFO as the whole answer. */
 static void
@@ -163,44 +111,10 @@ static int
 snapshot_reply_200(struct apid_request *ar, struct imsg *imsg)
 {
 	if (imsg->hdr.type == MSG_ERROR)
-		reply_error(ar->req, imsg);
+		reply_error_msg(ar->req, imsg);
 	else
 		snapshot_reply(ar->req, imsg, 200);
 	return APID_REPLY_DONE;
-}
-
-/* One SANDBOX_INFO as the whole answer. */
-static int
-sandbox_reply(struct apid_request *ar, struct imsg *imsg, int status)
-{
-	struct sandbox_info	 si;
-	json_object		*o;
-
-	if (imsg->hdr.type == MSG_ERROR) {
-		reply_error(ar->req, imsg);
-		return APID_REPLY_DONE;
-	}
-	if (imsg->hdr.type != MSG_SANDBOX_INFO)
-		peer_bad_message(&apid->parent, imsg, "wrong reply type");
-	if (msg_get_sandbox_info(imsg, &si) == -1)
-		peer_bad_message(&apid->parent, imsg, "malformed sandbox");
-	o = sandbox_info_json(&si);
-	respond_json(ar->req, status, o);
-	json_object_put(o);
-	sandbox_info_free(&si);
-	return APID_REPLY_DONE;
-}
-
-static int
-sandbox_reply_200(struct apid_request *ar, struct imsg *imsg)
-{
-	return sandbox_reply(ar, imsg, 200);
-}
-
-static int
-sandbox_reply_201(struct apid_request *ar, struct imsg *imsg)
-{
-	return sandbox_reply(ar, imsg, 201);
 }
 
 /* POST /v1/sandboxes/{sb}/snapshots */
@@ -300,7 +214,7 @@ snap_reply(struct apid_request *ar, struct imsg *imsg)
 			peer_bad_message(&apid->parent, imsg,
 			    "reply before SNAPSHOT_WRITTEN");
 		if (imsg->hdr.type == MSG_ERROR)
-			reply_error(st->req, imsg);
+			reply_error_msg(st->req, imsg);
 		else if (!st->sink)
 			peer_bad_message(&apid->parent, imsg,
 			    "snapshot without a sink");
@@ -329,7 +243,7 @@ route_snapshot_create(struct evhttp_request *req, char **params)
 	data = body_bytes(req, &len);
 	if (body_parse_snapshot_create(body_ctype(req), data, len, &sc.name,
 	    &e) == -1) {
-		body_respond(req, &e);
+		body_respond_error(req, &e);
 		return;
 	}
 	if (sandbox_id_check(req, params[0]) == -1) {
@@ -352,7 +266,7 @@ route_snapshot_create(struct evhttp_request *req, char **params)
 	}
 	st->req = req;
 	/* Blocking: the tar job reads it on a thread of its own. */
-	if (pipe2(fds, O_CLOEXEC) == -1) {
+	if (bulk_pipe(fds, 0) == -1) {
 		log_warn("snapshot: pipe2");
 		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
 		free(st);
@@ -383,7 +297,7 @@ route_sandbox_rollback(struct evhttp_request *req, char **params)
 	data = body_bytes(req, &len);
 	if (body_parse_rollback(body_ctype(req), data, len, &rq.snapshot_id,
 	    &e) == -1) {
-		body_respond(req, &e);
+		body_respond_error(req, &e);
 		return;
 	}
 	/* The snapshot is looked up before the sandbox (§4.13). */
@@ -397,89 +311,43 @@ route_sandbox_rollback(struct evhttp_request *req, char **params)
 	msg_put_rollback_request(&w, &rq);
 	rq.sandbox_id = NULL;
 	rollback_request_free(&rq);
-	forward(req, MSG_SANDBOX_ROLLBACK, &w, sandbox_reply_200);
+	route_forward(req, MSG_SANDBOX_ROLLBACK, &w, reply_sandbox_200, NULL);
 }
 
-/* SNAPSHOT_INFO per snapshot, then LIST_END; arg is the array so far. */
+static json_object *
+list_item(struct imsg *imsg)
+{
+	struct snapshot_info	 si;
+	json_object		*o;
+
+	if (msg_get_snapshot_info(imsg, &si) == -1)
+		return NULL;
+	o = snapshot_info_json(&si);
+	snapshot_info_free(&si);
+	return o;
+}
+
+/* SNAPSHOT_INFO per snapshot, then LIST_END. */
 static int
 list_reply(struct apid_request *ar, struct imsg *imsg)
 {
-	json_object		*list = ar->arg, *root;
-	struct snapshot_info	 si;
+	static const struct reply_list_kind	 k = { MSG_SNAPSHOT_INFO,
+	    MSG_SNAPSHOT_LIST_END, "snapshots", list_item,
+	    "malformed snapshot" };
 
-	switch (imsg->hdr.type) {
-	case MSG_SNAPSHOT_INFO:
-		if (msg_get_snapshot_info(imsg, &si) == -1)
-			peer_bad_message(&apid->parent, imsg,
-			    "malformed snapshot");
-		json_object_array_add(list, snapshot_info_json(&si));
-		snapshot_info_free(&si);
-		return APID_REPLY_MORE;
-	case MSG_SNAPSHOT_LIST_END:
-		if (imsg->len != 0)
-			peer_bad_message(&apid->parent, imsg, "not empty");
-		root = json_object_new_object();
-		json_object_object_add(root, "snapshots", list);
-		respond_json(ar->req, 200, root);
-		json_object_put(root);
-		return APID_REPLY_DONE;
-	case MSG_ERROR:
-		reply_error(ar->req, imsg);
-		json_object_put(list);
-		return APID_REPLY_DONE;
-	default:
-		peer_bad_message(&apid->parent, imsg, "wrong reply type");
-	}
+	return reply_list(ar, imsg, &k);
 }
 
-/*
- * The sandbox_id query parameter as Starlette reads it: '&'-separated
- * pairs, '+' and %XX decoded, a key without '=' has the value "", the
- * last one wins.  Returns 1 with *value malloc'd, 0 if absent, -1 when
- * out of memory.
- */
+/* The sandbox_id query parameter (query.c). */
 int
 snapshot_list_filter(const char *query, char **value)
 {
-	const char	*p, *end;
-	char		*pair, *eq, *key, *val;
-	size_t		 klen, vlen;
+	size_t	 len;
+	int	 rc;
 
-	*value = NULL;
-	for (p = query; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
-		end = p + strcspn(p, "&");
-		if (end == p)
-			continue;
-		if ((pair = strndup(p, (size_t)(end - p))) == NULL)
-			goto fail;
-		if ((eq = strchr(pair, '=')) != NULL)
-			*eq++ = '\0';
-		else
-			eq = pair + strlen(pair);
-		key = evhttp_uridecode(pair, 1, &klen);
-		val = evhttp_uridecode(eq, 1, &vlen);
-		free(pair);
-		if (key == NULL || val == NULL) {
-			free(key);
-			free(val);
-			goto fail;
-		}
-		if (klen == strlen("sandbox_id") &&
-		    memcmp(key, "sandbox_id", klen) == 0) {
-			free(*value);
-			/* A NUL names no sandbox: match nothing. */
-			if (strlen(val) != vlen)
-				val[0] = '\0';
-			*value = val;
-		} else
-			free(val);
-		free(key);
-	}
-	return *value != NULL;
-fail:
-	free(*value);
-	*value = NULL;
-	return -1;
+	if ((rc = query_value(query, "sandbox_id", value, &len)) == 1)
+		query_refuse_nul(*value, len);
+	return rc;
 }
 
 /* GET /v1/snapshots?sandbox_id= */
@@ -524,20 +392,7 @@ route_snapshot_get(struct evhttp_request *req, char **params)
 		return;
 	msgw_init(&w);
 	msg_put_string(&w, params[0]);
-	forward(req, MSG_SNAPSHOT_GET, &w, snapshot_reply_200);
-}
-
-static int
-delete_reply(struct apid_request *ar, struct imsg *imsg)
-{
-	if (imsg->hdr.type == MSG_ERROR) {
-		reply_error(ar->req, imsg);
-		return APID_REPLY_DONE;
-	}
-	if (imsg->hdr.type != MSG_OK || imsg->len != 0)
-		peer_bad_message(&apid->parent, imsg, "wrong reply");
-	evhttp_send_reply(ar->req, 204, respond_reason(204), NULL);
-	return APID_REPLY_DONE;
+	route_forward(req, MSG_SNAPSHOT_GET, &w, snapshot_reply_200, NULL);
 }
 
 /* DELETE /v1/snapshots/{snap} */
@@ -550,7 +405,7 @@ route_snapshot_delete(struct evhttp_request *req, char **params)
 		return;
 	msgw_init(&w);
 	msg_put_string(&w, params[0]);
-	forward(req, MSG_SNAPSHOT_DELETE, &w, delete_reply);
+	route_forward(req, MSG_SNAPSHOT_DELETE, &w, reply_no_content, NULL);
 }
 
 /* POST /v1/snapshots/{snap}/fork */
@@ -566,7 +421,7 @@ route_snapshot_fork(struct evhttp_request *req, char **params)
 	data = body_bytes(req, &len);
 	/* FastAPI validates the body before the handler looks at the id. */
 	if (body_parse_fork(body_ctype(req), data, len, &fr, &e) == -1) {
-		body_respond(req, &e);
+		body_respond_error(req, &e);
 		return;
 	}
 	if (snapshot_id_check(req, params[0]) == -1)
@@ -574,5 +429,5 @@ route_snapshot_fork(struct evhttp_request *req, char **params)
 	fr.snapshot_id = params[0];
 	msgw_init(&w);
 	msg_put_fork_request(&w, &fr);
-	forward(req, MSG_SNAPSHOT_FORK, &w, sandbox_reply_201);
+	route_forward(req, MSG_SNAPSHOT_FORK, &w, reply_sandbox_201, NULL);
 }

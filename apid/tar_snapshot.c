@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,8 +18,9 @@
 
 #include "tar_snapshot.h"
 
-#define TAR_BLOCK	10240		/* read and write record size */
-#define COPY_BUF	16384
+#define TAR_BLOCK	10240		/* tar record size: the last write */
+#define IO_BLOCK	(64 * 1024)	/* each read(2) and write(2) */
+#define COPY_BUF	(64 * 1024)
 #define WS_PREFIX	"workspace/"
 #define WS_PREFIX_LEN	(sizeof(WS_PREFIX) - 1)
 
@@ -32,31 +32,6 @@ struct tar_out {
 	int		 over;		/* max would have been passed */
 	int		 err;		/* errno of a failed write(2) */
 };
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static const char *
-arerr(struct archive *a)
-{
-	const char	*s;
-
-	s = archive_error_string(a);
-	return s != NULL ? s : "unknown archive error";
-}
 
 static int
 write_all(int fd, const void *buf, size_t len)
@@ -130,7 +105,7 @@ reader_open(int fd)
 		return NULL;
 	if (archive_read_support_format_tar(a) != ARCHIVE_OK ||
 	    archive_read_support_format_gnutar(a) != ARCHIVE_OK ||
-	    archive_read_open_fd(a, fd, TAR_BLOCK) != ARCHIVE_OK) {
+	    archive_read_open_fd(a, fd, IO_BLOCK) != ARCHIVE_OK) {
 		archive_read_free(a);
 		return NULL;
 	}
@@ -181,7 +156,8 @@ writer_open(struct tar_out *o)
 	 */
 	if (archive_write_set_format_pax_restricted(w) != ARCHIVE_OK ||
 	    archive_write_set_options(w, "hdrcharset=BINARY") != ARCHIVE_OK ||
-	    archive_write_set_bytes_per_block(w, TAR_BLOCK) != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(w, IO_BLOCK) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(w, TAR_BLOCK) != ARCHIVE_OK ||
 	    archive_write_open(w, o, NULL, out_write, NULL) != ARCHIVE_OK) {
 		archive_write_free(w);
 		return NULL;
@@ -234,12 +210,12 @@ copy_data(struct archive *r, struct archive *w, char *err, size_t errlen)
 		if (n == 0)
 			return 0;
 		if (n < 0) {
-			seterr(err, errlen, "reading archive: %s", arerr(r));
+			tar_seterr(err, errlen, "reading archive: %s", tar_arerr(r));
 			errno = EIO;
 			return -1;
 		}
 		if (archive_write_data(w, buf, (size_t)n) != n) {
-			seterr(err, errlen, "writing snapshot: %s", arerr(w));
+			tar_seterr(err, errlen, "writing snapshot: %s", tar_arerr(w));
 			return -1;
 		}
 	}
@@ -261,12 +237,12 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 	o.fd = out_fd;
 	o.max = max_bytes;
 	if ((r = reader_open(in_fd)) == NULL) {
-		seterr(err, errlen, "cannot read the workspace archive");
+		tar_seterr(err, errlen, "cannot read the workspace archive");
 		errno = EIO;
 		return -1;
 	}
 	if ((w = writer_open(&o)) == NULL) {
-		seterr(err, errlen, "cannot start the snapshot archive");
+		tar_seterr(err, errlen, "cannot start the snapshot archive");
 		goto done;
 	}
 	while ((rc = next_header(r, &in)) == ARCHIVE_OK) {
@@ -274,7 +250,7 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 		hl = archive_entry_hardlink(in);
 		name = strip_workspace(archive_entry_pathname(in));
 		if (name == NULL) {
-			seterr(err, errlen, "member outside the workspace: %s",
+			tar_seterr(err, errlen, "member outside the workspace: %s",
 			    archive_entry_pathname(in) != NULL ?
 			    archive_entry_pathname(in) : "(no name)");
 			saved = EINVAL;
@@ -282,7 +258,7 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 		}
 		if (*name == '\0') {
 			if (type != AE_IFDIR || hl != NULL) {
-				seterr(err, errlen,
+				tar_seterr(err, errlen,
 				    "workspace root is not a directory");
 				saved = EINVAL;
 				goto done;
@@ -293,7 +269,7 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 		if (hl != NULL) {
 			link = strip_workspace(hl);
 			if (link == NULL || *link == '\0') {
-				seterr(err, errlen, "hard link %s points outside "
+				tar_seterr(err, errlen, "hard link %s points outside "
 				    "the workspace: %s", name, hl);
 				saved = EINVAL;
 				goto done;
@@ -302,14 +278,14 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 		    type != AE_IFLNK)
 			continue;	/* FIFOs, sockets, devices: not kept */
 		if ((e = snapshot_entry(in, name, link)) == NULL) {
-			seterr(err, errlen, "out of memory");
+			tar_seterr(err, errlen, "out of memory");
 			saved = ENOMEM;
 			goto done;
 		}
 		rc = archive_write_header(w, e);
 		archive_entry_free(e);
 		if (rc < ARCHIVE_WARN) {
-			seterr(err, errlen, "writing snapshot: %s", arerr(w));
+			tar_seterr(err, errlen, "writing snapshot: %s", tar_arerr(w));
 			goto done;
 		}
 		if (link == NULL && type == AE_IFREG &&
@@ -318,20 +294,20 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 			goto done;
 		}
 		if (archive_write_finish_entry(w) < ARCHIVE_WARN) {
-			seterr(err, errlen, "writing snapshot: %s", arerr(w));
+			tar_seterr(err, errlen, "writing snapshot: %s", tar_arerr(w));
 			goto done;
 		}
 	}
 	if (rc != ARCHIVE_EOF) {
-		seterr(err, errlen, "reading archive: %s", arerr(r));
+		tar_seterr(err, errlen, "reading archive: %s", tar_arerr(r));
 		goto done;
 	}
 	if (archive_write_close(w) != ARCHIVE_OK) {
-		seterr(err, errlen, "writing snapshot: %s", arerr(w));
+		tar_seterr(err, errlen, "writing snapshot: %s", tar_arerr(w));
 		goto done;
 	}
 	if (o.written > INT64_MAX) {
-		seterr(err, errlen, "snapshot too large");
+		tar_seterr(err, errlen, "snapshot too large");
 		saved = EOVERFLOW;
 		goto done;
 	}
@@ -339,7 +315,7 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
  done:
 	/* The callback knows best why the writer failed. */
 	if (rv == -1 && o.over) {
-		seterr(err, errlen, "workspace exceeds the snapshot limit of "
+		tar_seterr(err, errlen, "workspace exceeds the snapshot limit of "
 		    "%llu bytes", (unsigned long long)max_bytes);
 		saved = EFBIG;
 	} else if (rv == -1 && o.err != 0)
@@ -365,7 +341,7 @@ tar_snapshot_check(int fd, char *err, size_t errlen)
 	int			 rc, rv = -1;
 
 	if ((r = reader_open(fd)) == NULL) {
-		seterr(err, errlen, "cannot read the snapshot");
+		tar_seterr(err, errlen, "cannot read the snapshot");
 		errno = EIO;
 		return -1;
 	}
@@ -374,24 +350,24 @@ tar_snapshot_check(int fd, char *err, size_t errlen)
 		hl = archive_entry_hardlink(in);
 		type = archive_entry_filetype(in);
 		if (!name_safe(name)) {
-			seterr(err, errlen, "unsafe member name: %s",
+			tar_seterr(err, errlen, "unsafe member name: %s",
 			    name != NULL ? name : "(no name)");
 			goto bad;
 		}
 		if (hl != NULL && !name_safe(hl)) {
-			seterr(err, errlen, "unsafe hard link target of %s: %s",
+			tar_seterr(err, errlen, "unsafe hard link target of %s: %s",
 			    name, hl);
 			goto bad;
 		}
 		if (hl == NULL && type != AE_IFREG && type != AE_IFDIR &&
 		    type != AE_IFLNK) {
-			seterr(err, errlen, "special file in snapshot: %s",
+			tar_seterr(err, errlen, "special file in snapshot: %s",
 			    name);
 			goto bad;
 		}
 	}
 	if (rc != ARCHIVE_EOF) {
-		seterr(err, errlen, "reading snapshot: %s", arerr(r));
+		tar_seterr(err, errlen, "reading snapshot: %s", tar_arerr(r));
 		archive_read_free(r);
 		errno = EIO;
 		return -1;

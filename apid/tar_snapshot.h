@@ -38,4 +38,10 @@ int	snapshot_id_valid(const char *);
  */
 ssize_t	tar_first_file(int, uint64_t, int);
 
+/* tar_error.c: how the tar code words its errors. */
+struct archive;
+void	tar_seterr(char *err, size_t errlen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+const char *tar_arerr(struct archive *);
+
 #endif

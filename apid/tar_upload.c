@@ -7,7 +7,6 @@
 #include <sys/types.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <event2/buffer.h>
 
 #include "apid.h"
+#include "tar_snapshot.h"
 
 #define UPLOAD_BLOCK	10240
 
@@ -27,30 +27,6 @@ struct upload_out {
 	uint64_t	 written;
 	int		 err;		/* errno of a failed write(2) */
 };
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	(void)vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static const char *
-arerr(struct archive *a)
-{
-	const char	*s = archive_error_string(a);
-
-	return s != NULL ? s : "unknown archive error";
-}
 
 static la_ssize_t
 upload_write(struct archive *a, void *arg, const void *buf, size_t len)
@@ -154,12 +130,12 @@ tar_upload(int out_fd, const struct file_write_ready *fw,
 	o.fd = out_fd;
 	if (fw->name == NULL || fw->name[0] == '\0' ||
 	    fw->name[strlen(fw->name) - 1] == '/' || len > INT64_MAX) {
-		seterr(err, errlen, "cannot upload to this name");
+		tar_seterr(err, errlen, "cannot upload to this name");
 		errno = EINVAL;
 		return -1;
 	}
 	if ((w = archive_write_new()) == NULL) {
-		seterr(err, errlen, "out of memory");
+		tar_seterr(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -1;
 	}
@@ -169,8 +145,8 @@ tar_upload(int out_fd, const struct file_write_ready *fw,
 	    archive_write_set_bytes_per_block(w, UPLOAD_BLOCK) != ARCHIVE_OK ||
 	    archive_write_open(w, &o, NULL, upload_write, NULL) !=
 	    ARCHIVE_OK) {
-		seterr(err, errlen, "cannot start the upload archive: %s",
-		    arerr(w));
+		tar_seterr(err, errlen, "cannot start the upload archive: %s",
+		    tar_arerr(w));
 		goto done;
 	}
 	if (add_parents(w, fw) == -1 ||
@@ -179,8 +155,8 @@ tar_upload(int out_fd, const struct file_write_ready *fw,
 	    add_body(w, body) == -1 ||
 	    archive_write_finish_entry(w) < ARCHIVE_WARN ||
 	    archive_write_close(w) != ARCHIVE_OK) {
-		seterr(err, errlen, "writing the upload archive: %s",
-		    o.err != 0 ? strerror(o.err) : arerr(w));
+		tar_seterr(err, errlen, "writing the upload archive: %s",
+		    o.err != 0 ? strerror(o.err) : tar_arerr(w));
 		goto done;
 	}
 	if (o.written > INT64_MAX) {

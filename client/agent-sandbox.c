@@ -1,6 +1,9 @@
 /*
  * agent-sandbox: the command-line entry point.  "serve" runs managerd with
- * the given host and port; "--version" prints the version.
+ * the given host and port, "openapi" prints the API description and
+ * "--version" the version; every other verb is a client of a running
+ * server (AGENT_SANDBOX_URL, AGENT_SANDBOX_API_KEY), implemented in the
+ * cli_*.c files and listed in the table below.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,15 +13,111 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "openapi.h"
+
 extern char	**environ;
+
+const struct cli_verb	cli_verbs[] = {
+	{ "create", cli_create,
+	    "[--image IMG] [--cpus N] [--memory MB] [--pids N]\n"
+	    "\t[--ttl SECONDS] [--network] [--writable-rootfs] "
+	    "[--env K=V]...",
+	    "create a sandbox and print its ID" },
+	{ "ls", cli_ls, "", "list sandboxes" },
+	{ "inspect", cli_inspect, "ID", "show one sandbox" },
+	{ "rm", cli_rm, "ID...", "destroy sandboxes" },
+	{ "timeout", cli_timeout, "ID SECONDS",
+	    "let a sandbox live SECONDS from now" },
+	{ "exec", cli_exec,
+	    "[--timeout S] [--env K=V]... [--workdir DIR]\n"
+	    "\tID -- CMD [ARG...]",
+	    "run a command (one CMD: a /bin/sh -c line; more: an argv)" },
+	{ "cp", cli_cp, "SRC DST",
+	    "copy one file; one side is SB:/path, '-' is stdin/stdout" },
+	{ "snapshot", cli_snapshot, "ID [--name NAME]",
+	    "snapshot a sandbox's /workspace and print the snapshot ID" },
+	{ "snapshots", cli_snapshots, "[--sandbox ID]", "list snapshots" },
+	{ "rollback", cli_rollback, "ID SNAP",
+	    "restore a snapshot into a sandbox" },
+	{ "fork", cli_fork,
+	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]",
+	    "create a sandbox from a snapshot and print its ID" },
+	{ "snapshot-rm", cli_snapshot_rm, "SNAP...", "delete snapshots" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static void
+usage_text(FILE *fp)
+{
+	const struct cli_verb	*v;
+
+	fprintf(fp,
+	    "usage: agent-sandbox --version\n"
+	    "       agent-sandbox serve [--host HOST] [--port PORT]\n"
+	    "       agent-sandbox openapi [-o FILE | --output FILE]\n"
+	    "       agent-sandbox help [VERB]\n"
+	    "       agent-sandbox [--json] VERB [ARG...]\n"
+	    "\nverbs (a server at AGENT_SANDBOX_URL, default %s,\n"
+	    "key in AGENT_SANDBOX_API_KEY):\n", REST_DEFAULT_URL);
+	for (v = cli_verbs; v->name != NULL; v++)
+		fprintf(fp, "  %-12s %s\n", v->name, v->help);
+	fprintf(fp, "\n--json (before or after the verb) prints the "
+	    "server's JSON instead of text.\n");
+}
 
 static void
 usage(void)
 {
-	fprintf(stderr,
-	    "usage: agent-sandbox --version\n"
-	    "       agent-sandbox serve [--host HOST] [--port PORT]\n");
-	exit(2);
+	usage_text(stderr);
+	exit(CLI_EXIT_USAGE);
+}
+
+const struct cli_verb *
+cli_verb_find(const char *name)
+{
+	const struct cli_verb	*v;
+
+	for (v = cli_verbs; v->name != NULL; v++)
+		if (strcmp(v->name, name) == 0)
+			return v;
+	return NULL;
+}
+
+static void
+verb_text(FILE *fp, const struct cli_verb *v)
+{
+	fprintf(fp, "usage: agent-sandbox %s%s%s\n", v->name,
+	    *v->usage != '\0' ? " " : "", v->usage);
+}
+
+int
+cli_usage(const char *verb)
+{
+	const struct cli_verb	*v;
+
+	if ((v = cli_verb_find(verb)) == NULL)
+		usage_text(stderr);
+	else
+		verb_text(stderr, v);
+	return CLI_EXIT_USAGE;
+}
+
+int
+cli_help(const char *verb)
+{
+	const struct cli_verb	*v;
+
+	if (verb == NULL)
+		usage_text(stdout);
+	else if ((v = cli_verb_find(verb)) == NULL) {
+		fprintf(stderr, "agent-sandbox: unknown command '%s'\n", verb);
+		usage();
+	} else {
+		verb_text(stdout, v);
+		printf("%s\n", v->help);
+	}
+	return CLI_EXIT_OK;
 }
 
 static const char *
@@ -75,9 +174,56 @@ serve(int argc, char *argv[])
 	return 1;
 }
 
+/*
+ * Run a client verb.  Every "--json" before a "--" is taken out of its
+ * arguments (so the flag may follow the verb), and "-h" / "--help" there
+ * prints the verb's usage.
+ */
+static int
+client_verb(const struct cli_verb *v, int argc, char *argv[], int json)
+{
+	struct cli	  cli;
+	char		**args, err[256];
+	int		  i, n = 0, ret, end = 0;
+
+	if ((args = calloc(argc + 1, sizeof(*args))) == NULL) {
+		fprintf(stderr, "agent-sandbox: %s\n", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	for (i = 0; i < argc; i++) {
+		if (!end && i > 0 && strcmp(argv[i], "--") == 0)
+			end = 1;
+		if (!end && i > 0 && strcmp(argv[i], "--json") == 0) {
+			json = 1;
+			continue;
+		}
+		if (!end && i > 0 && (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)) {
+			free(args);
+			return cli_help(v->name);
+		}
+		args[n++] = argv[i];
+	}
+	memset(&cli, 0, sizeof(cli));
+	cli.json = json;
+	if (rest_client_init(&cli.rc, NULL, NULL, err, sizeof(err)) == -1) {
+		fprintf(stderr, "agent-sandbox: %s\n", err);
+		free(args);
+		return CLI_EXIT_FAIL;
+	}
+	optind = 0;	/* glibc: start getopt afresh for the verb */
+	ret = v->run(&cli, n, args);
+	rest_client_free(&cli.rc);
+	free(args);
+	return ret;
+}
+
 int
 main(int argc, char *argv[])
 {
+	const struct cli_verb	*v;
+	int			 i, json = 0;
+
 	if (argc < 2)
 		usage();
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
@@ -88,6 +234,32 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(argv[1], "serve") == 0)
 		return serve(argc - 1, argv + 1);
-	fprintf(stderr, "agent-sandbox: unknown command '%s'\n", argv[1]);
-	usage();
+	/* The OpenAPI document: common/openapi.c. */
+	if (strcmp(argv[1], "openapi") == 0)
+		return openapi_main(argc - 1, argv + 1);
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
+			return cli_help(NULL);
+		else {
+			fprintf(stderr, "agent-sandbox: unknown option '%s'\n",
+			    argv[i]);
+			usage();
+		}
+	}
+	if (i == argc)
+		usage();
+	if (strcmp(argv[i], "help") == 0) {
+		if (argc - i > 2)
+			usage();
+		return cli_help(argc - i == 2 ? argv[i + 1] : NULL);
+	}
+	if ((v = cli_verb_find(argv[i])) == NULL) {
+		fprintf(stderr, "agent-sandbox: unknown command '%s'\n",
+		    argv[i]);
+		usage();
+	}
+	return client_verb(v, argc - i, argv + i, json);
 }

@@ -52,6 +52,28 @@ proxy_destroy(const char *id, proxy_done_cb done, void *arg)
 	    arg);
 }
 
+/*
+ * The reply to a best-effort destroy, or NULL if it could not be asked
+ * for: a failure is logged, and the next start removes what is left.
+ */
+void
+proxy_destroy_logged(struct imsg *reply, const char *what, const char *id)
+{
+	uint32_t	 kind;
+	char		*text;
+
+	if (reply == NULL)
+		log_warnx("cannot ask for the destruction of %s %s; the next "
+		    "start removes it", what, id);
+	else if (reply->hdr.type == MSG_ERROR) {
+		text = proxy_error_text(reply, &kind);
+		log_warnx("cannot destroy %s %s (%s); the next start removes "
+		    "it", what, id, text);
+		free(text);
+	} else if (reply->len != 0)
+		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
+}
+
 char *
 proxy_error_text(struct imsg *imsg, uint32_t *kindp)
 {

@@ -19,9 +19,9 @@
 struct fork_op {
 	uint32_t		 apid_id;
 	int64_t			 ttl;
-	struct sandbox		*sb;		/* not in the table yet */
+	struct sandbox		*sb;	/* not in the table yet */
 	struct snapshot_tar	 tar;
-	uint32_t		 kind;		/* the failure being undone */
+	uint32_t		 kind;	/* the failure being undone */
 	char			*cause;
 };
 
@@ -41,19 +41,8 @@ static void
 fork_undone(struct imsg *reply, void *arg)
 {
 	struct fork_op	*op = arg;
-	uint32_t	 kind;
-	char		*text;
 
-	if (reply == NULL)
-		log_warnx("cannot ask for the destruction of forked sandbox "
-		    "%s; the next start removes it", op->sb->rec.id);
-	else if (reply->hdr.type == MSG_ERROR) {
-		text = proxy_error_text(reply, &kind);
-		log_warnx("cannot destroy forked sandbox %s (%s); the next "
-		    "start removes it", op->sb->rec.id, text);
-		free(text);
-	} else if (reply->len != 0)
-		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
+	proxy_destroy_logged(reply, "forked sandbox", op->sb->rec.id);
 	apid_error(op->apid_id, op->kind, "%s",
 	    op->cause != NULL ? op->cause : "fork failed");
 	fork_end(op);
@@ -172,12 +161,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 
 	if (store_snapshot_load(env->datadir_fd, req->snapshot_id,
 	    &rec) == -1) {
-		if (errno == ENOENT)
-			reply_snapshot_not_found(apid_id, req->snapshot_id);
-		else
-			apid_error(apid_id, ERR_INTERNAL,
-			    "cannot read snapshot %s: %s", req->snapshot_id,
-			    strerror(errno));
+		reply_snapshot_error(apid_id, req->snapshot_id);
 		return;
 	}
 	fork_request_spec(&c, &rec.spec, req);
@@ -211,12 +195,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	sandbox_make_id(op->sb->rec.id, sizeof(op->sb->rec.id));
 	op->sb->rec.spec = spec;
 	if (snapshot_tar_open(rec.id, &op->tar) == -1) {
-		if (errno == ENOENT)
-			reply_snapshot_not_found(apid_id, rec.id);
-		else
-			apid_error(apid_id, ERR_INTERNAL,
-			    "cannot read snapshot %s: %s", rec.id,
-			    strerror(errno));
+		reply_snapshot_error(apid_id, rec.id);
 		snapshot_record_free(&rec);
 		fork_end(op);
 		return;

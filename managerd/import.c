@@ -30,6 +30,15 @@ reply_snapshot_not_found(uint32_t apid_id, const char *id)
 }
 
 int
+reply_snapshot_error(uint32_t apid_id, const char *id)
+{
+	if (errno == ENOENT)
+		return reply_snapshot_not_found(apid_id, id);
+	return apid_error(apid_id, ERR_INTERNAL, "cannot read snapshot %s: %s",
+	    id, strerror(errno));
+}
+
+int
 snapshot_tar_open(const char *id, struct snapshot_tar *t)
 {
 	struct snapshot_record	 rec;
@@ -83,7 +92,8 @@ tar_checked(struct imsg *reply, void *arg)
 	char			*text = NULL;
 
 	if (reply->fd != -1 || msg_get_tar_result(reply, &res) == -1)
-		peer_bad_message(&env->apid_peer, reply, "malformed tar result");
+		peer_bad_message(&env->apid_peer, reply,
+		    "malformed tar result");
 	if (res.errnum == 0)
 		ic->done(ic->arg, 0, NULL);
 	else {

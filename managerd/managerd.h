@@ -119,6 +119,22 @@ int	store_sandbox_load(int dirfd,
 	    void (*cb)(struct sandbox_record *, void *),
 	    void (*skipped)(const char *id, void *), void *arg);
 
+/*
+ * store_file.c, for both kinds of record: text written to tmp, fsync'd,
+ * renamed to dst and dir fsync'd (a failure leaves no tmp behind); a
+ * whole regular file of at most STORE_RECORD_MAX bytes without NUL read
+ * back, NUL-terminated.
+ */
+enum store_read {
+	STORE_READ_OK,
+	STORE_READ_BAD,		/* not such a file (or a symlink) */
+	STORE_READ_FAILED	/* could not look (errno; EISDIR a directory) */
+};
+int	store_sync_dir(int dirfd, const char *dir);
+int	store_write_file(int dirfd, const char *dir, const char *tmp,
+	    const char *dst, const char *text);
+enum store_read store_read_file(int dirfd, const char *name, char **textp);
+
 /* store_json.c */
 void	sandbox_record_free(struct sandbox_record *);
 /* JSON text of a record (keys sorted, 2-space indent) and back. */
@@ -126,6 +142,41 @@ char	*store_sandbox_to_json(const struct sandbox_record *);
 int	store_sandbox_from_json(const char *, struct sandbox_record *);
 /* "sb_" and 16 lower-case hex digits, as a record's id must be. */
 int	store_id_valid(const char *);
+/* prefix, then lower-case hex digits up to len characters in all. */
+int	store_hex_id_valid(const char *, const char *prefix, size_t len);
+
+/*
+ * store_json.c, the pieces snapshot records (store_snapshot.c) share with
+ * sandbox records.  sbuf is a growing string; once an append fails
+ * (EFBIG past STORE_RECORD_MAX, ENOMEM) it stays failed.
+ */
+struct sbuf {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+	int	 failed;
+};
+struct json_object;
+void	sbuf_add(struct sbuf *, const char *, size_t);
+void	sbuf_puts(struct sbuf *, const char *);
+/* A JSON string as json.dumps writes it (ensure_ascii). */
+void	store_json_put_string(struct sbuf *, const char *);
+/* The spec object as it stands in a record, "{" to "  }"; -1 with errno. */
+int	store_json_put_spec(struct sbuf *, const struct sandbox_spec *);
+/* Text of at most STORE_RECORD_MAX bytes parsed as strictly as
+ * json.loads and handed to get; -1 with EINVAL if it is not one JSON
+ * value or get returned -1. */
+int	store_json_read(const char *,
+	    int (*get)(struct json_object *, void *), void *arg);
+/* Members of an object: a string of at most max bytes without NUL
+ * (copied; NULL if absent or not one), a finite number, an int64 that
+ * fits, the "spec" object (what it holds so far is left to be freed). */
+char	*store_json_get_string(struct json_object *, const char *key,
+	    size_t max);
+int	store_json_get_double(struct json_object *, const char *key,
+	    double *);
+int	store_json_get_int(struct json_object *, const char *key, int64_t *);
+int	store_json_get_spec(struct json_object *, struct sandbox_spec *);
 
 /* paths.c: API.md §6.1.  0 on success, -1 for an empty path. */
 int	path_normalize(const char *in, char *out, size_t outlen);
@@ -169,6 +220,10 @@ uint32_t proxy_call(uint32_t type, int fd, struct msgw *, uint32_t more_type,
 int	proxy_send(uint32_t type, uint32_t peerid, struct msgw *);
 /* Destroy a sandbox's container and volume: MSG_DOCKER_DESTROY. */
 uint32_t proxy_destroy(const char *id, proxy_done_cb, void *arg);
+/* The reply to a best-effort destroy (NULL: not sent) checked, a failure
+ * logged as "cannot destroy <what> <id> (...)". */
+void	proxy_destroy_logged(struct imsg *reply, const char *what,
+	    const char *id);
 void	relay_error(struct imsg *, uint32_t apid_id);
 /* The text of a MSG_ERROR reply (malloc'd); fatal if malformed. */
 char	*proxy_error_text(struct imsg *, uint32_t *kind);
@@ -353,5 +408,8 @@ int	 snapshot_tar_put(struct snapshot_tar *, const char *sandbox_id,
 	    import_cb, void *arg);
 /* 404 "snapshot <id> not found". */
 int	 reply_snapshot_not_found(uint32_t apid_id, const char *id);
+/* After store_snapshot_load or snapshot_tar_open failed: that 404 for
+ * ENOENT, else 500 "cannot read snapshot <id>: <errno>". */
+int	 reply_snapshot_error(uint32_t apid_id, const char *id);
 
 #endif /* AS_MANAGERD_H */

@@ -52,19 +52,8 @@ rollback_removed(struct imsg *reply, void *arg)
 {
 	struct rollback_op	*op = arg;
 	struct sandbox		*sb = op->sb;
-	uint32_t		 kind;
-	char			*text;
 
-	if (reply == NULL)
-		log_warnx("cannot ask for the destruction of sandbox %s; the "
-		    "next start removes it", sb->rec.id);
-	else if (reply->hdr.type == MSG_ERROR) {
-		text = proxy_error_text(reply, &kind);
-		log_warnx("cannot destroy sandbox %s (%s); the next start "
-		    "removes it", sb->rec.id, text);
-		free(text);
-	} else if (reply->len != 0)
-		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
+	proxy_destroy_logged(reply, "sandbox", sb->rec.id);
 	if (store_sandbox_remove(env->datadir_fd, sb->rec.id) == -1)
 		log_warn("cannot remove the record of sandbox %s", sb->rec.id);
 	log_warnx("rollback of sandbox %s failed: it was removed", sb->rec.id);
@@ -221,12 +210,7 @@ rollback_run(struct sandbox *sb, void *arg)
 	}
 	/* The snapshot may have been deleted while we waited. */
 	if (snapshot_tar_open(op->snap, &op->tar) == -1) {
-		if (errno == ENOENT)
-			reply_snapshot_not_found(op->apid_id, op->snap);
-		else
-			apid_error(op->apid_id, ERR_INTERNAL,
-			    "cannot read snapshot %s: %s", op->snap,
-			    strerror(errno));
+		reply_snapshot_error(op->apid_id, op->snap);
 		rollback_end(op);
 		return;
 	}
@@ -246,12 +230,7 @@ sandbox_rollback(uint32_t apid_id, struct rollback_request *req)
 	/* §4.13: the snapshot is looked up before the sandbox. */
 	if (store_snapshot_load(env->datadir_fd, req->snapshot_id,
 	    &rec) == -1) {
-		if (errno == ENOENT)
-			reply_snapshot_not_found(apid_id, req->snapshot_id);
-		else
-			apid_error(apid_id, ERR_INTERNAL,
-			    "cannot read snapshot %s: %s", req->snapshot_id,
-			    strerror(errno));
+		reply_snapshot_error(apid_id, req->snapshot_id);
 		return;
 	}
 	snapshot_record_free(&rec);

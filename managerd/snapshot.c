@@ -23,7 +23,7 @@
 #include "managerd.h"
 
 struct snap_op {
-	TAILQ_ENTRY(snap_op)	 entry;		/* waiting for WRITTEN */
+	TAILQ_ENTRY(snap_op)	 entry;	/* waiting for WRITTEN */
 	uint32_t		 apid_id;
 	struct sandbox		*sb;		/* locked by us */
 	char			*name;

@@ -3,15 +3,13 @@
  * sandboxes/<id>.json per sandbox holding the text Python's
  * json.dumps(record, indent=2, sort_keys=True) gives (store_json.c), so
  * the reference and this server can read each other's records.  Files
- * are replaced atomically; loading at start-up deletes what cannot be a
- * record.
+ * are replaced atomically (store_file.c); loading at start-up deletes what
+ * cannot be a record.
  *
- * Only openat, renameat, unlinkat, mkdirat, fsync, getdents64, fstat and
- * plain read/write/close are used: managerd is chrooted into the data
- * directory and under seccomp when this runs.
+ * Only openat, unlinkat, mkdirat, getdents64 and what store_file.c uses
+ * are used: managerd is chrooted into the data directory and under
+ * seccomp when this runs.
  */
-#include <sys/stat.h>
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,57 +29,11 @@
 #define STORE_PATH_LEN	(sizeof(STORE_DIR "/") + SANDBOX_ID_LEN + \
 			    sizeof(TMP_SUFFIX))
 
-/* What loading one file found. */
-enum load_result {
-	LOAD_OK,
-	LOAD_BAD,	/* not a record: delete it */
-	LOAD_SKIP	/* could not look: leave it alone */
-};
-
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t	 n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Make a rename or unlink in the store directory durable. */
-static int
-sync_store_dir(int datafd)
-{
-	int	 fd, saved;
-
-	if ((fd = openat(datafd, STORE_DIR,
-	    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	if (fsync(fd) == -1) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return close(fd);
-}
-
 int
 store_sandbox_write(int datafd, const struct sandbox_record *r)
 {
 	char	 tmp[STORE_PATH_LEN], dst[STORE_PATH_LEN], *text;
-	int	 fd = -1, made = 0, saved;
+	int	 ret, saved;
 
 	if (!store_id_valid(r->id)) {
 		errno = EINVAL;
@@ -91,34 +43,11 @@ store_sandbox_write(int datafd, const struct sandbox_record *r)
 		return -1;
 	(void)snprintf(tmp, sizeof(tmp), STORE_DIR "/%s" TMP_SUFFIX, r->id);
 	(void)snprintf(dst, sizeof(dst), STORE_DIR "/%s" SUFFIX, r->id);
-
-	if ((fd = openat(datafd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0600)) == -1)
-		goto fail;
-	made = 1;
-	if (write_all(fd, text, strlen(text)) == -1 || fsync(fd) == -1)
-		goto fail;
-	if (close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (renameat(datafd, tmp, datafd, dst) == -1)
-		goto fail;
-	made = 0;
-	if (sync_store_dir(datafd) == -1)
-		goto fail;
-	free(text);
-	return 0;
-fail:
+	ret = store_write_file(datafd, STORE_DIR, tmp, dst, text);
 	saved = errno;
-	if (fd != -1)
-		close(fd);
-	if (made)
-		(void)unlinkat(datafd, tmp, 0);
 	free(text);
 	errno = saved;
-	return -1;
+	return ret;
 }
 
 int
@@ -186,63 +115,6 @@ skip(const char *name, void (*skipped)(const char *, void *), void *arg)
 		skipped(id, arg);
 }
 
-/* Read a whole regular file of at most STORE_RECORD_MAX bytes. */
-static enum load_result
-read_record_file(int dfd, const char *name, char **textp)
-{
-	struct stat	 st;
-	char		*buf = NULL;
-	size_t		 size, got = 0;
-	ssize_t		 n;
-	int		 fd;
-	enum load_result res = LOAD_BAD;
-
-	*textp = NULL;
-	/* No following symlinks, no blocking on a FIFO. */
-	if ((fd = openat(dfd, name,
-	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) == -1)
-		return errno == ELOOP ? LOAD_BAD : LOAD_SKIP;
-	if (fstat(fd, &st) == -1) {
-		res = LOAD_SKIP;
-		goto done;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		res = LOAD_SKIP;
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size < 0 ||
-	    st.st_size > STORE_RECORD_MAX)
-		goto done;
-	size = (size_t)st.st_size;
-	/* One byte more than fstat said, to notice a file that grew. */
-	if ((buf = malloc(size + 2)) == NULL) {
-		res = LOAD_SKIP;
-		goto done;
-	}
-	while (got <= size) {
-		if ((n = read(fd, buf + got, size + 1 - got)) == -1) {
-			if (errno == EINTR)
-				continue;
-			res = LOAD_SKIP;
-			goto done;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got != size || memchr(buf, '\0', got) != NULL)
-		goto done;
-	buf[got] = '\0';
-	*textp = buf;
-	buf = NULL;
-	res = LOAD_OK;
-done:
-	free(buf);
-	close(fd);
-	return res;
-}
-
 static void
 load_one(int dfd, const char *name,
     void (*cb)(struct sandbox_record *, void *),
@@ -251,14 +123,14 @@ load_one(int dfd, const char *name,
 	struct sandbox_record	*r;
 	char			*text;
 
-	switch (read_record_file(dfd, name, &text)) {
-	case LOAD_SKIP:
+	switch (store_read_file(dfd, name, &text)) {
+	case STORE_READ_FAILED:
 		skip(name, skipped, arg);
 		return;
-	case LOAD_BAD:
+	case STORE_READ_BAD:
 		drop(dfd, name, "not a regular file, or too large");
 		return;
-	case LOAD_OK:
+	case STORE_READ_OK:
 		break;
 	}
 	if ((r = malloc(sizeof(*r))) == NULL) {

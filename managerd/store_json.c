@@ -3,6 +3,10 @@
  * json.dumps(record, indent=2, sort_keys=True) writes, and reading it back
  * as strictly as json.loads() does, so the reference and this server can
  * read each other's records.  The files holding them are store.c's.
+ *
+ * Snapshot records (store_snapshot.c) are written and read with the same
+ * pieces: the string encoder, the strict parser and the spec object, so
+ * both kinds of record carry a spec byte for byte alike.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,14 +21,6 @@
 #include "format.h"
 #include "managerd.h"
 
-/* A growing string; once an append fails it stays failed. */
-struct sbuf {
-	char	*p;
-	size_t	 len;
-	size_t	 cap;
-	int	 failed;
-};
-
 /* One env entry while sorting; pos keeps the sort stable. */
 struct env_ent {
 	const char	*key;
@@ -33,20 +29,26 @@ struct env_ent {
 };
 
 int
-store_id_valid(const char *id)
+store_hex_id_valid(const char *id, const char *prefix, size_t len)
 {
-	size_t	 i;
+	size_t	 i, n = strlen(prefix);
 
-	if (strncmp(id, "sb_", 3) != 0)
+	if (strncmp(id, prefix, n) != 0)
 		return 0;
-	for (i = 3; i < SANDBOX_ID_LEN; i++)
+	for (i = n; i < len; i++)
 		if (!((id[i] >= '0' && id[i] <= '9') ||
 		    (id[i] >= 'a' && id[i] <= 'f')))
 			return 0;
-	return id[SANDBOX_ID_LEN] == '\0';
+	return id[len] == '\0';
 }
 
-static void
+int
+store_id_valid(const char *id)
+{
+	return store_hex_id_valid(id, "sb_", SANDBOX_ID_LEN);
+}
+
+void
 sbuf_add(struct sbuf *b, const char *s, size_t n)
 {
 	size_t	 cap;
@@ -74,7 +76,7 @@ sbuf_add(struct sbuf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
-static void
+void
 sbuf_puts(struct sbuf *b, const char *s)
 {
 	sbuf_add(b, s, strlen(s));
@@ -101,8 +103,8 @@ put_u16(struct sbuf *b, uint32_t u)
  * lower-case hex, astral characters as surrogate pairs.  Bytes that are
  * not UTF-8 come out as the lone surrogates surrogateescape would give.
  */
-static void
-put_string(struct sbuf *b, const char *str)
+void
+store_json_put_string(struct sbuf *b, const char *str)
 {
 	const unsigned char	*s = (const unsigned char *)str;
 	size_t			 len, i, run;
@@ -221,23 +223,51 @@ put_env(struct sbuf *b, const struct env_list *el)
 			sbuf_add(b, ",\n", 2);
 		first = 0;
 		sbuf_puts(b, "      ");
-		put_string(b, ents[i].key);
+		store_json_put_string(b, ents[i].key);
 		sbuf_add(b, ": ", 2);
-		put_string(b, ents[i].value);
+		store_json_put_string(b, ents[i].value);
 	}
 	sbuf_puts(b, "\n    }");
 	free(ents);
 	return 0;
 }
 
+int
+store_json_put_spec(struct sbuf *b, const struct sandbox_spec *s)
+{
+	if (s->image == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	sbuf_puts(b, "{\n    \"cpus\": ");
+	if (put_float(b, s->cpus) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	sbuf_puts(b, ",\n    \"env\": ");
+	if (put_env(b, &s->env) == -1)
+		return -1;
+	sbuf_puts(b, ",\n    \"image\": ");
+	store_json_put_string(b, s->image);
+	sbuf_puts(b, ",\n    \"memory_mb\": ");
+	put_int(b, s->memory_mb);
+	sbuf_puts(b, ",\n    \"network\": ");
+	sbuf_puts(b, s->network ? "true" : "false");
+	sbuf_puts(b, ",\n    \"pids_limit\": ");
+	put_int(b, s->pids_limit);
+	sbuf_puts(b, ",\n    \"read_only_rootfs\": ");
+	sbuf_puts(b, s->read_only_rootfs ? "true" : "false");
+	sbuf_puts(b, "\n  }");
+	return 0;
+}
+
 char *
 store_sandbox_to_json(const struct sandbox_record *r)
 {
-	const struct sandbox_spec	*s = &r->spec;
-	struct sbuf			 b;
+	struct sbuf	 b;
 
 	memset(&b, 0, sizeof(b));
-	if (!store_id_valid(r->id) || s->image == NULL) {
+	if (!store_id_valid(r->id)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -248,29 +278,16 @@ store_sandbox_to_json(const struct sandbox_record *r)
 	if (put_float(&b, r->expires_at) == -1)
 		goto invalid;
 	sbuf_puts(&b, ",\n  \"id\": ");
-	put_string(&b, r->id);
+	store_json_put_string(&b, r->id);
 	sbuf_puts(&b, ",\n  \"source_snapshot_id\": ");
 	if (r->source_snapshot_id == NULL)
 		sbuf_puts(&b, "null");
 	else
-		put_string(&b, r->source_snapshot_id);
-	sbuf_puts(&b, ",\n  \"spec\": {\n    \"cpus\": ");
-	if (put_float(&b, s->cpus) == -1)
-		goto invalid;
-	sbuf_puts(&b, ",\n    \"env\": ");
-	if (put_env(&b, &s->env) == -1)
+		store_json_put_string(&b, r->source_snapshot_id);
+	sbuf_puts(&b, ",\n  \"spec\": ");
+	if (store_json_put_spec(&b, &r->spec) == -1)
 		goto fail;
-	sbuf_puts(&b, ",\n    \"image\": ");
-	put_string(&b, s->image);
-	sbuf_puts(&b, ",\n    \"memory_mb\": ");
-	put_int(&b, s->memory_mb);
-	sbuf_puts(&b, ",\n    \"network\": ");
-	sbuf_puts(&b, s->network ? "true" : "false");
-	sbuf_puts(&b, ",\n    \"pids_limit\": ");
-	put_int(&b, s->pids_limit);
-	sbuf_puts(&b, ",\n    \"read_only_rootfs\": ");
-	sbuf_puts(&b, s->read_only_rootfs ? "true" : "false");
-	sbuf_puts(&b, "\n  }\n}");
+	sbuf_puts(&b, "\n}");
 	if (b.failed) {
 		free(b.p);
 		errno = b.failed;
@@ -284,9 +301,8 @@ fail:
 	return NULL;
 }
 
-/* A string member without NUL bytes, copied; NULL if absent or not one. */
-static char *
-get_string(struct json_object *o, const char *key)
+char *
+store_json_get_string(struct json_object *o, const char *key, size_t max)
 {
 	struct json_object	*v;
 	const char		*s;
@@ -297,14 +313,14 @@ get_string(struct json_object *o, const char *key)
 		return NULL;
 	s = json_object_get_string(v);
 	len = (size_t)json_object_get_string_len(v);
-	if (memchr(s, '\0', len) != NULL)
+	if (len > max || memchr(s, '\0', len) != NULL)
 		return NULL;
 	return strdup(s);
 }
 
 /* A number (Python wrote a float, or maybe an int). */
-static int
-get_double(struct json_object *o, const char *key, double *d)
+int
+store_json_get_double(struct json_object *o, const char *key, double *d)
 {
 	struct json_object	*v;
 
@@ -316,8 +332,8 @@ get_double(struct json_object *o, const char *key, double *d)
 	return isfinite(*d) ? 0 : -1;
 }
 
-static int
-get_int(struct json_object *o, const char *key, int64_t *i)
+int
+store_json_get_int(struct json_object *o, const char *key, int64_t *i)
 {
 	struct json_object	*v;
 
@@ -383,18 +399,18 @@ get_env(struct json_object *o, struct env_list *el)
 	return 0;
 }
 
-static int
-get_spec(struct json_object *o, struct sandbox_spec *s)
+int
+store_json_get_spec(struct json_object *o, struct sandbox_spec *s)
 {
 	struct json_object	*so;
 
 	if (!json_object_object_get_ex(o, "spec", &so) ||
 	    !json_object_is_type(so, json_type_object))
 		return -1;
-	if ((s->image = get_string(so, "image")) == NULL ||
-	    get_double(so, "cpus", &s->cpus) == -1 ||
-	    get_int(so, "memory_mb", &s->memory_mb) == -1 ||
-	    get_int(so, "pids_limit", &s->pids_limit) == -1 ||
+	if ((s->image = store_json_get_string(so, "image", SIZE_MAX)) == NULL ||
+	    store_json_get_double(so, "cpus", &s->cpus) == -1 ||
+	    store_json_get_int(so, "memory_mb", &s->memory_mb) == -1 ||
+	    store_json_get_int(so, "pids_limit", &s->pids_limit) == -1 ||
 	    get_bool(so, "network", &s->network) == -1 ||
 	    get_bool(so, "read_only_rootfs", &s->read_only_rootfs) == -1 ||
 	    get_env(so, &s->env) == -1)
@@ -403,14 +419,15 @@ get_spec(struct json_object *o, struct sandbox_spec *s)
 }
 
 static int
-get_record(struct json_object *o, struct sandbox_record *r)
+get_record(struct json_object *o, void *arg)
 {
+	struct sandbox_record	*r = arg;
 	struct json_object	*v;
 	char			*id;
 
 	if (!json_object_is_type(o, json_type_object))
 		return -1;
-	if ((id = get_string(o, "id")) == NULL)
+	if ((id = store_json_get_string(o, "id", SIZE_MAX)) == NULL)
 		return -1;
 	if (!store_id_valid(id)) {
 		free(id);
@@ -418,15 +435,15 @@ get_record(struct json_object *o, struct sandbox_record *r)
 	}
 	strlcpy(r->id, id, sizeof(r->id));
 	free(id);
-	if (get_double(o, "created_at", &r->created_at) == -1 ||
-	    get_double(o, "expires_at", &r->expires_at) == -1)
+	if (store_json_get_double(o, "created_at", &r->created_at) == -1 ||
+	    store_json_get_double(o, "expires_at", &r->expires_at) == -1)
 		return -1;
 	if (json_object_object_get_ex(o, "source_snapshot_id", &v) &&
 	    !json_object_is_type(v, json_type_null) &&
-	    (r->source_snapshot_id = get_string(o, "source_snapshot_id")) ==
-	    NULL)
+	    (r->source_snapshot_id = store_json_get_string(o,
+	    "source_snapshot_id", SIZE_MAX)) == NULL)
 		return -1;
-	return get_spec(o, &r->spec);
+	return store_json_get_spec(o, &r->spec);
 }
 
 static int
@@ -490,7 +507,8 @@ decode_surrogate_pairs(char *s)
 }
 
 int
-store_sandbox_from_json(const char *text, struct sandbox_record *r)
+store_json_read(const char *text, int (*get)(struct json_object *, void *),
+    void *arg)
 {
 	struct json_tokener	*tok;
 	struct json_object	*o = NULL;
@@ -498,7 +516,6 @@ store_sandbox_from_json(const char *text, struct sandbox_record *r)
 	size_t			 len, end;
 	int			 ret = -1;
 
-	memset(r, 0, sizeof(*r));
 	if (strlen(text) > STORE_RECORD_MAX) {
 		errno = EINVAL;
 		return -1;
@@ -506,8 +523,7 @@ store_sandbox_from_json(const char *text, struct sandbox_record *r)
 	if ((copy = strdup(text)) == NULL)
 		return -1;
 	decode_surrogate_pairs(copy);
-	text = copy;
-	len = strlen(text);
+	len = strlen(copy);
 	if ((tok = json_tokener_new()) == NULL) {
 		free(copy);
 		return -1;
@@ -515,24 +531,36 @@ store_sandbox_from_json(const char *text, struct sandbox_record *r)
 	/* Python's json.loads is as strict, and read_text() wants UTF-8. */
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
 	    JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, text, (int)len);
+	o = json_tokener_parse_ex(tok, copy, (int)len);
 	if (o == NULL ||
 	    json_tokener_get_error(tok) != json_tokener_success)
 		goto done;
 	/* Only white space may follow, as json.loads allows. */
 	for (end = json_tokener_get_parse_end(tok); end < len; end++)
-		if (strchr(" \t\r\n", text[end]) == NULL)
+		if (strchr(" \t\r\n", copy[end]) == NULL)
 			goto done;
-	ret = get_record(o, r);
+	ret = get(o, arg);
 done:
 	json_object_put(o);
 	json_tokener_free(tok);
 	free(copy);
-	if (ret == -1) {
-		sandbox_record_free(r);
+	if (ret == -1)
 		errno = EINVAL;
-	}
 	return ret;
+}
+
+int
+store_sandbox_from_json(const char *text, struct sandbox_record *r)
+{
+	int	 saved;
+
+	memset(r, 0, sizeof(*r));
+	if (store_json_read(text, get_record, r) == 0)
+		return 0;
+	saved = errno;
+	sandbox_record_free(r);
+	errno = saved;
+	return -1;
 }
 
 void

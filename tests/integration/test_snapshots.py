@@ -349,13 +349,14 @@ class ForkLimits(SnapshotServerCase):
         status, doc = self.fork(snap, {"network": True})
         self.assertEqual(status, 201, doc)
         self.assertTrue(doc["network"])
-        before = self.server.docker_objects()
+        before = [sorted(x) for x in self.server.docker_objects()]
         status, doc = self.fork(snap)
         self.assertEqual(status, 429, doc)
         self.assertEqual(doc["error"]["code"], "limit_exceeded")
         status, lst = self.server.api("GET", "/v1/sandboxes")
         self.assertEqual(len(lst["sandboxes"]), 2)
-        self.assertEqual(self.server.docker_objects(), before)
+        self.assertEqual([sorted(x) for x in self.server.docker_objects()],
+                         before)
         # Rollback does not need a free slot.
         status, doc = self.rollback(sid, snap)
         self.assertEqual(status, 200, doc)

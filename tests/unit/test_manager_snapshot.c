@@ -91,7 +91,7 @@ stat_reply(uint32_t call, uint8_t kind)
 struct snap_sent {
 	uint32_t	 req;		/* apid's SNAPSHOT_CREATE */
 	uint32_t	 call;		/* the ARCHIVE_GET */
-	int		 sink;		/* the temporary file, as apid has it */
+	int		 sink;		/* apid's temporary file */
 	int		 pipe;		/* what the proxy got */
 	uint64_t	 max;
 };
@@ -210,6 +210,14 @@ snapshot_file_exists(const char *id, const char *suffix)
 	return fstatat(env->datadir_fd, path, &st, 0) == 0;
 }
 
+/* A sandbox (its id to sb) and a snapshot of it (to snap). */
+static void
+sandbox_and_snapshot(char *sb, char *snap)
+{
+	create_ok(0, sb, SANDBOX_ID_LEN + 1);
+	snapshot_ok(sb, NULL, snap);
+}
+
 /* --- snapshot ------------------------------------------------------------- */
 
 static void
@@ -283,15 +291,18 @@ test_snapshot_unknown_sandbox(void **state)
 	assert_int_equal(count_files(""), 0);
 }
 
+/* The fixture's settings and the one the test starts with as its state. */
 static int
-setup_small(void **state)
+setup_with(void **state)
 {
-	static char	 max[] = "AGENT_SANDBOX_MAX_SNAPSHOT_BYTES=10";
-	char		*settings[] = { max, NULL };
+	char	*settings[] = { *state, NULL };
 
 	setup_env(settings);
 	return 0;
 }
+
+static char	small_limit[] = "AGENT_SANDBOX_MAX_SNAPSHOT_BYTES=10";
+static char	no_network[] = "AGENT_SANDBOX_ALLOW_NETWORK=false";
 
 static void
 test_snapshot_too_large(void **state)
@@ -451,8 +462,10 @@ static void
 test_list_get_delete(void **state)
 {
 	struct snapshot_info	 info;
-	char			 a[SANDBOX_ID_LEN + 1], b[SANDBOX_ID_LEN + 1];
-	char			 s1[SNAPSHOT_ID_LEN + 1], s2[SNAPSHOT_ID_LEN + 1];
+	char			 a[SANDBOX_ID_LEN + 1];
+	char			 b[SANDBOX_ID_LEN + 1];
+	char			 s1[SNAPSHOT_ID_LEN + 1];
+	char			 s2[SNAPSHOT_ID_LEN + 1];
 	char			 s3[SNAPSHOT_ID_LEN + 1];
 	const char		*ids[3];
 	char			 text[64], path[SNAPSHOT_PATH_MAX];
@@ -585,13 +598,30 @@ expect_put(const char *sb)
 	return call;
 }
 
+/* apid finds nothing wrong with the stored tar. */
+static void
+tar_accepted(void)
+{
+	tar_result(MSG_TAR_CHECKED, expect_tar_check(), 0, 1, NULL);
+}
+
+/* A rollback of sb to snap up to the destroy: returns the proxy call. */
+static uint32_t
+rollback_destroying(const char *sb, const char *snap, uint32_t *req)
+{
+	*req = send_rollback(sb, snap);
+	tar_accepted();
+	return expect_proxy_id(MSG_DOCKER_DESTROY, sb);
+}
+
 static void
 test_rollback(void **state)
 {
 	struct sandbox_info	 info;
 	struct docker_create	 dc;
 	struct sandbox		*sb;
-	char			 a[SANDBOX_ID_LEN + 1], b[SANDBOX_ID_LEN + 1];
+	char			 a[SANDBOX_ID_LEN + 1];
+	char			 b[SANDBOX_ID_LEN + 1];
 	char			 snap[SNAPSHOT_ID_LEN + 1];
 	double			 created, expires;
 	uint32_t		 req, call;
@@ -636,11 +666,9 @@ static void
 test_rollback_not_found(void **state)
 {
 	char		 a[SANDBOX_ID_LEN + 1], snap[SNAPSHOT_ID_LEN + 1];
-	char		 text[64];
 	uint32_t	 req;
 
-	create_ok(0, a, sizeof(a));
-	snapshot_ok(a, NULL, snap);
+	sandbox_and_snapshot(a, snap);
 	/* The snapshot is looked up first. */
 	req = send_rollback("sb_0000000000000000", "snap_0000000000000000");
 	expect_apid_error(req, ERR_NOT_FOUND,
@@ -651,9 +679,7 @@ test_rollback_not_found(void **state)
 	req = send_rollback("sb_0000000000000000", snap);
 	expect_apid_error(req, ERR_NOT_FOUND,
 	    "sandbox sb_0000000000000000 not found");
-	snprintf(text, sizeof(text), "snapshot %s not found", snap);
 	no_proxy_message();
-	(void)text;
 }
 
 static void
@@ -663,8 +689,7 @@ test_rollback_bad_tar(void **state)
 	char		 text[128];
 	uint32_t	 req, call;
 
-	create_ok(0, a, sizeof(a));
-	snapshot_ok(a, NULL, snap);
+	sandbox_and_snapshot(a, snap);
 	req = send_rollback(a, snap);
 	call = expect_tar_check();
 	tar_result(MSG_TAR_CHECKED, call, EINVAL, 0,
@@ -688,12 +713,8 @@ test_rollback_create_fails(void **state)
 	char		 text[128];
 	uint32_t	 req, call;
 
-	create_ok(0, a, sizeof(a));
-	snapshot_ok(a, NULL, snap);
-	req = send_rollback(a, snap);
-	call = expect_tar_check();
-	tar_result(MSG_TAR_CHECKED, call, 0, 1, NULL);
-	call = expect_proxy_id(MSG_DOCKER_DESTROY, a);
+	sandbox_and_snapshot(a, snap);
+	call = rollback_destroying(a, snap, &req);
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
 	call = expect_create(NULL);
 	error_reply(call, ERR_BACKEND, "image pull failed");
@@ -718,12 +739,8 @@ test_rollback_import_fails(void **state)
 	char		 text[128];
 	uint32_t	 req, call;
 
-	create_ok(0, a, sizeof(a));
-	snapshot_ok(a, NULL, snap);
-	req = send_rollback(a, snap);
-	call = expect_tar_check();
-	tar_result(MSG_TAR_CHECKED, call, 0, 1, NULL);
-	call = expect_proxy_id(MSG_DOCKER_DESTROY, a);
+	sandbox_and_snapshot(a, snap);
+	call = rollback_destroying(a, snap, &req);
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
 	call = expect_create(NULL);
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
@@ -739,10 +756,7 @@ test_rollback_import_fails(void **state)
 
 	/* The destroy itself failing removes it too. */
 	create_ok(0, a, sizeof(a));
-	req = send_rollback(a, snap);
-	call = expect_tar_check();
-	tar_result(MSG_TAR_CHECKED, call, 0, 1, NULL);
-	call = expect_proxy_id(MSG_DOCKER_DESTROY, a);
+	call = rollback_destroying(a, snap, &req);
 	error_reply(call, ERR_BACKEND, "volume in use");
 	call = expect_proxy_id(MSG_DOCKER_DESTROY, a);
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
@@ -790,8 +804,7 @@ test_fork(void **state)
 	fr.network = 1;
 	req = send_fork(&fr, snap);
 	assert_int_equal(quota_pending(), 1);
-	call = expect_tar_check();
-	tar_result(MSG_TAR_CHECKED, call, 0, 1, NULL);
+	tar_accepted();
 	call = expect_create(&dc);
 	assert_true(sandbox_id_valid(dc.id));
 	assert_string_not_equal(dc.id, a);
@@ -820,16 +833,6 @@ test_fork(void **state)
 	docker_create_free(&dc);
 }
 
-static int
-setup_strict(void **state)
-{
-	static char	 network[] = "AGENT_SANDBOX_ALLOW_NETWORK=false";
-	char		*settings[] = { network, NULL };
-
-	setup_env(settings);
-	return 0;
-}
-
 static void
 test_fork_checks(void **state)
 {
@@ -843,8 +846,7 @@ test_fork_checks(void **state)
 	expect_apid_error(req, ERR_NOT_FOUND,
 	    "snapshot snap_0000000000000000 not found");
 
-	create_ok(0, a, sizeof(a));
-	snapshot_ok(a, NULL, snap);
+	sandbox_and_snapshot(a, snap);
 	fr.has_cpus = 1;
 	fr.cpus = 100;
 	expect_apid_error(send_fork(&fr, snap), ERR_INVALID_REQUEST,
@@ -883,8 +885,7 @@ test_fork_failures(void **state)
 	char			 snap[SNAPSHOT_ID_LEN + 1];
 	uint32_t		 req, call;
 
-	create_ok(0, a, sizeof(a));
-	snapshot_ok(a, NULL, snap);
+	sandbox_and_snapshot(a, snap);
 	memset(&fr, 0, sizeof(fr));
 	/* A tar that may not be restored: nothing is created. */
 	req = send_fork(&fr, snap);
@@ -898,8 +899,7 @@ test_fork_failures(void **state)
 
 	/* The import fails: the new sandbox is destroyed, the slot freed. */
 	req = send_fork(&fr, snap);
-	call = expect_tar_check();
-	tar_result(MSG_TAR_CHECKED, call, 0, 1, NULL);
+	tar_accepted();
 	call = expect_create(&dc);
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
 	call = expect_put(dc.id);
@@ -917,8 +917,7 @@ test_fork_failures(void **state)
 
 	/* The create fails: relayed. */
 	req = send_fork(&fr, snap);
-	call = expect_tar_check();
-	tar_result(MSG_TAR_CHECKED, call, 0, 1, NULL);
+	tar_accepted();
 	call = expect_create(NULL);
 	error_reply(call, ERR_BACKEND, "image pull failed");
 	expect_apid_error(req, ERR_BACKEND, "image pull failed");
@@ -1033,8 +1032,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_unknown_sandbox,
 		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_snapshot_too_large,
-		    setup_small, teardown),
+		cmocka_unit_test_prestate_setup_teardown(
+		    test_snapshot_too_large, setup_with, teardown, small_limit),
 		cmocka_unit_test_setup_teardown(test_snapshot_failures,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_apid_error,
@@ -1053,8 +1052,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rollback_import_fails,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fork_checks,
-		    setup_strict, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_fork_checks,
+		    setup_with, teardown, no_network),
 		cmocka_unit_test_setup_teardown(test_fork_failures,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_leftovers,

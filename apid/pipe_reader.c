@@ -1,0 +1,133 @@
+/*
+ * Reading the pipe a route's bytes come through (an exec's frames, a
+ * downloaded file) from the event loop.  A reader tied to a client reads
+ * only while that client's output buffer is below PIPE_HIGH_WATER: a slow
+ * client fills the pipe, which stops whoever writes into it.  Its owner
+ * resumes it when evhttp has written out a chunk (pipe_reader_sent).
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "apid.h"
+#include "log.h"
+
+#define PIPE_HIGH_WATER		(64 * 1024)
+#define PIPE_READ_SIZE		(64 * 1024)
+/* Reads per wakeup, so one busy pipe cannot starve the others. */
+#define PIPE_READS_PER_EVENT	4
+
+/* One loop, one read at a time: the readers share the buffer. */
+static unsigned char	 readbuf[PIPE_READ_SIZE];
+
+static size_t
+client_backlog(struct evhttp_request *req)
+{
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+
+	if ((evcon = evhttp_request_get_connection(req)) == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
+		return 0;
+	return evbuffer_get_length(bufferevent_get_output(bev));
+}
+
+static void
+pipe_reader_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct pipe_reader	*pr = arg;
+	ssize_t			 n;
+	int			 i;
+
+	for (i = 0; i < PIPE_READS_PER_EVENT; i++) {
+		if (pr->client != NULL &&
+		    client_backlog(pr->client) >= PIPE_HIGH_WATER) {
+			event_del(pr->ev);
+			pr->reading = 0;
+			return;
+		}
+		n = read(fd, readbuf, sizeof(readbuf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n == -1)
+			log_warn("%s: read from the pipe", pr->what);
+		if (n <= 0)
+			break;
+		if (pr->data(pr->arg, readbuf, (size_t)n) == -1)
+			break;
+	}
+	if (i == PIPE_READS_PER_EVENT)
+		return;
+	/* EOF, a failing pipe or a refusing owner: the output is over. */
+	pipe_reader_close(pr);
+	pr->end(pr->arg);
+}
+
+void
+pipe_reader_init(struct pipe_reader *pr, const char *what,
+    struct evhttp_request *client, pipe_data_cb data, void (*end)(void *),
+    void *arg)
+{
+	pr->fd = -1;
+	pr->ev = NULL;
+	pr->reading = 0;
+	pr->what = what;
+	pr->client = client;
+	pr->data = data;
+	pr->end = end;
+	pr->arg = arg;
+}
+
+int
+pipe_reader_open(struct pipe_reader *pr, int fd)
+{
+	if ((pr->ev = event_new(apid->base, fd, EV_READ | EV_PERSIST,
+	    pipe_reader_cb, pr)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	pr->fd = fd;
+	return 0;
+}
+
+int
+pipe_reader_resume(struct pipe_reader *pr)
+{
+	if (pr->reading || pr->fd == -1)
+		return 0;
+	if (event_add(pr->ev, NULL) == -1) {
+		log_warnx("%s: cannot watch the pipe", pr->what);
+		pipe_reader_close(pr);
+		return -1;
+	}
+	pr->reading = 1;
+	return 0;
+}
+
+void
+pipe_reader_sent(struct evhttp_connection *evcon, void *arg)
+{
+	(void)pipe_reader_resume(arg);
+}
+
+void
+pipe_reader_close(struct pipe_reader *pr)
+{
+	if (pr->ev != NULL) {
+		event_free(pr->ev);
+		pr->ev = NULL;
+	}
+	pr->reading = 0;
+	if (pr->fd != -1) {
+		close(pr->fd);
+		pr->fd = -1;
+	}
+}

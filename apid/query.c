@@ -1,0 +1,156 @@
+/*
+ * Query strings the way Starlette reads them (urllib.parse.parse_qsl):
+ * '&'-separated pairs, '+' and %XX decoded, the bytes read as UTF-8 with
+ * U+FFFD for what is not, a key without '=' has the value "", the last
+ * of a repeated key wins.  And FastAPI's 422s for query parameters.
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/http.h>
+
+#include "apid.h"
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * urllib.parse.unquote_plus: '+' is a space, %XX a byte (a bad escape
+ * stays as it is), and the bytes read as UTF-8 with U+FFFD for what is
+ * not.  NUL-ended; *outlen counts any NULs inside.
+ */
+static char *
+query_decode(const char *s, size_t len, size_t *outlen)
+{
+	struct utf8_decoder	 d;
+	char			*raw, *out;
+	size_t			 i, n = 0;
+	int			 hi, lo;
+
+	if ((raw = malloc(len + 1)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '+')
+			raw[n++] = ' ';
+		else if (s[i] == '%' && i + 2 < len &&
+		    (hi = hexval((unsigned char)s[i + 1])) != -1 &&
+		    (lo = hexval((unsigned char)s[i + 2])) != -1) {
+			raw[n++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else
+			raw[n++] = s[i];
+	}
+	if ((out = malloc(UTF8_DECODE_BOUND(n) + 1)) == NULL) {
+		free(raw);
+		return NULL;
+	}
+	utf8_decoder_init(&d);
+	*outlen = utf8_decode(&d, raw, n, 1, out);
+	out[*outlen] = '\0';
+	free(raw);
+	return out;
+}
+
+int
+query_value(const char *q, const char *key, char **val, size_t *vlen)
+{
+	const char	*amp, *eq;
+	char		*name, *v;
+	size_t		 seg, nlen, n;
+	int		 match;
+
+	*val = NULL;
+	*vlen = 0;
+	while (q != NULL && *q != '\0') {
+		amp = strchr(q, '&');
+		seg = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		if (seg > 0) {
+			eq = memchr(q, '=', seg);
+			nlen = eq != NULL ? (size_t)(eq - q) : seg;
+			if ((name = query_decode(q, nlen, &n)) == NULL)
+				goto oom;
+			match = n == strlen(key) && memcmp(name, key, n) == 0;
+			free(name);
+			if (match) {
+				if (eq != NULL)
+					v = query_decode(eq + 1, seg - nlen - 1,
+					    &n);
+				else
+					v = query_decode("", 0, &n);
+				if (v == NULL)
+					goto oom;
+				free(*val);
+				*val = v;
+				*vlen = n;
+			}
+		}
+		q = amp != NULL ? amp + 1 : NULL;
+	}
+	return *val != NULL;
+ oom:
+	free(*val);
+	*val = NULL;
+	return -1;
+}
+
+int
+query_get(struct evhttp_request *req, const char *key, char **val,
+    size_t *vlen)
+{
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+
+	return query_value(uri != NULL ? evhttp_uri_get_query(uri) : NULL,
+	    key, val, vlen);
+}
+
+void
+query_refuse_nul(char *value, size_t len)
+{
+	if (strlen(value) != len)
+		value[0] = '\0';
+}
+
+void
+query_error(json_object *errors, const char *type, const char *field,
+    const char *msg, json_object *input, json_object *ctx)
+{
+	json_object	*loc;
+
+	loc = json_object_new_array();
+	json_object_array_add(loc, json_object_new_string("query"));
+	json_object_array_add(loc, json_object_new_string(field));
+	detail_add(errors, type, loc, msg, input, ctx);
+}
+
+void
+query_missing(json_object *errors, const char *field)
+{
+	query_error(errors, "missing", field, "Field required", NULL, NULL);
+}
+
+int
+query_respond(struct evhttp_request *req, json_object *errors)
+{
+	json_object	*root;
+
+	if (json_object_array_length(errors) == 0) {
+		json_object_put(errors);
+		return 0;
+	}
+	root = json_object_new_object();
+	json_object_object_add(root, "detail", errors);
+	respond_json(req, 422, root);
+	json_object_put(root);
+	return 1;
+}

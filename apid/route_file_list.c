@@ -1,0 +1,297 @@
+/*
+ * GET /v1/sandboxes/{sb}/files/list?path= (API.md §4.11): a listing.  It
+ * is an exec under managerd's control whose output pipe carries frames,
+ * like POST .../exec (route_exec.c); its stdout is parsed by file_list.c
+ * once EXEC_EXIT has come and the pipe is at EOF, in either order.
+ */
+#include <sys/queue.h>
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "apid.h"
+#include "log.h"
+
+#define LIST_STDERR_MAX		4096
+
+struct file_listing {
+	struct apid_request	*ar;
+	struct evhttp_request	*req;
+	struct pipe_reader	 pipe;		/* the output's frames */
+	char			*dir;		/* FILE_LIST_STARTED */
+	int			 started;
+	int			 exited;
+	int			 gone;
+	struct exec_exit	 exit;
+	struct frame_parser	 fp;
+	struct capture		 out;		/* stdout, up to the max */
+	struct capture		 err;		/* stderr, its start */
+	int			 too_large;	/* or out of memory */
+};
+
+static void
+list_free(struct file_listing *st)
+{
+	pipe_reader_close(&st->pipe);
+	free(st->dir);
+	capture_free(&st->out);
+	capture_free(&st->err);
+	free(st);
+}
+
+static int
+list_frame(void *arg, int stream, const unsigned char *data, size_t len,
+    int end)
+{
+	struct file_listing	*st = arg;
+
+	if (stream == FRAME_STDOUT)
+		return capture_add(&st->out, EXEC_STDOUT, data, len);
+	if (stream == FRAME_STDERR)
+		return capture_add(&st->err, EXEC_STDOUT, data, len);
+	return 0;
+}
+
+/* Python's str.strip() of stderr, as text. */
+static char *
+list_stderr(struct file_listing *st)
+{
+	struct utf8_decoder	 d;
+	const struct capture_buf *b = &st->err.stream[EXEC_STDOUT];
+	const char		*s = b->data != NULL ? b->data : "";
+	size_t			 len = b->len, n;
+	char			*out;
+
+	while (len > 0 && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	while (len > 0 && isspace((unsigned char)s[len - 1]))
+		len--;
+	if ((out = malloc(UTF8_DECODE_BOUND(len) + 1)) == NULL)
+		return NULL;
+	utf8_decoder_init(&d);
+	n = utf8_decode(&d, s, len, 1, out);
+	out[n] = '\0';
+	return out;
+}
+
+static void
+list_respond(struct file_listing *st)
+{
+	struct file_entries	 fe;
+	json_object		*o;
+	char			*msg = NULL, *err;
+
+	if (st->too_large || st->out.truncated) {
+		if (asprintf(&msg, "cannot list %s: listing too large",
+		    st->dir) == -1)
+			msg = NULL;
+		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
+		    "listing too large");
+	} else if (st->exit.exit_code == 0) {
+		if (file_list_parse(st->out.stream[EXEC_STDOUT].data != NULL ?
+		    st->out.stream[EXEC_STDOUT].data : "",
+		    st->out.stream[EXEC_STDOUT].len, &fe) == -1) {
+			respond_error(st->req, ERR_INTERNAL, "out of memory");
+			return;
+		}
+		if ((o = file_list_json(st->dir, &fe)) == NULL)
+			respond_error(st->req, ERR_INTERNAL, "out of memory");
+		else {
+			respond_json(st->req, 200, o);
+			json_object_put(o);
+		}
+		file_entries_free(&fe);
+	} else if (st->exit.exit_code == 2) {
+		if (asprintf(&msg, "%s: not found", st->dir) == -1)
+			msg = NULL;
+		respond_error(st->req, ERR_NOT_FOUND, msg != NULL ? msg :
+		    "not found");
+	} else if (st->exit.exit_code == 3) {
+		if (asprintf(&msg, "%s is not a directory", st->dir) == -1)
+			msg = NULL;
+		respond_error(st->req, ERR_INVALID_REQUEST, msg != NULL ? msg :
+		    "not a directory");
+	} else {
+		err = list_stderr(st);
+		if (asprintf(&msg, "cannot list %s: %s", st->dir,
+		    err != NULL ? err : "") == -1)
+			msg = NULL;
+		free(err);
+		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
+		    "cannot list");
+	}
+	free(msg);
+}
+
+static void
+list_finish(struct file_listing *st)
+{
+	pipe_reader_close(&st->pipe);
+	if (st->gone)
+		respond_end(st->req, 0);
+	else
+		list_respond(st);
+	list_free(st);
+}
+
+static int
+list_data(void *arg, const unsigned char *buf, size_t n)
+{
+	struct file_listing	*st = arg;
+
+	if (frame_parser_feed(&st->fp, buf, n, list_frame, st) == -1) {
+		log_warnx("listing: out of memory");
+		st->too_large = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+list_pipe_end(void *arg)
+{
+	struct file_listing	*st = arg;
+
+	if (st->exited) {
+		apid_request_release(st->ar);
+		list_finish(st);
+	}
+}
+
+static void
+list_finish_later(evutil_socket_t fd, short events, void *arg)
+{
+	struct file_listing	*st = arg;
+
+	apid_request_release(st->ar);
+	list_finish(st);
+}
+
+static void
+list_gone(struct apid_request *ar)
+{
+	struct file_listing	*st = ar->arg;
+	struct timeval		 now = { 0, 0 };
+
+	st->gone = 1;
+	pipe_reader_close(&st->pipe);
+	if (!st->exited) {
+		/* managerd treats a listing as an exec: it ends it. */
+		if (peer_compose(&apid->parent, MSG_EXEC_CANCEL, ar->id, -1,
+		    NULL, 0) == -1)
+			log_warnx("listing: cannot cancel");
+		return;
+	}
+	/* We are inside evhttp's connection teardown: not here. */
+	if (event_base_once(apid->base, -1, EV_TIMEOUT, list_finish_later, st,
+	    &now) == -1)
+		log_warnx("listing: cannot finish a request");
+}
+
+static int
+list_reply(struct apid_request *ar, struct imsg *imsg)
+{
+	struct file_listing	*st = ar->arg;
+
+	switch (imsg->hdr.type) {
+	case MSG_FILE_LIST_STARTED:
+		if (st->started)
+			peer_bad_message(&apid->parent, imsg, "unexpected");
+		if ((st->dir = msg_get_string(imsg, MSG_MAX_PATH)) == NULL)
+			peer_bad_message(&apid->parent, imsg, "malformed");
+		st->started = 1;
+		if (!st->gone)
+			(void)pipe_reader_resume(&st->pipe);
+		return APID_REPLY_MORE;
+	case MSG_EXEC_EXIT:
+		if (!st->started || st->exited)
+			peer_bad_message(&apid->parent, imsg, "unexpected");
+		if (msg_get_exec_exit(imsg, &st->exit) == -1)
+			peer_bad_message(&apid->parent, imsg, "malformed");
+		st->exited = 1;
+		if (st->pipe.fd != -1)
+			return APID_REPLY_MORE;		/* finish at EOF */
+		list_finish(st);
+		return APID_REPLY_DONE;
+	case MSG_ERROR:
+		pipe_reader_close(&st->pipe);
+		if (st->gone)
+			respond_end(st->req, 0);
+		else
+			reply_error_msg(st->req, imsg);
+		list_free(st);
+		return APID_REPLY_DONE;
+	default:
+		peer_bad_message(&apid->parent, imsg, "wrong reply type");
+	}
+}
+
+void
+route_file_list(struct evhttp_request *req, char **params)
+{
+	struct file_listing	*st;
+	struct file_request	 fr;
+	struct msgw		 w;
+	char			*path;
+	size_t			 len;
+	int			 fds[2], rc;
+
+	if ((rc = query_get(req, "path", &path, &len)) == -1) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	if (sandbox_id_check(req, params[0]) == -1) {
+		free(path);
+		return;
+	}
+	if (path != NULL)
+		query_refuse_nul(path, len);
+	fr.sandbox_id = params[0];
+	fr.path = path;		/* NULL: managerd lists /workspace */
+	msgw_init(&w);
+	msg_put_file_request(&w, &fr);
+	if (w.overflow || (path != NULL && strlen(path) > MSG_MAX_PATH)) {
+		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
+		free(path);
+		return;
+	}
+	free(path);
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	st->req = req;
+	pipe_reader_init(&st->pipe, "listing", NULL, list_data, list_pipe_end,
+	    st);
+	frame_parser_init(&st->fp);
+	capture_init(&st->out, FILE_LIST_OUTPUT_MAX);
+	capture_init(&st->err, LIST_STDERR_MAX);
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == -1) {
+		log_warn("listing: pipe2");
+		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		list_free(st);
+		return;
+	}
+	if (pipe_reader_open(&st->pipe, fds[0]) == -1) {
+		close(fds[1]);
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		list_free(st);
+		return;
+	}
+	if ((st->ar = apid_request_send(req, MSG_FILE_LIST, &w, fds[1],
+	    list_reply, st)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
+		list_free(st);
+		return;
+	}
+	st->ar->gone = list_gone;
+}

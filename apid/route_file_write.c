@@ -1,0 +1,311 @@
+/*
+ * PUT /v1/sandboxes/{sb}/files?path=&mode= (API.md §4.10): an upload.
+ * evhttp has read the body already.  After the 413 checks the tar pipe's
+ * read end goes with FILE_WRITE; at FILE_WRITE_READY the body moves (no
+ * copy) into an UPLOAD job (tar_job.c, tar_upload.c) that writes the tar
+ * into the pipe; FILE_INFO is the answer.  The state lives until
+ * managerd's last word has come and the job has ended.
+ */
+#include <sys/queue.h>
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "apid.h"
+#include "log.h"
+
+#define MODE_PATTERN		"^[0-7]{3,4}$"
+
+struct file_upload {
+	struct apid_request	*ar;
+	struct evhttp_request	*req;
+	int			 tar_fd;	/* tar pipe, until WRITE_READY */
+	int			 ready;
+	int			 job_running;
+	int			 answered;	/* managerd's last word came */
+	int			 gone;
+};
+
+static void
+upload_free(struct file_upload *st)
+{
+	if (st->tar_fd != -1)
+		close(st->tar_fd);
+	free(st);
+}
+
+static void
+upload_job_done(const struct tar_result *res, void *arg)
+{
+	struct file_upload	*st = arg;
+
+	st->job_running = 0;
+	if (res->errnum != 0)
+		log_warnx("upload: %s", res->message != NULL ? res->message :
+		    strerror(res->errnum));
+	if (st->answered)
+		upload_free(st);
+}
+
+static void
+upload_gone(struct apid_request *ar)
+{
+	struct file_upload	*st = ar->arg;
+
+	st->gone = 1;
+	/* Before WRITE_READY: an empty tar, which Docker refuses. */
+	if (st->tar_fd != -1) {
+		close(st->tar_fd);
+		st->tar_fd = -1;
+	}
+}
+
+static void
+upload_ready(struct file_upload *st, struct imsg *imsg)
+{
+	struct file_write_ready	 fw;
+	struct tar_job_spec	 spec;
+	struct evbuffer		*body;
+
+	if (st->ready || msg_get_file_write_ready(imsg, &fw) == -1)
+		peer_bad_message(&apid->parent, imsg, "unexpected");
+	st->ready = 1;
+	if (st->gone || st->tar_fd == -1) {
+		file_write_ready_free(&fw);
+		return;
+	}
+	/* The body's chains move to the job: no copy. */
+	if ((body = evbuffer_new()) == NULL || evbuffer_add_buffer(body,
+	    evhttp_request_get_input_buffer(st->req)) == -1) {
+		log_warnx("upload: out of memory");
+		if (body != NULL)
+			evbuffer_free(body);
+		close(st->tar_fd);
+		st->tar_fd = -1;
+		file_write_ready_free(&fw);
+		return;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.kind = TAR_JOB_UPLOAD;
+	spec.in_fd = -1;
+	spec.out_fd = st->tar_fd;
+	spec.body = body;
+	spec.upload = &fw;
+	spec.done = upload_job_done;
+	spec.arg = st;
+	st->tar_fd = -1;
+	if (tar_job_start(&spec) == -1)
+		log_warn("upload: cannot start the tar job");
+	else
+		st->job_running = 1;
+	file_write_ready_free(&fw);
+}
+
+static void
+upload_info(struct file_upload *st, struct imsg *imsg)
+{
+	struct file_info	 fi;
+	json_object		*o;
+
+	if (!st->ready || msg_get_file_info(imsg, &fi) == -1)
+		peer_bad_message(&apid->parent, imsg, "unexpected");
+	if (st->gone)
+		respond_end(st->req, 0);
+	else if ((o = file_info_json(fi.name, fi.path, fi.type, fi.size,
+	    fi.modified_at)) == NULL)
+		respond_error(st->req, ERR_INTERNAL, "cannot render the file");
+	else {
+		respond_json(st->req, 200, o);
+		json_object_put(o);
+	}
+	file_info_free(&fi);
+}
+
+static int
+upload_reply(struct apid_request *ar, struct imsg *imsg)
+{
+	struct file_upload	*st = ar->arg;
+
+	switch (imsg->hdr.type) {
+	case MSG_FILE_WRITE_READY:
+		upload_ready(st, imsg);
+		return APID_REPLY_MORE;
+	case MSG_FILE_INFO:
+		upload_info(st, imsg);
+		break;
+	case MSG_ERROR:
+		if (st->gone)
+			respond_end(st->req, 0);
+		else
+			reply_error_msg(st->req, imsg);
+		break;
+	default:
+		peer_bad_message(&apid->parent, imsg, "wrong reply type");
+	}
+	st->answered = 1;
+	if (st->tar_fd != -1) {
+		close(st->tar_fd);
+		st->tar_fd = -1;
+	}
+	if (!st->job_running)
+		upload_free(st);
+	return APID_REPLY_DONE;
+}
+
+/* Content-Length all digits and above max (API.md §4.10 step 1). */
+static int
+content_length_over(struct evhttp_request *req, uint64_t max)
+{
+	const char	*cl;
+	uint64_t	 v = 0;
+	size_t		 i;
+
+	cl = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Content-Length");
+	if (cl == NULL || *cl == '\0')
+		return 0;
+	for (i = 0; cl[i] != '\0'; i++) {
+		if (!isdigit((unsigned char)cl[i]))
+			return 0;
+		if (v > (UINT64_MAX - 9) / 10)
+			v = UINT64_MAX;		/* saturate: still over */
+		else
+			v = v * 10 + (uint64_t)(cl[i] - '0');
+	}
+	return v > max;
+}
+
+/* ^[0-7]{3,4}$ */
+static int
+mode_valid(const char *m, size_t len)
+{
+	size_t	 i;
+
+	if (len < 3 || len > 4)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (m[i] < '0' || m[i] > '7')
+			return 0;
+	return 1;
+}
+
+/* The 422s of the query; 0 with path (and mode) set if none. */
+static int
+upload_query(struct evhttp_request *req, char **path, size_t *pathlen,
+    uint32_t *mode)
+{
+	json_object	*errors, *ctx;
+	char		*m = NULL;
+	size_t		 mlen, i;
+	int		 rc_path, rc_mode;
+
+	*path = NULL;
+	if ((errors = json_object_new_array()) == NULL)
+		goto oom;
+	if ((rc_path = query_get(req, "path", path, pathlen)) == -1 ||
+	    (rc_mode = query_get(req, "mode", &m, &mlen)) == -1)
+		goto oom;
+	if (rc_path == 0)
+		query_missing(errors, "path");
+	if (rc_mode == 1 && !mode_valid(m, mlen)) {
+		ctx = json_object_new_object();
+		json_object_object_add(ctx, "pattern",
+		    json_object_new_string(MODE_PATTERN));
+		query_error(errors, "string_pattern_mismatch", "mode",
+		    "String should match pattern '" MODE_PATTERN "'",
+		    json_object_new_string_len(m, (int)mlen), ctx);
+	}
+	if (query_respond(req, errors)) {
+		free(*path);
+		free(m);
+		*path = NULL;
+		return -1;
+	}
+	*mode = 0644;
+	if (rc_mode == 1)
+		for (*mode = 0, i = 0; i < mlen; i++)
+			*mode = *mode * 8 + (uint32_t)(m[i] - '0');
+	free(m);
+	return 0;
+ oom:
+	if (errors != NULL)
+		json_object_put(errors);
+	free(*path);
+	free(m);
+	*path = NULL;
+	respond_error(req, ERR_INTERNAL, "out of memory");
+	return -1;
+}
+
+void
+route_file_write(struct evhttp_request *req, char **params)
+{
+	struct file_upload	*st;
+	struct file_write	 fw;
+	struct msgw		 w;
+	char			*path, *msg;
+	size_t			 pathlen, bodylen;
+	uint32_t		 mode;
+	int			 fds[2];
+
+	if (upload_query(req, &path, &pathlen, &mode) == -1)
+		return;
+	bodylen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
+	if (content_length_over(req, apid->max_file_bytes) ||
+	    bodylen > apid->max_file_bytes) {
+		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
+		    apid->max_file_bytes) == -1)
+			msg = NULL;
+		respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
+		    "file too large");
+		free(msg);
+		free(path);
+		return;
+	}
+	if (sandbox_id_check(req, params[0]) == -1) {
+		free(path);
+		return;
+	}
+	query_refuse_nul(path, pathlen);
+	fw.sandbox_id = params[0];
+	fw.path = path;
+	fw.mode = mode;
+	fw.size = bodylen;
+	msgw_init(&w);
+	msg_put_file_write(&w, &fw);
+	if (w.overflow || strlen(path) > MSG_MAX_PATH) {
+		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
+		free(path);
+		return;
+	}
+	free(path);
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	st->req = req;
+	st->tar_fd = -1;
+	/* The proxy reads the tar blocking; the job writes it blocking. */
+	if (bulk_pipe(fds, 0) == -1) {
+		log_warn("upload: pipe2");
+		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		upload_free(st);
+		return;
+	}
+	st->tar_fd = fds[1];
+	if ((st->ar = apid_request_send(req, MSG_FILE_WRITE, &w, fds[0],
+	    upload_reply, st)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
+		upload_free(st);
+		return;
+	}
+	st->ar->gone = upload_gone;
+}

@@ -1,0 +1,272 @@
+/*
+ * What the CLI verbs print: tables and key/value lines for people, the
+ * server's JSON for --json, and "agent-sandbox: ..." lines on stderr for
+ * failures.  Progress of a long copy goes to stderr, and only when that
+ * is a terminal.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define CLI_TABLE_COLS	5
+
+void
+cli_print_json(json_object *o)
+{
+	const char	*s;
+
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+	    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	printf("%s\n", s != NULL ? s : "null");
+	fflush(stdout);
+}
+
+void
+cli_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fflush(stdout);
+	fprintf(stderr, "agent-sandbox: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+}
+
+int
+cli_api_error(const struct rest_error *e)
+{
+	char	buf[sizeof(e->code) + sizeof(e->message) + 32];
+
+	rest_error_string(e, buf, sizeof(buf));
+	cli_warn("%s", buf);
+	return CLI_EXIT_FAIL;
+}
+
+/* A field as text: strings as they are, "-" for null or absent. */
+const char *
+cli_str(json_object *o, const char *key)
+{
+	json_object	*v;
+	const char	*s;
+
+	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
+		return "-";
+	if (json_object_is_type(v, json_type_string))
+		s = json_object_get_string(v);
+	else
+		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	return s != NULL ? s : "-";
+}
+
+/* "1.5MiB": sizes in a table. */
+static void
+human_size(int64_t n, char *buf, size_t len)
+{
+	static const char	*units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double			 v = (double)n;
+	size_t			 i;
+
+	if (n < 1024) {
+		snprintf(buf, len, "%dB", (int)n);
+		return;
+	}
+	for (i = 0, v /= 1024; v >= 1024 && i + 1 < 4; i++)
+		v /= 1024;
+	snprintf(buf, len, "%.1f%s", v, units[i]);
+}
+
+/*
+ * Columns padded to their widest cell, two spaces apart, the last one
+ * not padded.  cells holds nrow rows of ncol strings.
+ */
+static void
+table(const char *const *head, size_t ncol, const char **cells, size_t nrow)
+{
+	size_t	width[CLI_TABLE_COLS], r, c, w;
+
+	for (c = 0; c < ncol; c++)
+		width[c] = strlen(head[c]);
+	for (r = 0; r < nrow; r++)
+		for (c = 0; c < ncol; c++)
+			if ((w = strlen(cells[r * ncol + c])) > width[c])
+				width[c] = w;
+	for (r = 0; r <= nrow; r++) {
+		for (c = 0; c + 1 < ncol; c++)
+			printf("%-*s  ", (int)width[c],
+			    r == 0 ? head[c] : cells[(r - 1) * ncol + c]);
+		printf("%s\n", r == 0 ? head[c] : cells[(r - 1) * ncol + c]);
+	}
+	fflush(stdout);
+}
+
+void
+cli_sandbox_table(json_object **sb, size_t n)
+{
+	static const char *const	 head[] = { "ID", "STATUS", "IMAGE",
+	    "EXPIRES", "SOURCE" };
+	const char			**cells;
+	size_t				  i;
+
+	if ((cells = calloc(n + 1, sizeof(*cells) * 5)) == NULL) {
+		cli_warn("out of memory");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		cells[i * 5] = cli_str(sb[i], "id");
+		cells[i * 5 + 1] = cli_str(sb[i], "status");
+		cells[i * 5 + 2] = cli_str(sb[i], "image");
+		cells[i * 5 + 3] = cli_str(sb[i], "expires_at");
+		cells[i * 5 + 4] = cli_str(sb[i], "source_snapshot_id");
+	}
+	table(head, 5, cells, n);
+	free(cells);
+}
+
+/*
+ * A new sandbox (create, fork): its ID alone on stdout, so that
+ * SB=$(agent-sandbox create) works, and a short table after it when
+ * stdout is a terminal.
+ */
+void
+cli_sandbox_created(struct cli *cli, json_object *sb)
+{
+	if (cli->json) {
+		cli_print_json(sb);
+		return;
+	}
+	printf("%s\n", cli_str(sb, "id"));
+	if (isatty(STDOUT_FILENO)) {
+		printf("\n");
+		cli_sandbox_table(&sb, 1);
+	}
+	fflush(stdout);
+}
+
+void
+cli_snapshot_table(json_object **snap, size_t n)
+{
+	static const char *const	 head[] = { "ID", "SANDBOX", "NAME",
+	    "SIZE", "CREATED" };
+	const char			**cells;
+	char				(*sizes)[32];
+	json_object			*v;
+	size_t				  i;
+
+	cells = calloc(n + 1, sizeof(*cells) * 5);
+	sizes = calloc(n + 1, sizeof(*sizes));
+	if (cells == NULL || sizes == NULL) {
+		cli_warn("out of memory");
+		free(cells);
+		free(sizes);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (json_object_object_get_ex(snap[i], "size_bytes", &v) &&
+		    json_object_is_type(v, json_type_int))
+			human_size(json_object_get_int64(v), sizes[i],
+			    sizeof(sizes[i]));
+		else
+			strlcpy(sizes[i], "-", sizeof(sizes[i]));
+		cells[i * 5] = cli_str(snap[i], "id");
+		cells[i * 5 + 1] = cli_str(snap[i], "sandbox_id");
+		cells[i * 5 + 2] = cli_str(snap[i], "name");
+		cells[i * 5 + 3] = sizes[i];
+		cells[i * 5 + 4] = cli_str(snap[i], "created_at");
+	}
+	table(head, 5, cells, n);
+	free(cells);
+	free(sizes);
+}
+
+/* "key: value", one line per field, in the server's order. */
+void
+cli_key_values(json_object *o)
+{
+	json_object_object_foreach(o, key, val) {
+		(void)val;
+		printf("%s: %s\n", key, cli_str(o, key));
+	}
+	fflush(stdout);
+}
+
+/*
+ * rest_progress_cb: "\r<done> / <total> bytes" on stderr, redrawn every
+ * 256 KiB and at the end.  arg points to an int64_t: the count drawn
+ * last, -1 before the first.
+ */
+void
+cli_progress(uint64_t done, int64_t total, void *arg)
+{
+	int64_t	*last = arg;
+
+	if (*last >= 0 && done != (uint64_t)total &&
+	    done - (uint64_t)*last < 256 * 1024)
+		return;
+	*last = (int64_t)done;
+	if (total >= 0)
+		fprintf(stderr, "\r%" PRIu64 " / %" PRId64 " bytes", done,
+		    total);
+	else
+		fprintf(stderr, "\r%" PRIu64 " bytes", done);
+}
+
+void
+cli_progress_done(void *arg)
+{
+	int64_t	*last = arg;
+
+	if (*last >= 0)
+		fprintf(stderr, "\n");
+}
+
+/*
+ * One JSON exchange; an API failure is printed.  0 with *out (NULL for
+ * a 204) or -1.
+ */
+int
+cli_call(struct cli *cli, const char *method, const char *path,
+    json_object *body, json_object **out)
+{
+	struct rest_error	err;
+
+	*out = NULL;
+	if (rest_json(&cli->rc, method, path, body, out, &err) == -1) {
+		cli_api_error(&err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The members of wrapper[key] (a list response), for the tables; NULL
+ * and 0 when the response does not have that shape.
+ */
+json_object **
+cli_members(json_object *wrapper, const char *key, size_t *n)
+{
+	json_object	*arr, **v;
+	size_t		 i;
+
+	*n = 0;
+	if (!json_object_object_get_ex(wrapper, key, &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
+		cli_warn("the server's answer has no '%s' list", key);
+		return NULL;
+	}
+	*n = json_object_array_length(arr);
+	if ((v = calloc(*n + 1, sizeof(*v))) == NULL) {
+		cli_warn("out of memory");
+		*n = 0;
+		return NULL;
+	}
+	for (i = 0; i < *n; i++)
+		v[i] = json_object_array_get_idx(arr, i);
+	return v;
+}

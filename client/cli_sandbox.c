@@ -1,0 +1,246 @@
+/*
+ * The sandbox verbs: create, ls, inspect, rm and timeout (API.md §4.2 to
+ * §4.6).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/*
+ * The body of POST /v1/sandboxes: network, read_only_rootfs and env
+ * always (as the SDK sends them), the rest only when given.
+ */
+static int
+create_body(int argc, char **argv, json_object *body)
+{
+	static const struct option longopts[] = {
+		{ "image", required_argument, NULL, 'i' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "pids", required_argument, NULL, 'p' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "network", no_argument, NULL, 'n' },
+		{ "writable-rootfs", no_argument, NULL, 'w' },
+		{ "env", required_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 },
+	};
+	json_object	*env;
+	double		 cpus;
+	long long	 n;
+	int		 ch, network = 0, writable = 0, ret = -1;
+
+	if ((env = json_object_new_object()) == NULL) {
+		cli_warn("out of memory");
+		return -1;
+	}
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'i':
+			if (cli_put(body, "image",
+			    json_object_new_string(optarg)) == -1)
+				goto out;
+			break;
+		case 'c':
+			if (cli_parse_number(optarg, &cpus) == -1 ||
+			    cli_put(body, "cpus",
+			    json_object_new_double(cpus)) == -1)
+				goto out;
+			break;
+		case 'm':
+		case 'p':
+		case 't':
+			if (cli_parse_int(optarg, 0, INT_MAX, &n) == -1 ||
+			    cli_put(body, ch == 'm' ? "memory_mb" : ch == 'p' ?
+			    "pids_limit" : "timeout_seconds",
+			    json_object_new_int64(n)) == -1)
+				goto out;
+			break;
+		case 'n':
+			network = 1;
+			break;
+		case 'w':
+			writable = 1;
+			break;
+		case 'e':
+			if (cli_parse_env(env, optarg) == -1)
+				goto out;
+			break;
+		default:
+			goto out;
+		}
+	}
+	if (optind != argc)
+		goto out;
+	if (cli_put(body, "network", json_object_new_boolean(network)) == -1 ||
+	    cli_put(body, "read_only_rootfs",
+	    json_object_new_boolean(!writable)) == -1)
+		goto out;
+	ret = cli_put(body, "env", env);
+	env = NULL;
+ out:
+	json_object_put(env);
+	return ret;
+}
+
+int
+cli_create(struct cli *cli, int argc, char **argv)
+{
+	json_object	*body, *sb;
+
+	if ((body = json_object_new_object()) == NULL) {
+		cli_warn("out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	if (create_body(argc, argv, body) == -1) {
+		json_object_put(body);
+		return cli_usage(argv[0]);
+	}
+	if (cli_call(cli, "POST", "/v1/sandboxes", body, &sb) == -1) {
+		json_object_put(body);
+		return CLI_EXIT_FAIL;
+	}
+	json_object_put(body);
+	cli_sandbox_created(cli, sb);
+	json_object_put(sb);
+	return CLI_EXIT_OK;
+}
+
+int
+cli_ls(struct cli *cli, int argc, char **argv)
+{
+	json_object	*list, **sb;
+	size_t		 n;
+	int		 ret = CLI_EXIT_OK;
+
+	if (cli_options(argc, argv) != argc)
+		return cli_usage(argv[0]);
+	if (cli_call(cli, "GET", "/v1/sandboxes", NULL, &list) == -1)
+		return CLI_EXIT_FAIL;
+	if (cli->json)
+		cli_print_json(list);
+	else if ((sb = cli_members(list, "sandboxes", &n)) == NULL)
+		ret = CLI_EXIT_FAIL;
+	else {
+		cli_sandbox_table(sb, n);
+		free(sb);
+	}
+	json_object_put(list);
+	return ret;
+}
+
+int
+cli_inspect(struct cli *cli, int argc, char **argv)
+{
+	json_object	*sb;
+	char		*path;
+	int		 i;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i != 1 ||
+	    cli_id(argv[0], argv[i]) == -1)
+		return cli_usage(argv[0]);
+	if ((path = cli_resource("sandboxes", argv[i], "")) == NULL)
+		return CLI_EXIT_FAIL;
+	if (cli_call(cli, "GET", path, NULL, &sb) == -1) {
+		free(path);
+		return CLI_EXIT_FAIL;
+	}
+	free(path);
+	if (cli->json)
+		cli_print_json(sb);
+	else
+		cli_key_values(sb);
+	json_object_put(sb);
+	return CLI_EXIT_OK;
+}
+
+/*
+ * DELETE each of collection/ID: each ID removed is printed (or, with
+ * --json, listed in {"deleted": [...]}); 1 if any failed.
+ */
+int
+cli_delete_each(struct cli *cli, const char *collection, int argc,
+    char **argv)
+{
+	json_object	*deleted, *out, *doc;
+	char		*path;
+	int		 first, i, ret = CLI_EXIT_OK;
+
+	if ((first = cli_options(argc, argv)) == -1 || first == argc)
+		return cli_usage(argv[0]);
+	for (i = first; i < argc; i++)
+		if (cli_id(argv[0], argv[i]) == -1)
+			return cli_usage(argv[0]);
+	if ((deleted = json_object_new_array()) == NULL) {
+		cli_warn("out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	for (i = first; i < argc; i++) {
+		if ((path = cli_resource(collection, argv[i], "")) == NULL ||
+		    cli_call(cli, "DELETE", path, NULL, &out) == -1) {
+			free(path);
+			ret = CLI_EXIT_FAIL;
+			continue;
+		}
+		free(path);
+		json_object_put(out);
+		if (!cli->json) {
+			printf("%s\n", argv[i]);
+			fflush(stdout);
+		} else
+			json_object_array_add(deleted,
+			    json_object_new_string(argv[i]));
+	}
+	if (cli->json) {
+		if ((doc = json_object_new_object()) != NULL &&
+		    json_object_object_add(doc, "deleted", deleted) == 0)
+			deleted = NULL;
+		cli_print_json(doc);
+		json_object_put(doc);
+	}
+	json_object_put(deleted);
+	return ret;
+}
+
+int
+cli_rm(struct cli *cli, int argc, char **argv)
+{
+	return cli_delete_each(cli, "sandboxes", argc, argv);
+}
+
+int
+cli_timeout(struct cli *cli, int argc, char **argv)
+{
+	json_object	*body, *sb;
+	long long	 secs;
+	char		*path;
+	int		 i, ret;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i != 2 ||
+	    cli_id(argv[0], argv[i]) == -1 ||
+	    cli_parse_int(argv[i + 1], 0, INT_MAX, &secs) == -1)
+		return cli_usage(argv[0]);
+	if ((path = cli_resource("sandboxes", argv[i], "/timeout")) == NULL)
+		return CLI_EXIT_FAIL;
+	if ((body = json_object_new_object()) == NULL ||
+	    cli_put(body, "timeout_seconds",
+	    json_object_new_int64(secs)) == -1) {
+		json_object_put(body);
+		free(path);
+		return CLI_EXIT_FAIL;
+	}
+	ret = cli_call(cli, "POST", path, body, &sb);
+	json_object_put(body);
+	free(path);
+	if (ret == -1)
+		return CLI_EXIT_FAIL;
+	if (cli->json)
+		cli_print_json(sb);
+	else
+		cli_sandbox_table(&sb, 1);
+	json_object_put(sb);
+	return CLI_EXIT_OK;
+}

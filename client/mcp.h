@@ -1,0 +1,74 @@
+/*
+ * agent-sandbox-mcp's internal interfaces: the JSON-RPC layer (mcp_rpc.c),
+ * the tool table and its calls (mcp_tools.c), argument schemas and checks
+ * (mcp_args.c) and UTF-8 repair (mcp_utf8.c).
+ */
+#ifndef AS_CLIENT_MCP_H
+#define AS_CLIENT_MCP_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "rest.h"
+
+#define MCP_MAX_LINE		(16 * 1024 * 1024)	/* one JSON-RPC message */
+#define MCP_MAX_READ		(64 * 1024 * 1024)	/* sandbox_read_file */
+
+/* JSON-RPC 2.0 error codes. */
+#define RPC_PARSE_ERROR		-32700
+#define RPC_INVALID_REQUEST	-32600
+#define RPC_METHOD_NOT_FOUND	-32601
+#define RPC_INVALID_PARAMS	-32602
+#define RPC_INTERNAL_ERROR	-32603
+
+/* What the tools talk to: a REST client, or why there is none. */
+struct mcp_server {
+	struct rest_client	 rest;
+	int			 rest_ok;
+	char			 rest_err[256];
+};
+
+/* mcp_rpc.c: one input line in; the reply line (malloc'd) or NULL. */
+char	*rpc_handle_line(struct mcp_server *, const char *line, size_t len);
+char	*rpc_error_line(json_object *id, int code, const char *message);
+
+/* mcp_tools.c */
+json_object	*tools_list(void);
+/*
+ * Run a tool.  Returns the MCP CallToolResult; a failing tool, an unknown
+ * tool or bad arguments give isError true with the reason as its text.
+ */
+json_object	*tools_call(struct mcp_server *, const char *name,
+		    json_object *arguments);
+
+/* mcp_args.c: the arguments a tool takes, as a table. */
+#define ARG_STRING	1
+#define ARG_BOOL	2
+#define ARG_INTEGER	3
+#define ARG_NUMBER	4
+
+#define ARG_REQUIRED	0x01	/* must be present */
+#define ARG_NULLABLE	0x02	/* null is accepted (and means "not given") */
+#define ARG_BYTES	0x04	/* a string that may hold NUL characters */
+#define ARG_NONEMPTY	0x08	/* a string that must not be empty */
+#define ARG_ID		(ARG_REQUIRED | ARG_NONEMPTY)
+
+struct mcp_arg {
+	const char	*name;
+	int		 type;
+	int		 flags;
+	const char	*defval;	/* JSON text of the default, or NULL */
+	const char	*description;
+};
+
+json_object	*args_schema(const struct mcp_arg *, size_t);
+int		 args_check(const struct mcp_arg *, size_t, json_object *,
+		    char *, size_t);
+/* A checked argument, or NULL if absent or null. */
+json_object	*args_get(json_object *, const char *);
+
+/* mcp_utf8.c: bytes as UTF-8, each ill-formed subpart made U+FFFD. */
+char	*utf8_repair(const unsigned char *, size_t, size_t *outlen);
+
+#endif /* AS_CLIENT_MCP_H */

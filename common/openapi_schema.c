@@ -1,0 +1,500 @@
+/*
+ * The schemas of the OpenAPI document (components.schemas): request
+ * bodies with the bounds that give a 422 (API.md §4), and the objects
+ * the server answers with (API.md §3).  Field order is the order of the
+ * JSON the server writes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "openapi.h"
+
+#define REQ	OPENAPI_REQUIRED
+#define MIN	OPENAPI_MIN
+#define XMIN	OPENAPI_XMIN
+#define MAXLEN	OPENAPI_MAXLEN
+
+#define TYPE_MAX	64
+
+struct schema {
+	const char			*name;
+	const char			*desc;
+	int				 closed;	/* no other keys */
+	const struct openapi_field	*fields;
+};
+
+static const struct openapi_field create_fields[] = {
+	{ "image", "string?", 0, 0, NULL, NULL, "null",
+	    "Image reference.  Null or empty: the server's default image.  "
+	    "Must match the server's allowlist (else 403)." },
+	{ "cpus", "number?", XMIN, 0, NULL, NULL, "null",
+	    "CPU limit in cores; null: the server default.  Above the "
+	    "server's maximum: 400." },
+	{ "memory_mb", "integer?", MIN, 16, NULL, NULL, "null",
+	    "Memory limit in MiB (swap disabled); null: the server default.  "
+	    "Above the server's maximum: 400." },
+	{ "pids_limit", "integer?", MIN, 8, NULL, NULL, "null",
+	    "Maximum number of processes; null: the server default.  Above "
+	    "the server's maximum: 400." },
+	{ "network", "boolean", 0, 0, NULL, NULL, "false",
+	    "Attach the sandbox to the server's bridge network (403 if the "
+	    "server does not allow it).  Without it the sandbox has only a "
+	    "loopback interface." },
+	{ "read_only_rootfs", "boolean", 0, 0, NULL, NULL, "true",
+	    "Mount the image's filesystem read-only.  /workspace and /tmp "
+	    "stay writable." },
+	{ "timeout_seconds", "integer?", MIN, 1, NULL, NULL, "null",
+	    "Time to live in seconds; null: the server default.  Above the "
+	    "server's maximum: 400." },
+	{ "env", "{string", 0, 0, NULL, NULL, "{}",
+	    "Environment of every command.  A name that is empty or holds "
+	    "'=' or NUL, or a value holding NUL: 400." },
+	{ NULL }
+};
+
+static const struct openapi_field exec_fields[] = {
+	{ "command", "string|[string", REQ, 0, NULL, NULL, NULL,
+	    "A string runs under /bin/sh -c; a list of strings is the argv, "
+	    "run without a shell.  Empty: 400." },
+	{ "env", "{string", 0, 0, NULL, NULL, "{}",
+	    "Variables added to the sandbox's environment for this "
+	    "command." },
+	{ "workdir", "string?", 0, 0, NULL, NULL, "null",
+	    "Working directory; relative paths are under /workspace.  Null "
+	    "or empty: /workspace." },
+	{ "timeout_seconds", "number?", XMIN, 0, NULL, NULL, "null",
+	    "Seconds before the command and all its processes are killed; "
+	    "null: the server default.  Above the server's maximum: 400." },
+	{ NULL }
+};
+
+static const struct openapi_field timeout_fields[] = {
+	{ "timeout_seconds", "integer", REQ | MIN, 1, NULL, NULL, NULL,
+	    "New time to live, counted from now.  Above the server's "
+	    "maximum: 400." },
+	{ NULL }
+};
+
+static const struct openapi_field snapshot_req_fields[] = {
+	{ "name", "string?", MAXLEN, 128, NULL, NULL, "null",
+	    "A label for the snapshot." },
+	{ NULL }
+};
+
+static const struct openapi_field rollback_fields[] = {
+	{ "snapshot_id", "string", REQ, 0, NULL, NULL, NULL,
+	    "The snapshot whose files replace /workspace.  It may come from "
+	    "any sandbox." },
+	{ NULL }
+};
+
+static const struct openapi_field fork_fields[] = {
+	{ "timeout_seconds", "integer?", MIN, 1, NULL, NULL, "null",
+	    "Time to live; null: the server default (not the source "
+	    "sandbox's)." },
+	{ "network", "boolean?", 0, 0, NULL, NULL, "null",
+	    "Override the source sandbox's network setting." },
+	{ "cpus", "number?", XMIN, 0, NULL, NULL, "null",
+	    "Override the source sandbox's CPU limit." },
+	{ "memory_mb", "integer?", MIN, 16, NULL, NULL, "null",
+	    "Override the source sandbox's memory limit." },
+	{ NULL }
+};
+
+static const struct openapi_field sandbox_fields[] = {
+	{ "id", "string", REQ, 0, NULL, NULL, NULL,
+	    "sb_ followed by 16 lowercase hex digits." },
+	{ "status", "string", REQ, 0, NULL, "running stopped", NULL,
+	    "Whether the sandbox's container runs." },
+	{ "image", "string", REQ, 0, NULL, NULL, NULL,
+	    "Image the sandbox was created from." },
+	{ "cpus", "number", REQ, 0, NULL, NULL, NULL,
+	    "CPU limit in cores." },
+	{ "memory_mb", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Memory limit in MiB." },
+	{ "pids_limit", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Maximum number of processes." },
+	{ "network", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "Attached to the bridge network." },
+	{ "read_only_rootfs", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "Image filesystem mounted read-only." },
+	{ "created_at", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "Creation time (UTC)." },
+	{ "expires_at", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "When the reaper destroys the sandbox (UTC)." },
+	{ "source_snapshot_id", "string?", REQ, 0, NULL, NULL, NULL,
+	    "Snapshot the sandbox was forked from or last rolled back to." },
+	{ NULL }
+};
+
+static const struct openapi_field sandbox_list_fields[] = {
+	{ "sandboxes", "[#Sandbox", REQ, 0, NULL, NULL, NULL,
+	    "Every sandbox, oldest first." },
+	{ NULL }
+};
+
+static const struct openapi_field exec_result_fields[] = {
+	{ "stdout", "string", REQ, 0, NULL, NULL, NULL,
+	    "Standard output, decoded as UTF-8 (invalid bytes become "
+	    "U+FFFD)." },
+	{ "stderr", "string", REQ, 0, NULL, NULL, NULL,
+	    "Standard error, decoded the same way." },
+	{ "exit_code", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Exit status (128+N after signal N; -1 if none was reported)." },
+	{ "timed_out", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "The timeout fired and the command was killed." },
+	{ "truncated", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "Output went past the server's capture limit (stdout and stderr "
+	    "together) and was cut." },
+	{ "duration_ms", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Wall time in milliseconds." },
+	{ NULL }
+};
+
+static const struct openapi_field exec_event_fields[] = {
+	{ "type", "string", REQ, 0, NULL, "stdout stderr exit", NULL,
+	    "Output of one stream, or the end of the command (always the "
+	    "last line)." },
+	{ "data", "string", 0, 0, NULL, NULL, NULL,
+	    "Output text (stdout and stderr events)." },
+	{ "exit_code", "integer", 0, 0, NULL, NULL, NULL,
+	    "Exit status (exit event)." },
+	{ "timed_out", "boolean", 0, 0, NULL, NULL, NULL,
+	    "The timeout fired (exit event)." },
+	{ "duration_ms", "integer", 0, 0, NULL, NULL, NULL,
+	    "Wall time in milliseconds (exit event)." },
+	{ NULL }
+};
+
+static const struct openapi_field file_info_fields[] = {
+	{ "name", "string", REQ, 0, NULL, NULL, NULL, "Base name." },
+	{ "path", "string", REQ, 0, NULL, NULL, NULL,
+	    "Absolute, normalized path." },
+	{ "type", "string", REQ, 0, NULL, "file directory symlink other",
+	    NULL, "Kind of entry; symbolic links are not followed." },
+	{ "size", "integer", REQ, 0, NULL, NULL, NULL, "Size in bytes." },
+	{ "modified_at", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "Last modification (UTC)." },
+	{ NULL }
+};
+
+static const struct openapi_field file_list_fields[] = {
+	{ "path", "string", REQ, 0, NULL, NULL, NULL,
+	    "The normalized directory." },
+	{ "entries", "[#FileInfo", REQ, 0, NULL, NULL, NULL,
+	    "Its entries sorted by name, dotfiles included." },
+	{ NULL }
+};
+
+static const struct openapi_field snapshot_fields[] = {
+	{ "id", "string", REQ, 0, NULL, NULL, NULL,
+	    "snap_ followed by 16 lowercase hex digits." },
+	{ "sandbox_id", "string", REQ, 0, NULL, NULL, NULL,
+	    "Sandbox it was taken from (which may no longer exist)." },
+	{ "name", "string?", REQ, 0, NULL, NULL, NULL, "Its label." },
+	{ "image", "string", REQ, 0, NULL, NULL, NULL,
+	    "Image of the source sandbox." },
+	{ "size_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Size of the stored tar file." },
+	{ "created_at", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "When it was taken (UTC)." },
+	{ NULL }
+};
+
+static const struct openapi_field snapshot_list_fields[] = {
+	{ "snapshots", "[#Snapshot", REQ, 0, NULL, NULL, NULL,
+	    "Snapshots, oldest first." },
+	{ NULL }
+};
+
+static const struct openapi_field health_fields[] = {
+	{ "status", "string", REQ, 0, NULL, "ok", NULL, "Always ok." },
+	{ "backend", "string", REQ, 0, NULL, NULL, NULL,
+	    "Name of the backend (docker)." },
+	{ "version", "string", REQ, 0, NULL, NULL, NULL,
+	    "Server version." },
+	{ NULL }
+};
+
+static const struct openapi_field error_fields[] = {
+	{ "code", "string", REQ, 0, NULL,
+	    "invalid_request unauthorized forbidden not_found "
+	    "method_not_allowed conflict payload_too_large limit_exceeded "
+	    "internal_error backend_error http_error", NULL,
+	    "Machine-readable error code." },
+	{ "message", "string", REQ, 0, NULL, NULL, NULL,
+	    "What went wrong." },
+	{ NULL }
+};
+
+static const struct openapi_field error_response_fields[] = {
+	{ "error", "#Error", REQ, 0, NULL, NULL, NULL, "The error." },
+	{ NULL }
+};
+
+static const struct openapi_field validation_error_fields[] = {
+	{ "type", "string", REQ, 0, NULL, NULL, NULL,
+	    "Kind of violation, e.g. missing, extra_forbidden, "
+	    "greater_than." },
+	{ "loc", "[string|integer", REQ, 0, NULL, NULL, NULL,
+	    "Where: \"body\" or \"query\", then the field." },
+	{ "msg", "string", REQ, 0, NULL, NULL, NULL, "What is wrong." },
+	{ "input", "any", 0, 0, NULL, NULL, NULL, "The offending value." },
+	{ "ctx", "{any", 0, 0, NULL, NULL, NULL,
+	    "The bound that was violated, if any." },
+	{ NULL }
+};
+
+static const struct openapi_field http_validation_fields[] = {
+	{ "detail", "[#ValidationError", REQ, 0, NULL, NULL, NULL,
+	    "One entry per violation." },
+	{ NULL }
+};
+
+static const struct schema schemas[] = {
+	{ "CreateSandboxRequest", "Body of POST /v1/sandboxes.", 1,
+	    create_fields },
+	{ "ExecRequest", "Body of the exec routes.", 1, exec_fields },
+	{ "TimeoutRequest", "Body of POST /v1/sandboxes/{sandbox_id}/timeout.",
+	    1, timeout_fields },
+	{ "SnapshotRequest", "Optional body of POST "
+	    "/v1/sandboxes/{sandbox_id}/snapshots.", 1, snapshot_req_fields },
+	{ "RollbackRequest", "Body of POST "
+	    "/v1/sandboxes/{sandbox_id}/rollback.", 1, rollback_fields },
+	{ "ForkRequest", "Optional body of POST "
+	    "/v1/snapshots/{snapshot_id}/fork: overrides of the source "
+	    "sandbox's settings.", 1, fork_fields },
+	{ "Sandbox", "A sandbox: one container and its /workspace volume.",
+	    0, sandbox_fields },
+	{ "SandboxList", "Every sandbox.", 0, sandbox_list_fields },
+	{ "ExecResult", "Outcome of a command run to completion.", 1,
+	    exec_result_fields },
+	{ "ExecEvent", "One line of an exec stream.", 1,
+	    exec_event_fields },
+	{ "FileInfo", "A file or directory entry.", 1, file_info_fields },
+	{ "FileList", "The entries of a directory.", 0, file_list_fields },
+	{ "Snapshot", "A stored copy of a sandbox's /workspace.", 0,
+	    snapshot_fields },
+	{ "SnapshotList", "Snapshots.", 0, snapshot_list_fields },
+	{ "Health", "Answer of GET /healthz.", 0, health_fields },
+	{ "Error", "Code and message of an error.", 0, error_fields },
+	{ "ErrorResponse", "Every error but request validation.", 0,
+	    error_response_fields },
+	{ "ValidationError", "One violation of a request's schema.", 0,
+	    validation_error_fields },
+	{ "HTTPValidationError", "Request validation failed (422).", 0,
+	    http_validation_fields },
+};
+
+static int	build_failed;
+
+void
+openapi_put(json_object *obj, const char *key, json_object *val)
+{
+	if (obj == NULL || val == NULL ||
+	    json_object_object_add(obj, key, val) == -1) {
+		build_failed = 1;
+		json_object_put(val);
+	}
+}
+
+void
+openapi_push(json_object *arr, json_object *val)
+{
+	if (arr == NULL || val == NULL ||
+	    json_object_array_add(arr, val) == -1) {
+		build_failed = 1;
+		json_object_put(val);
+	}
+}
+
+json_object *
+openapi_str(const char *s)
+{
+	return json_object_new_string(s);
+}
+
+int
+openapi_failed(void)
+{
+	int	 failed = build_failed;
+
+	build_failed = 0;
+	return failed;
+}
+
+static json_object *
+type_schema(const char *type);
+
+/* "T|U": anyOf; a NULL-free copy is split at the first top-level '|'. */
+static json_object *
+any_of(const char *type, size_t bar)
+{
+	json_object	*o, *arr;
+	char		 left[TYPE_MAX];
+
+	if (bar >= sizeof(left)) {
+		build_failed = 1;
+		return NULL;
+	}
+	memcpy(left, type, bar);
+	left[bar] = '\0';
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	openapi_push(arr, type_schema(left));
+	openapi_push(arr, type_schema(type + bar + 1));
+	openapi_put(o, "anyOf", arr);
+	return o;
+}
+
+static json_object *
+type_schema(const char *type)
+{
+	json_object	*o;
+	char		 ref[128];
+	size_t		 bar;
+
+	/* "[T" and "{T" take the rest; "string|[string" is an anyOf. */
+	if (type[0] != '[' && type[0] != '{' &&
+	    type[bar = strcspn(type, "|")] == '|')
+		return any_of(type, bar);
+	o = json_object_new_object();
+	if (type[0] == '#') {
+		if ((size_t)snprintf(ref, sizeof(ref), "#/components/schemas/%s",
+		    type + 1) >= sizeof(ref))
+			build_failed = 1;
+		openapi_put(o, "$ref", openapi_str(ref));
+	} else if (type[0] == '[') {
+		openapi_put(o, "type", openapi_str("array"));
+		openapi_put(o, "items", type_schema(type + 1));
+	} else if (type[0] == '{') {
+		openapi_put(o, "type", openapi_str("object"));
+		openapi_put(o, "additionalProperties", type_schema(type + 1));
+	} else if (strcmp(type, "date-time") == 0) {
+		openapi_put(o, "type", openapi_str("string"));
+		openapi_put(o, "format", openapi_str("date-time"));
+	} else if (strcmp(type, "any") != 0)
+		openapi_put(o, "type", openapi_str(type));
+	return o;
+}
+
+/* A nullable type: ["T", "null"]. */
+static json_object *
+nullable_schema(const char *type)
+{
+	json_object	*o, *arr;
+
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	openapi_push(arr, openapi_str(type));
+	openapi_push(arr, openapi_str("null"));
+	openapi_put(o, "type", arr);
+	return o;
+}
+
+static json_object *
+enum_list(const char *words)
+{
+	json_object	*arr;
+	char		 word[64];
+	size_t		 n;
+
+	arr = json_object_new_array();
+	while (*words != '\0') {
+		n = strcspn(words, " ");
+		if (n >= sizeof(word)) {
+			build_failed = 1;
+			break;
+		}
+		memcpy(word, words, n);
+		word[n] = '\0';
+		openapi_push(arr, openapi_str(word));
+		words += n;
+		words += strspn(words, " ");
+	}
+	return arr;
+}
+
+json_object *
+openapi_field_schema(const struct openapi_field *f)
+{
+	json_object	*o;
+	char		 base[TYPE_MAX];
+	size_t		 len = strlen(f->type);
+
+	if (len > 0 && f->type[len - 1] == '?') {
+		if (len > sizeof(base)) {
+			build_failed = 1;
+			return NULL;
+		}
+		memcpy(base, f->type, len - 1);
+		base[len - 1] = '\0';
+		o = nullable_schema(base);
+	} else
+		o = type_schema(f->type);
+	if (f->enums != NULL)
+		openapi_put(o, "enum", enum_list(f->enums));
+	if (f->flags & OPENAPI_MIN)
+		openapi_put(o, "minimum", json_object_new_int64(f->bound));
+	if (f->flags & OPENAPI_XMIN)
+		openapi_put(o, "exclusiveMinimum",
+		    json_object_new_int64(f->bound));
+	if (f->flags & OPENAPI_MAXLEN)
+		openapi_put(o, "maxLength", json_object_new_int64(f->bound));
+	if (f->pattern != NULL)
+		openapi_put(o, "pattern", openapi_str(f->pattern));
+	if (f->def != NULL) {
+		/* "null" parses to NULL: a JSON null, not a failure. */
+		if (strcmp(f->def, "null") != 0)
+			openapi_put(o, "default", json_tokener_parse(f->def));
+		else if (o == NULL ||
+		    json_object_object_add(o, "default", NULL) == -1)
+			build_failed = 1;
+	}
+	if (f->desc != NULL)
+		openapi_put(o, "description", openapi_str(f->desc));
+	return o;
+}
+
+static json_object *
+schema_json(const struct schema *s)
+{
+	const struct openapi_field	*f;
+	json_object			*o, *props, *req;
+
+	o = json_object_new_object();
+	props = json_object_new_object();
+	req = json_object_new_array();
+	openapi_put(o, "title", openapi_str(s->name));
+	openapi_put(o, "description", openapi_str(s->desc));
+	openapi_put(o, "type", openapi_str("object"));
+	for (f = s->fields; f->name != NULL; f++) {
+		openapi_put(props, f->name, openapi_field_schema(f));
+		if (f->flags & OPENAPI_REQUIRED)
+			openapi_push(req, openapi_str(f->name));
+	}
+	openapi_put(o, "properties", props);
+	if (req != NULL && json_object_array_length(req) > 0)
+		openapi_put(o, "required", req);
+	else
+		json_object_put(req);
+	if (s->closed)
+		openapi_put(o, "additionalProperties",
+		    json_object_new_boolean(0));
+	return o;
+}
+
+json_object *
+openapi_schemas(void)
+{
+	json_object	*o;
+	size_t		 i;
+
+	o = json_object_new_object();
+	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++)
+		openapi_put(o, schemas[i].name, schema_json(&schemas[i]));
+	return o;
+}
