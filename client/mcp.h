@@ -12,8 +12,8 @@
 
 #include "rest.h"
 
-#define MCP_MAX_LINE		(16 * 1024 * 1024)	/* one JSON-RPC message */
-#define MCP_MAX_READ		(64 * 1024 * 1024)	/* sandbox_read_file */
+#define MCP_MAX_LINE	(16 * 1024 * 1024)	/* one JSON-RPC message */
+#define MCP_MAX_READ	(64 * 1024 * 1024)	/* sandbox_read_file */
 
 /* JSON-RPC 2.0 error codes. */
 #define RPC_PARSE_ERROR		-32700
@@ -49,7 +49,7 @@ json_object	*tools_call(struct mcp_server *, const char *name,
 #define ARG_NUMBER	4
 
 #define ARG_REQUIRED	0x01	/* must be present */
-#define ARG_NULLABLE	0x02	/* null is accepted (and means "not given") */
+#define ARG_NULLABLE	0x02	/* null accepted, meaning "not given" */
 #define ARG_BYTES	0x04	/* a string that may hold NUL characters */
 #define ARG_NONEMPTY	0x08	/* a string that must not be empty */
 #define ARG_ID		(ARG_REQUIRED | ARG_NONEMPTY)
@@ -58,7 +58,7 @@ struct mcp_arg {
 	const char	*name;
 	int		 type;
 	int		 flags;
-	const char	*defval;	/* JSON text of the default, or NULL */
+	const char	*defval;	/* JSON text of the default or NULL */
 	const char	*description;
 };
 

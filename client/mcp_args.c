@@ -71,7 +71,8 @@ args_schema(const struct mcp_arg *args, size_t n)
 		return NULL;
 	props = json_object_new_object();
 	req = json_object_new_array();
-	json_object_object_add(schema, "type", json_object_new_string("object"));
+	json_object_object_add(schema, "type",
+	    json_object_new_string("object"));
 	json_object_object_add(schema, "properties", props);
 	json_object_object_add(schema, "required", req);
 	json_object_object_add(schema, "additionalProperties",

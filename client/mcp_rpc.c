@@ -25,9 +25,10 @@ static const char instructions[] =
     "containers).  The usual flow: sandbox_create, then sandbox_exec and "
     "the file tools (sandbox_write_file, sandbox_read_file, "
     "sandbox_list_files).  Before a risky change, take a sandbox_snapshot; "
-    "if the change goes wrong, sandbox_rollback to that snapshot's id.  To "
-    "try several approaches in parallel, sandbox_fork one snapshot into "
-    "several sandboxes.  Call sandbox_destroy when finished.  Files live "
+    "if the change goes wrong, roll back to that snapshot's id with "
+    "sandbox_rollback.  To try several approaches in parallel, sandbox_fork "
+    "one snapshot into several sandboxes.  Call sandbox_destroy when "
+    "finished.  Files live "
     "under /workspace.  Sandboxes have no network access unless created "
     "with network=true.";
 
@@ -202,13 +203,13 @@ message(struct mcp_server *srv, json_object *msg)
 	 */
 	if (has_method && !has_id)
 		return NULL;
-	if (!has_id) {
-		if (json_object_object_get_ex(msg, "result", NULL) ||
-		    json_object_object_get_ex(msg, "error", NULL))
-			return NULL;	/* a client's reply */
+	/* A reply from the client: we send no requests, so none is due. */
+	if (!has_method && (json_object_object_get_ex(msg, "result", NULL) ||
+	    json_object_object_get_ex(msg, "error", NULL)))
+		return NULL;
+	if (!has_id)
 		return rpc_error_line(NULL, RPC_INVALID_REQUEST,
 		    "Invalid Request: no method");
-	}
 	if (!valid_id(id))
 		return rpc_error_line(NULL, RPC_INVALID_REQUEST,
 		    "Invalid Request: id must be a string or a number");
@@ -217,13 +218,9 @@ message(struct mcp_server *srv, json_object *msg)
 	    strcmp(json_object_get_string(version), "2.0") != 0)
 		return rpc_error_line(id, RPC_INVALID_REQUEST,
 		    "Invalid Request: jsonrpc must be \"2.0\"");
-	if (!has_method) {
-		if (json_object_object_get_ex(msg, "result", NULL) ||
-		    json_object_object_get_ex(msg, "error", NULL))
-			return NULL;
+	if (!has_method)
 		return rpc_error_line(id, RPC_INVALID_REQUEST,
 		    "Invalid Request: method must be a string");
-	}
 	if (json_object_object_get_ex(msg, "params", &params) &&
 	    params != NULL && !json_object_is_type(params, json_type_object))
 		return rpc_error_line(id, RPC_INVALID_PARAMS,

@@ -381,12 +381,13 @@ static void
 tool_write(struct rest_client *c, json_object *args, struct tool_out *out)
 {
 	const char		*id = str_arg(args, "sandbox_id", "");
-	json_object		*content = args_get(args, "content"), *res = NULL;
+	json_object		*content, *res = NULL;
 	struct rest_error	 err;
 	char			*path;
 
 	if (get_sandbox(c, id, out) == -1)
 		return;
+	content = args_get(args, "content");
 	if ((path = file_path(id, "/files", str_arg(args, "path", ""),
 	    "&mode=644")) == NULL) {
 		out_text(out, 1, "out of memory");
