@@ -158,15 +158,29 @@ apid_drop_privileges(struct apid_settings *s)
 		fatalx("landlock: %s", err);
 	if (privdrop_no_new_privs() == -1)
 		fatal("no_new_privs");
-	/*
-	 * One malloc arena for all threads: when a tar job's own arena
-	 * shrinks, glibc opens /proc/sys/vm/overcommit_memory, and the
-	 * filter forbids every open.
-	 */
-	if (mallopt(M_ARENA_MAX, 1) == 0)
-		fatalx("cannot limit malloc to one arena");
 	if (apid_seccomp_load(seccomp_mode_parse(s->seccomp_mode)) == -1)
 		fatalx("cannot install the seccomp filter");
+}
+
+/*
+ * One malloc arena for all threads, set before the first thread exists:
+ * when a thread's own arena shrinks, glibc opens
+ * /proc/sys/vm/overcommit_memory, and the seccomp filter forbids every
+ * open.  AddressSanitizer's allocator has no arenas (and its mallopt
+ * does nothing), so a sanitized build goes without.
+ */
+static void
+one_malloc_arena(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return;
+#endif
+#endif
+	if (mallopt(M_ARENA_MAX, 1) == 0)
+		fatalx("cannot limit malloc to one arena");
 }
 
 static struct event_base *
@@ -209,6 +223,8 @@ main(int argc, char *argv[])
 	warm_up();
 	route_openapi_init();
 	apid->base = apid_event_base();
+	/* Threads: one arena first, then glibc's thread set-up (tar_job.c). */
+	one_malloc_arena();
 	if (tar_jobs_init(apid->base) == -1)
 		fatal("tar jobs");
 	if ((apid->http = evhttp_new(apid->base)) == NULL)

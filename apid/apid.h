@@ -386,12 +386,14 @@ void	tar_check_request(struct peer *, struct imsg *);
  * came (-1 stops reading); at EOF, a read error or a stop the reader
  * closes the pipe and calls end, its last touch of the reader.  With a
  * client, reading pauses while the client's output buffer is full.
+ * failed tells an end that was not EOF: what came is not all there was.
  */
 typedef int	(*pipe_data_cb)(void *arg, const unsigned char *, size_t);
 struct pipe_reader {
 	int			 fd;		/* read end, or -1 */
 	struct event		*ev;
 	int			 reading;	/* ev is added */
+	int			 failed;	/* ended other than at EOF */
 	const char		*what;		/* for logs */
 	struct evhttp_request	*client;	/* or NULL: never paused */
 	pipe_data_cb		 data;
@@ -403,9 +405,15 @@ void	pipe_reader_init(struct pipe_reader *, const char *what,
 	    void *arg);
 /* Takes fd (closed on failure too); reading starts at resume.  0 or -1. */
 int	pipe_reader_open(struct pipe_reader *, int fd);
-/* -1 if the pipe could not be watched: it is closed, end not called. */
+/*
+ * -1 if the pipe could not be watched: it is closed and failed set, end
+ * not called (the caller may be in the middle of its own work).
+ */
 int	pipe_reader_resume(struct pipe_reader *);
-/* For evhttp_send_reply_chunk_with_cb(), with the reader as arg. */
+/*
+ * For evhttp_send_reply_chunk_with_cb(), with the reader as arg: resumes,
+ * and calls end if the pipe cannot be watched again.
+ */
 void	pipe_reader_sent(struct evhttp_connection *, void *);
 void	pipe_reader_close(struct pipe_reader *);
 

@@ -57,12 +57,16 @@ pipe_reader_cb(evutil_socket_t fd, short events, void *arg)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (n == -1)
+		if (n == -1) {
 			log_warn("%s: read from the pipe", pr->what);
+			pr->failed = 1;
+		}
 		if (n <= 0)
 			break;
-		if (pr->data(pr->arg, readbuf, (size_t)n) == -1)
+		if (pr->data(pr->arg, readbuf, (size_t)n) == -1) {
+			pr->failed = 1;
 			break;
+		}
 	}
 	if (i == PIPE_READS_PER_EVENT)
 		return;
@@ -79,6 +83,7 @@ pipe_reader_init(struct pipe_reader *pr, const char *what,
 	pr->fd = -1;
 	pr->ev = NULL;
 	pr->reading = 0;
+	pr->failed = 0;
 	pr->what = what;
 	pr->client = client;
 	pr->data = data;
@@ -105,6 +110,7 @@ pipe_reader_resume(struct pipe_reader *pr)
 		return 0;
 	if (event_add(pr->ev, NULL) == -1) {
 		log_warnx("%s: cannot watch the pipe", pr->what);
+		pr->failed = 1;
 		pipe_reader_close(pr);
 		return -1;
 	}
@@ -112,10 +118,17 @@ pipe_reader_resume(struct pipe_reader *pr)
 	return 0;
 }
 
+/*
+ * A chunk went out.  Nothing else would end a reader that cannot be
+ * watched again, so that ends it here, as a failing pipe does.
+ */
 void
 pipe_reader_sent(struct evhttp_connection *evcon, void *arg)
 {
-	(void)pipe_reader_resume(arg);
+	struct pipe_reader	*pr = arg;
+
+	if (pipe_reader_resume(pr) == -1)
+		pr->end(pr->arg);
 }
 
 void

@@ -49,6 +49,7 @@ struct exec_state {
 	struct frame_parser	 fp;
 	struct capture		 cap;		/* blocking exec */
 	struct stream_events	*se;		/* streaming exec */
+	struct event		*later;		/* exec_finish_later */
 };
 
 static int64_t
@@ -67,6 +68,8 @@ static void
 exec_free(struct exec_state *st)
 {
 	pipe_reader_close(&st->out);
+	if (st->later != NULL)
+		event_free(st->later);
 	capture_free(&st->cap);
 	if (st->se != NULL) {
 		stream_events_free(st->se);
@@ -116,13 +119,21 @@ exec_reply_result(struct exec_state *st)
 /*
  * The last word to the client (or to the detached request, which the
  * reply frees).  The caller has unhooked the request from managerd's
- * replies or is about to.
+ * replies or is about to.  Output lost on the way (the pipe failed) is
+ * a backend failure, never a complete-looking result.
  */
 static void
 exec_finish(struct exec_state *st)
 {
 	pipe_reader_close(&st->out);
-	if (st->stream) {
+	if (st->out.failed) {
+		log_warnx("exec: output lost: the pipe failed");
+		if (st->stream)
+			respond_end(st->req, st->reply_started);
+		else
+			respond_error(st->req, ERR_BACKEND,
+			    "the command's output was lost");
+	} else if (st->stream) {
 		if (!st->gone && st->reply_started &&
 		    (stream_events_flush(st->se, EXEC_STDOUT) == -1 ||
 		    stream_events_flush(st->se, EXEC_STDERR) == -1 ||
@@ -218,7 +229,6 @@ static void
 exec_gone(struct apid_request *ar)
 {
 	struct exec_state	*st = ar->arg;
-	struct timeval		 now = { 0, 0 };
 
 	st->gone = 1;
 	pipe_reader_close(&st->out);
@@ -229,10 +239,12 @@ exec_gone(struct apid_request *ar)
 			log_warnx("exec: cannot cancel");
 		return;
 	}
-	/* We are inside evhttp's connection teardown: not here. */
-	if (event_base_once(apid->base, -1, EV_TIMEOUT, exec_finish_later, st,
-	    &now) == -1)
-		log_warnx("exec: cannot finish a request");
+	/*
+	 * We are inside evhttp's connection teardown: not here, but on the
+	 * loop's next turn, through an event made with the state (which
+	 * cannot fail now).
+	 */
+	event_active(st->later, EV_TIMEOUT, 1);
 }
 
 static int
@@ -299,6 +311,12 @@ exec_start(struct evhttp_request *req, char **params, int stream)
 	    exec_pipe_end, st);
 	frame_parser_init(&st->fp);
 	capture_init(&st->cap, apid->max_exec_output_bytes);
+	if ((st->later = event_new(apid->base, -1, 0, exec_finish_later,
+	    st)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		exec_free(st);
+		return;
+	}
 	if (body_read_exec(req, &x) == -1) {
 		exec_free(st);
 		return;

@@ -34,12 +34,15 @@ struct file_listing {
 	struct capture		 out;		/* stdout, up to the max */
 	struct capture		 err;		/* stderr, its start */
 	int			 too_large;	/* or out of memory */
+	struct event		*later;		/* list_finish_later */
 };
 
 static void
 list_free(struct file_listing *st)
 {
 	pipe_reader_close(&st->pipe);
+	if (st->later != NULL)
+		event_free(st->later);
 	free(st->dir);
 	capture_free(&st->out);
 	capture_free(&st->err);
@@ -96,6 +99,13 @@ list_respond(struct file_listing *st)
 			msg = NULL;
 		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
 		    "listing too large");
+	} else if (st->pipe.failed) {
+		/* What came is not the whole listing: no partial answer. */
+		if (asprintf(&msg, "cannot list %s: the output was lost",
+		    st->dir) == -1)
+			msg = NULL;
+		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
+		    "the listing's output was lost");
 	} else if (st->exit.exit_code == 0) {
 		if (file_list_parse(st->out.stream[EXEC_STDOUT].data != NULL ?
 		    st->out.stream[EXEC_STDOUT].data : "",
@@ -180,7 +190,6 @@ static void
 list_gone(struct apid_request *ar)
 {
 	struct file_listing	*st = ar->arg;
-	struct timeval		 now = { 0, 0 };
 
 	st->gone = 1;
 	pipe_reader_close(&st->pipe);
@@ -191,10 +200,12 @@ list_gone(struct apid_request *ar)
 			log_warnx("listing: cannot cancel");
 		return;
 	}
-	/* We are inside evhttp's connection teardown: not here. */
-	if (event_base_once(apid->base, -1, EV_TIMEOUT, list_finish_later, st,
-	    &now) == -1)
-		log_warnx("listing: cannot finish a request");
+	/*
+	 * We are inside evhttp's connection teardown: not here, but on the
+	 * loop's next turn, through an event made with the state (which
+	 * cannot fail now).
+	 */
+	event_active(st->later, EV_TIMEOUT, 1);
 }
 
 static int
@@ -209,6 +220,7 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 		if ((st->dir = msg_get_string(imsg, MSG_MAX_PATH)) == NULL)
 			peer_bad_message(&apid->parent, imsg, "malformed");
 		st->started = 1;
+		/* Failing, it closes the pipe and sets failed: EXEC_EXIT ends. */
 		if (!st->gone)
 			(void)pipe_reader_resume(&st->pipe);
 		return APID_REPLY_MORE;
@@ -275,6 +287,12 @@ route_file_list(struct evhttp_request *req, char **params)
 	frame_parser_init(&st->fp);
 	capture_init(&st->out, FILE_LIST_OUTPUT_MAX);
 	capture_init(&st->err, LIST_STDERR_MAX);
+	if ((st->later = event_new(apid->base, -1, 0, list_finish_later,
+	    st)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		list_free(st);
+		return;
+	}
 	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == -1) {
 		log_warn("listing: pipe2");
 		respond_error(req, ERR_INTERNAL, "cannot make a pipe");

@@ -67,12 +67,15 @@ struct file_read {
 	int			 err_kind;	/* MSG_ERROR after STARTED */
 	char			*err_text;
 	char			 job_err[256];
+	struct event		*later;		/* read_finish_later */
 };
 
 static void
 read_free(struct file_read *st)
 {
 	pipe_reader_close(&st->out);
+	if (st->later != NULL)
+		event_free(st->later);
 	if (st->tar_fd != -1)
 		close(st->tar_fd);
 	if (st->pend != NULL)
@@ -82,17 +85,29 @@ read_free(struct file_read *st)
 	free(st);
 }
 
-static void
+static void read_maybe_finish(struct file_read *);
+
+/* -1 if the pipe cannot be watched: it is closed, the body is short. */
+static int
 read_resume(struct file_read *st)
 {
-	if (!st->gone && pipe_reader_resume(&st->out) == -1)
-		st->failed = 1;
+	if (st->gone || pipe_reader_resume(&st->out) == 0)
+		return 0;
+	st->failed = 1;
+	return -1;
 }
 
+/*
+ * A chunk went out: read on.  If that fails now, no pipe event will come
+ * to end the request, and the job and managerd may be done already.
+ */
 static void
 read_chunk_sent(struct evhttp_connection *evcon, void *arg)
 {
-	read_resume(arg);
+	struct file_read	*st = arg;
+
+	if (read_resume(st) == -1)
+		read_maybe_finish(st);
 }
 
 /*
@@ -199,6 +214,9 @@ read_data(void *arg, const unsigned char *buf, size_t n)
 {
 	struct file_read	*st = arg;
 
+	/* Nothing more can go out: stop reading (the job sees EPIPE). */
+	if (st->failed)
+		return -1;
 	st->got += (uint64_t)n;
 	if (st->got > st->size) {
 		st->failed = 1;
@@ -217,7 +235,11 @@ read_data(void *arg, const unsigned char *buf, size_t n)
 static void
 read_pipe_end(void *arg)
 {
-	read_maybe_finish(arg);
+	struct file_read	*st = arg;
+
+	if (st->out.failed)
+		st->failed = 1;
+	read_maybe_finish(st);
 }
 
 static void
@@ -255,7 +277,6 @@ static void
 read_gone(struct apid_request *ar)
 {
 	struct file_read	*st = ar->arg;
-	struct timeval		 now = { 0, 0 };
 
 	st->gone = 1;
 	/* The job and the proxy stop on EPIPE. */
@@ -266,10 +287,12 @@ read_gone(struct apid_request *ar)
 	}
 	if (!read_can_finish(st))
 		return;
-	/* We are inside evhttp's connection teardown: not here. */
-	if (event_base_once(apid->base, -1, EV_TIMEOUT, read_finish_later, st,
-	    &now) == -1)
-		log_warnx("download: cannot finish a request");
+	/*
+	 * We are inside evhttp's connection teardown: not here, but on the
+	 * loop's next turn, through an event made with the state (which
+	 * cannot fail now).
+	 */
+	event_active(st->later, EV_TIMEOUT, 1);
 }
 
 /* FILE_READ_STARTED: the job, then the 200 (unless the file is empty). */
@@ -314,7 +337,8 @@ read_started(struct file_read *st)
 		evhttp_send_reply_start(st->req, 200, respond_reason(200));
 		st->reply_started = 1;
 	}
-	read_resume(st);
+	/* Failing, the job sees EPIPE and its end finishes the request. */
+	(void)read_resume(st);
 	return;
  fail:
 	st->failed = 1;
@@ -406,9 +430,7 @@ route_file_read(struct evhttp_request *req, char **params)
 		return;
 	}
 	query_refuse_nul(path, len);
-	if ((st = calloc(1, sizeof(*st))) == NULL ||
-	    (st->pend = evbuffer_new()) == NULL) {
-		free(st);
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
 		free(path);
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return;
@@ -418,6 +440,13 @@ route_file_read(struct evhttp_request *req, char **params)
 	st->tar_fd = -1;
 	pipe_reader_init(&st->out, "download", req, read_data, read_pipe_end,
 	    st);
+	if ((st->pend = evbuffer_new()) == NULL ||
+	    (st->later = event_new(apid->base, -1, 0, read_finish_later,
+	    st)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		read_free(st);
+		return;
+	}
 	fr.sandbox_id = params[0];
 	fr.path = path;
 	msgw_init(&w);

@@ -5,6 +5,13 @@
  * copy) into an UPLOAD job (tar_job.c, tar_upload.c) that writes the tar
  * into the pipe; FILE_INFO is the answer.  The state lives until
  * managerd's last word has come and the job has ended.
+ *
+ * FILE_INFO alone does not prove the upload: the proxy sends the tar to
+ * Docker as it comes (chunked), and Docker accepts a tar that stops at a
+ * member boundary, so a job that failed after the parent directories
+ * still gets FILE_INFO (of whatever file was there before).  So the 200
+ * waits for the job's end, and a job that did not end well, or never
+ * started, makes the answer an error whatever managerd says.
  */
 #include <sys/queue.h>
 
@@ -32,6 +39,10 @@ struct file_upload {
 	int			 job_running;
 	int			 answered;	/* managerd's last word came */
 	int			 gone;
+	int			 job_ok;	/* the whole tar was written */
+	char			 job_err[256];	/* why not */
+	json_object		*info;		/* FileInfo (NULL: cannot render) */
+	int			 info_waits;	/* FILE_INFO came before the job end */
 };
 
 static void
@@ -39,7 +50,31 @@ upload_free(struct file_upload *st)
 {
 	if (st->tar_fd != -1)
 		close(st->tar_fd);
+	if (st->info != NULL)
+		json_object_put(st->info);
 	free(st);
+}
+
+/* managerd said FILE_INFO: the answer, if the job wrote the whole tar. */
+static void
+upload_respond(struct file_upload *st)
+{
+	char	*msg;
+
+	if (st->gone)
+		respond_end(st->req, 0);
+	else if (!st->job_ok) {
+		if (asprintf(&msg, "cannot upload the file: %s",
+		    st->job_err[0] != '\0' ? st->job_err :
+		    "the archive was not written") == -1)
+			msg = NULL;
+		respond_error(st->req, ERR_INTERNAL, msg != NULL ? msg :
+		    "the upload failed");
+		free(msg);
+	} else if (st->info == NULL)
+		respond_error(st->req, ERR_INTERNAL, "cannot render the file");
+	else
+		respond_json(st->req, 200, st->info);
 }
 
 static void
@@ -48,11 +83,20 @@ upload_job_done(const struct tar_result *res, void *arg)
 	struct file_upload	*st = arg;
 
 	st->job_running = 0;
-	if (res->errnum != 0)
+	if (res->errnum == 0)
+		st->job_ok = 1;
+	else {
 		log_warnx("upload: %s", res->message != NULL ? res->message :
 		    strerror(res->errnum));
-	if (st->answered)
-		upload_free(st);
+		strlcpy(st->job_err, res->message != NULL ? res->message :
+		    strerror(res->errnum), sizeof(st->job_err));
+	}
+	if (!st->answered)
+		return;
+	/* managerd's FILE_INFO came first: its answer waited for us. */
+	if (st->info_waits)
+		upload_respond(st);
+	upload_free(st);
 }
 
 static void
@@ -86,6 +130,7 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 	if ((body = evbuffer_new()) == NULL || evbuffer_add_buffer(body,
 	    evhttp_request_get_input_buffer(st->req)) == -1) {
 		log_warnx("upload: out of memory");
+		strlcpy(st->job_err, "out of memory", sizeof(st->job_err));
 		if (body != NULL)
 			evbuffer_free(body);
 		close(st->tar_fd);
@@ -102,31 +147,31 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 	spec.done = upload_job_done;
 	spec.arg = st;
 	st->tar_fd = -1;
-	if (tar_job_start(&spec) == -1)
+	if (tar_job_start(&spec) == -1) {
 		log_warn("upload: cannot start the tar job");
-	else
+		strlcpy(st->job_err, "cannot start the archive writer",
+		    sizeof(st->job_err));
+	} else
 		st->job_running = 1;
 	file_write_ready_free(&fw);
 }
 
+/* FILE_INFO: answered now, or when the job ends if it still runs. */
 static void
 upload_info(struct file_upload *st, struct imsg *imsg)
 {
 	struct file_info	 fi;
-	json_object		*o;
 
 	if (!st->ready || msg_get_file_info(imsg, &fi) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected");
-	if (st->gone)
-		respond_end(st->req, 0);
-	else if ((o = file_info_json(fi.name, fi.path, fi.type, fi.size,
-	    fi.modified_at)) == NULL)
-		respond_error(st->req, ERR_INTERNAL, "cannot render the file");
-	else {
-		respond_json(st->req, 200, o);
-		json_object_put(o);
-	}
+	if (!st->gone)
+		st->info = file_info_json(fi.name, fi.path, fi.type, fi.size,
+		    fi.modified_at);
 	file_info_free(&fi);
+	if (st->job_running)
+		st->info_waits = 1;
+	else
+		upload_respond(st);
 }
 
 static int
@@ -142,6 +187,7 @@ upload_reply(struct apid_request *ar, struct imsg *imsg)
 		upload_info(st, imsg);
 		break;
 	case MSG_ERROR:
+		/* An error is true whatever the job did: it goes now. */
 		if (st->gone)
 			respond_end(st->req, 0);
 		else
@@ -150,6 +196,10 @@ upload_reply(struct apid_request *ar, struct imsg *imsg)
 	default:
 		peer_bad_message(&apid->parent, imsg, "wrong reply type");
 	}
+	/*
+	 * managerd is done with the id (the request is forgotten on return;
+	 * a FileInfo still waiting goes to the request, detached or not).
+	 */
 	st->answered = 1;
 	if (st->tar_fd != -1) {
 		close(st->tar_fd);

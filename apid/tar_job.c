@@ -6,6 +6,12 @@
  * reads it back, calls done and frees the job.  So done runs on the loop,
  * exactly once per started job.
  *
+ * Between start and done the job is the thread's alone: the loop keeps
+ * only the notification pipe.  The one libevent object the thread uses
+ * is an upload's body, an evbuffer the job owns outright (its chains
+ * moved out of the request, no callbacks, not bound to any event base),
+ * which it reads, drains and frees; nothing of the event loop's.
+ *
  * The thread closes the job's descriptors as soon as its call returns:
  * the reader of out_fd sees EOF (or the writer of in_fd EPIPE) at once,
  * not after the loop's next turn.  apid ignores SIGPIPE (apid.c), so a
@@ -312,6 +318,8 @@ tar_job_start(const struct tar_job_spec *spec)
 			saved = ENOMEM;
 			goto fail_job;
 		}
+		/* The caller's may go as soon as we return. */
+		job->spec.upload = &job->upload;
 	} else
 		job->spec.upload = NULL;
 	if (set_blocking(spec->in_fd) == -1 ||

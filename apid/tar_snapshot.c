@@ -31,6 +31,7 @@ struct tar_out {
 	uint64_t	 written;
 	int		 over;		/* max would have been passed */
 	int		 err;		/* errno of a failed write(2) */
+	int		 dead;		/* failed: write nothing more */
 };
 
 static int
@@ -129,6 +130,10 @@ out_write(struct archive *a, void *arg, const void *buf, size_t len)
 {
 	struct tar_out	*o = arg;
 
+	if (o->dead) {
+		archive_set_error(a, EIO, "the snapshot failed");
+		return -1;
+	}
 	if (o->over || o->written + len > o->max) {
 		o->over = 1;
 		archive_set_error(a, EFBIG, "snapshot limit");
@@ -320,9 +325,8 @@ tar_snapshot_rewrite(int in_fd, int out_fd, uint64_t max_bytes, char *err,
 		saved = EFBIG;
 	} else if (rv == -1 && o.err != 0)
 		saved = o.err;
-	/* Not closed cleanly: that would pad and end a broken archive. */
 	if (w != NULL && rv == -1)
-		archive_write_fail(w);
+		tar_write_abandon(w, &o.dead);
 	if (w != NULL)
 		archive_write_free(w);
 	archive_read_free(r);

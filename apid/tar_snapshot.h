@@ -43,5 +43,7 @@ struct archive;
 void	tar_seterr(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 const char *tar_arerr(struct archive *);
+/* Stop a writer whose write callback refuses once *dead is set. */
+void	tar_write_abandon(struct archive *, int *dead);
 
 #endif

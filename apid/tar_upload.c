@@ -26,6 +26,7 @@ struct upload_out {
 	int		 fd;
 	uint64_t	 written;
 	int		 err;		/* errno of a failed write(2) */
+	int		 dead;		/* failed: write nothing more */
 };
 
 static la_ssize_t
@@ -36,6 +37,10 @@ upload_write(struct archive *a, void *arg, const void *buf, size_t len)
 	size_t			 left = len;
 	ssize_t			 n;
 
+	if (o->dead) {
+		archive_set_error(a, EIO, "the upload failed");
+		return -1;
+	}
 	while (left > 0) {
 		n = write(o->fd, p, left);
 		if (n == -1 && errno == EINTR)
@@ -172,7 +177,7 @@ tar_upload(int out_fd, const struct file_write_ready *fw,
 	 * member with zeros and ends the tar, which Docker would accept.
 	 */
 	if (rv == -1)
-		archive_write_fail(w);
+		tar_write_abandon(w, &o.dead);
 	archive_write_free(w);
 	if (rv == -1)
 		errno = saved;

@@ -8,12 +8,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "client_seccomp.h"
+#include "log.h"
 #include "openapi.h"
 
 extern char	**environ;
@@ -174,6 +178,18 @@ serve(int argc, char *argv[])
 	return 1;
 }
 
+/* A pipe whose reader has closed it polls as an error for writing. */
+static int
+stdout_gone(void)
+{
+	struct pollfd	 pfd;
+
+	pfd.fd = STDOUT_FILENO;
+	pfd.events = POLLOUT;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR);
+}
+
 /*
  * Run a client verb.  Every "--json" before a "--" is taken out of its
  * arguments (so the flag may follow the verb), and "-h" / "--help" there
@@ -183,8 +199,9 @@ static int
 client_verb(const struct cli_verb *v, int argc, char *argv[], int json)
 {
 	struct cli	  cli;
+	struct rest_error rerr;
 	char		**args, err[256];
-	int		  i, n = 0, ret, end = 0;
+	int		  i, n = 0, ret, end = 0, mode;
 
 	if ((args = calloc(argc + 1, sizeof(*args))) == NULL) {
 		fprintf(stderr, "agent-sandbox: %s\n", strerror(errno));
@@ -211,8 +228,40 @@ client_verb(const struct cli_verb *v, int argc, char *argv[], int json)
 		free(args);
 		return CLI_EXIT_FAIL;
 	}
+	/*
+	 * The filter allows no name lookup: resolve now.  A name that does
+	 * not resolve fails the verb's first request, after its usage was
+	 * checked.
+	 */
+	(void)rest_client_resolve(&cli.rc, &rerr);
+	/*
+	 * A reader of stdout that goes away (exec ... | head -1) shows as
+	 * EPIPE, which the verbs turn into a quiet exit.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	log_init(LOG_TO_STDERR, LOG_LEVEL_WARN, "agent-sandbox");
+	if ((mode = client_seccomp_mode("agent-sandbox")) == -1 ||
+	    (v->run == cli_cp && cli_cp_signals() == -1) ||
+	    cli_seccomp_load(mode, v->run == cli_cp) == -1) {
+		fprintf(stderr, "agent-sandbox: cannot install the seccomp "
+		    "filter\n");
+		rest_client_free(&cli.rc);
+		free(args);
+		return CLI_EXIT_FAIL;
+	}
 	optind = 0;	/* glibc: start getopt afresh for the verb */
 	ret = v->run(&cli, n, args);
+	/* Output that could not be written is a failure too. */
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (stdout_gone())
+			ret = CLI_EXIT_PIPE;
+		else {
+			fprintf(stderr, "agent-sandbox: cannot write to "
+			    "stdout\n");
+			if (ret == CLI_EXIT_OK)
+				ret = CLI_EXIT_FAIL;
+		}
+	}
 	rest_client_free(&cli.rc);
 	free(args);
 	return ret;

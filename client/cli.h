@@ -18,6 +18,7 @@
 #define CLI_EXIT_FAIL	1
 #define CLI_EXIT_USAGE	2
 #define CLI_EXIT_TIMEOUT 124	/* as timeout(1) */
+#define CLI_EXIT_PIPE	141	/* stdout's reader went away: 128 + SIGPIPE */
 
 struct cli {
 	struct rest_client	 rc;
@@ -52,6 +53,8 @@ int	cli_rollback(struct cli *, int, char **);
 int	cli_fork(struct cli *, int, char **);
 int	cli_snapshot_rm(struct cli *, int, char **);
 int	cli_delete_each(struct cli *, const char *collection, int, char **);
+/* Before the seccomp filter: a signal removes cp's partial download. */
+int	cli_cp_signals(void);
 
 /* Output (cli_output.c). */
 void	cli_print_json(json_object *);

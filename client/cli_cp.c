@@ -6,12 +6,15 @@
  * renamed over it only when every byte has arrived.  Directories are
  * refused, both here and in the sandbox.  A destination that is a
  * directory (or a remote path ending in '/') gets the source's name.
+ * SIGINT, SIGTERM or SIGHUP during a download removes the temporary file
+ * before the CLI exits (128 + the signal's number).
  */
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,66 @@ struct remote {
 	char	*sandbox;
 	char	*path;
 };
+
+/* The download's temporary file, for the signal handler. */
+static char			 partial[PATH_MAX];
+static volatile sig_atomic_t	 partial_set;
+
+/* Async-signal-safe: unlink(2) and _exit(2) only. */
+static void
+partial_signal(int sig)
+{
+	if (partial_set)
+		(void)unlink(partial);
+	_exit(128 + sig);
+}
+
+/*
+ * Installed before the seccomp filter (which allows no sigaction); a
+ * signal that is ignored (nohup) stays ignored.
+ */
+int
+cli_cp_signals(void)
+{
+	static const int	 sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction	 sa, old;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = partial_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigaction(sigs[i], NULL, &old) == -1)
+			return -1;
+		if (old.sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(sigs[i], &sa, NULL) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+partial_forget(void)
+{
+	partial_set = 0;
+}
+
+static void
+partial_remember(const char *tmp)
+{
+	partial_set = 0;
+	if (strlcpy(partial, tmp, sizeof(partial)) < sizeof(partial))
+		partial_set = 1;
+}
+
+/* A write error on stdout: quiet when nobody reads it any more. */
+static int
+stdout_error(const struct rest_error *err)
+{
+	return err->status == 0 && strcmp(err->code, "io_error") == 0 &&
+	    strstr(err->message, strerror(EPIPE)) != NULL;
+}
 
 /*
  * SANDBOX:PATH?  A colon with no '/' before it and something on both
@@ -163,7 +226,9 @@ open_source(const char *src, uint64_t *len, char mode[8])
 		    (pos = lseek(STDIN_FILENO, 0, SEEK_CUR)) != -1 &&
 		    pos <= st.st_size) {
 			*len = st.st_size - pos;
-			return dup(STDIN_FILENO);
+			if ((fd = dup(STDIN_FILENO)) == -1)
+				cli_warn("cp: stdin: %s", strerror(errno));
+			return fd;
 		}
 		return spool_stdin(len);
 	}
@@ -317,7 +382,7 @@ download(struct cli *cli, struct remote *r, const char *src,
 	struct rest_error	 err;
 	int64_t			 n, last = -1;
 	char			*path, *target = NULL, *tmp = NULL, *slash;
-	int			 fd = -1, tty, ret = CLI_EXIT_FAIL;
+	int			 fd = -1, tty, closed, ret = CLI_EXIT_FAIL;
 
 	if ((path = files_path(r, r->path, NULL)) == NULL)
 		return CLI_EXIT_FAIL;
@@ -329,6 +394,8 @@ download(struct cli *cli, struct remote *r, const char *src,
 		if (tty)
 			cli_progress_done(&last);
 		free(path);
+		if (n == -1 && stdout_error(&err))
+			return CLI_EXIT_PIPE;
 		return n == -1 ? download_error(&err, src) : CLI_EXIT_OK;
 	}
 	if ((target = download_target(dst, r->path)) == NULL)
@@ -347,6 +414,7 @@ download(struct cli *cli, struct remote *r, const char *src,
 		tmp = NULL;
 		goto out;
 	}
+	partial_remember(tmp);
 	n = rest_get_to_fd(&cli->rc, path, fd, 0, tty ? cli_progress : NULL,
 	    &last, &err);
 	if (tty)
@@ -355,16 +423,22 @@ download(struct cli *cli, struct remote *r, const char *src,
 		download_error(&err, src);
 		goto out;
 	}
-	if (fchmod(fd, target_mode(target)) == -1 || close(fd) == -1) {
-		fd = -1;
+	if (fchmod(fd, target_mode(target)) == -1) {
 		cli_warn("cp: %s: %s", tmp, strerror(errno));
 		goto out;
 	}
+	/* close(2) reports a late write error (NFS, a full disk). */
+	closed = close(fd);
 	fd = -1;
+	if (closed == -1) {
+		cli_warn("cp: %s: %s", tmp, strerror(errno));
+		goto out;
+	}
 	if (rename(tmp, target) == -1) {
 		cli_warn("cp: %s: %s", target, strerror(errno));
 		goto out;
 	}
+	partial_forget();
 	free(tmp);
 	tmp = NULL;
 	report_done(cli, target, n);
@@ -373,6 +447,7 @@ download(struct cli *cli, struct remote *r, const char *src,
 	if (fd != -1)
 		close(fd);
 	if (tmp != NULL) {
+		partial_forget();
 		unlink(tmp);
 		free(tmp);
 	}

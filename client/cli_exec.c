@@ -2,7 +2,8 @@
  * agent-sandbox exec: run a command in a sandbox (API.md §4.7, §4.8).
  * The output streams live (stdout events to stdout, stderr events to
  * stderr) and the CLI exits with the command's status: 124 after a
- * timeout, 255 for a status outside 0-255 (-1: none was reported).
+ * timeout, 255 for a status outside 0-255 (-1: none was reported), 141
+ * without a message when stdout's reader has gone (exec ... | head).
  * One CMD operand is a shell line, run under /bin/sh -c; several are an
  * argv, run without a shell.  --json instead runs the blocking exec,
  * prints its result and exits 0 whenever the server answered.
@@ -64,8 +65,10 @@ exec_event(json_object *ev, void *arg)
 		}
 	} else if (strcmp(type, "exit") == 0) {
 		st->got_exit = 1;
+		/* null or absent: no status was reported. */
 		st->exit_code = json_object_object_get_ex(ev, "exit_code",
-		    &v) ? json_object_get_int(v) : -1;
+		    &v) && json_object_is_type(v, json_type_int) ?
+		    json_object_get_int(v) : -1;
 		st->timed_out = json_object_object_get_ex(ev, "timed_out",
 		    &v) && json_object_get_boolean(v);
 	}
@@ -82,6 +85,9 @@ exec_stream(struct cli *cli, const char *path, json_object *body)
 	if (rest_ndjson(&cli->rc, path, body, exec_event, &st, &err) == -1 &&
 	    !st.write_failed)
 		return cli_api_error(&err);
+	/* Whoever read our output has gone (exec ... | head -1). */
+	if (st.write_failed == EPIPE)
+		return CLI_EXIT_PIPE;
 	if (st.write_failed) {
 		cli_warn("exec: writing the output: %s",
 		    strerror(st.write_failed));

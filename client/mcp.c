@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client_seccomp.h"
+#include "log.h"
 #include "mcp.h"
 
 #define READ_CHUNK	(64 * 1024)
@@ -160,7 +162,9 @@ int
 main(int argc, char *argv[])
 {
 	struct mcp_server	 srv;
+	struct rest_error	 rerr;
 	char			 err[sizeof(srv.rest_err) - 64];
+	int			 mode;
 
 	if (argc == 2 && (strcmp(argv[1], "--version") == 0 ||
 	    strcmp(argv[1], "-V") == 0)) {
@@ -178,8 +182,27 @@ main(int argc, char *argv[])
 		snprintf(srv.rest_err, sizeof(srv.rest_err),
 		    "cannot use AGENT_SANDBOX_URL: %s", err);
 		fprintf(stderr, "agent-sandbox-mcp: %s\n", srv.rest_err);
-	} else
+	} else {
 		srv.rest_ok = 1;
+		/*
+		 * Before the filter, which allows no name lookup.  A name
+		 * that does not resolve fails every tool call that needs
+		 * the server, with the reason.
+		 */
+		if (rest_client_resolve(&srv.rest, &rerr) == -1)
+			fprintf(stderr, "agent-sandbox-mcp: %s\n",
+			    rerr.message);
+	}
+
+	log_init(LOG_TO_STDERR, LOG_LEVEL_WARN, "agent-sandbox-mcp");
+	if ((mode = client_seccomp_mode("agent-sandbox-mcp")) == -1 ||
+	    mcp_seccomp_load(mode) == -1) {
+		fprintf(stderr, "agent-sandbox-mcp: cannot install the "
+		    "seccomp filter\n");
+		if (srv.rest_ok)
+			rest_client_free(&srv.rest);
+		return 1;
+	}
 
 	serve(&srv);
 

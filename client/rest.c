@@ -120,8 +120,11 @@ wirechars(const char *s)
 static int
 parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 {
-	const char	*p, *auth, *end, *h, *colon = NULL, *errstr;
+	const char	*p, *auth, *end, *h, *colon = NULL, *errstr, *shown;
 	size_t		 hlen, plen;
+
+	/* A URL with a password in it is never repeated in a message. */
+	shown = strchr(url, '@') != NULL ? "the URL" : url;
 
 	if (strncasecmp(url, "https://", 8) == 0) {
 		snprintf(err, errlen, "https is not supported; put a TLS "
@@ -129,7 +132,7 @@ parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 		return -1;
 	}
 	if (strncasecmp(url, "http://", 7) != 0) {
-		snprintf(err, errlen, "%s: not an http:// URL", url);
+		snprintf(err, errlen, "%s: not an http:// URL", shown);
 		return -1;
 	}
 	auth = url + 7;
@@ -144,13 +147,13 @@ parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 		p = memchr(h, ']', end - h);
 		if (p == NULL || !hostchars(h, p - h, 1) ||
 		    memchr(h, ':', p - h) == NULL) {
-			snprintf(err, errlen, "%s: bad IPv6 address", url);
+			snprintf(err, errlen, "%s: bad IPv6 address", shown);
 			return -1;
 		}
 		hlen = p - h;
 		p++;
 		if (p != end && *p != ':') {
-			snprintf(err, errlen, "%s: bad host", url);
+			snprintf(err, errlen, "%s: bad host", shown);
 			return -1;
 		}
 		if (p != end)
@@ -160,7 +163,7 @@ parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 		colon = memchr(h, ':', end - h);
 		hlen = (colon != NULL ? colon : end) - h;
 		if (!hostchars(h, hlen, 0)) {
-			snprintf(err, errlen, "%s: bad host", url);
+			snprintf(err, errlen, "%s: bad host", shown);
 			return -1;
 		}
 	}
@@ -172,12 +175,12 @@ parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 			goto nomem;
 		if (*rc->port == '\0' ||
 		    strspn(rc->port, "0123456789") != strlen(rc->port)) {
-			snprintf(err, errlen, "%s: bad port", url);
+			snprintf(err, errlen, "%s: bad port", shown);
 			return -1;
 		}
 		(void)strtonum(rc->port, 1, 65535, &errstr);
 		if (errstr != NULL) {
-			snprintf(err, errlen, "%s: port is %s", url, errstr);
+			snprintf(err, errlen, "%s: port is %s", shown, errstr);
 			return -1;
 		}
 	} else if ((rc->port = strdup("80")) == NULL)
@@ -185,7 +188,7 @@ parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 
 	if (*end == '?' || *end == '#' || strpbrk(end, "?#") != NULL) {
 		snprintf(err, errlen, "%s: a query or fragment in the URL is "
-		    "not supported", url);
+		    "not supported", shown);
 		return -1;
 	}
 	/* The prefix, without trailing slashes: paths bring their own. */
@@ -195,7 +198,7 @@ parse_url(struct rest_client *rc, const char *url, char *err, size_t errlen)
 	if ((rc->prefix = strndup(end, plen)) == NULL)
 		goto nomem;
 	if (!wirechars(rc->prefix)) {
-		snprintf(err, errlen, "%s: bad path in the URL", url);
+		snprintf(err, errlen, "%s: bad path in the URL", shown);
 		return -1;
 	}
 	return 0;
@@ -244,7 +247,56 @@ rest_client_free(struct rest_client *rc)
 	free(rc->host);
 	free(rc->port);
 	free(rc->prefix);
+	if (rc->addrs != NULL)
+		freeaddrinfo(rc->addrs);
 	memset(rc, 0, sizeof(*rc));
+}
+
+static void
+resolve_error(const struct rest_client *rc, int gai, int errnum,
+    struct rest_error *err)
+{
+	seterr(err, 0, "connection_error", "cannot resolve %s: %s", rc->host,
+	    gai == EAI_SYSTEM ? strerror(errnum) : gai_strerror(gai));
+}
+
+/* Addresses for host and port; 0 with *res, or the getaddrinfo error. */
+static int
+lookup(const struct rest_client *rc, struct addrinfo **res, int *errnum)
+{
+	struct addrinfo	 hints;
+	int		 r;
+
+	*res = NULL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if ((r = getaddrinfo(rc->host, rc->port, &hints, res)) != 0) {
+		*errnum = errno;
+		*res = NULL;
+	}
+	return r;
+}
+
+int
+rest_client_resolve(struct rest_client *rc, struct rest_error *err)
+{
+	struct addrinfo	*res;
+	int		 r, errnum = 0;
+
+	clearerr_rest(err);
+	r = lookup(rc, &res, &errnum);
+	if (rc->addrs != NULL)
+		freeaddrinfo(rc->addrs);
+	rc->addrs = res;
+	rc->resolved = 1;
+	rc->gai_error = r;
+	rc->gai_errno = errnum;
+	if (r != 0) {
+		resolve_error(rc, r, errnum, err);
+		return -1;
+	}
+	return 0;
 }
 
 /* --- the connection ------------------------------------------------------ */
@@ -311,33 +363,34 @@ fail:
 static int
 conn_open(struct rest_client *rc, struct conn *c, struct rest_error *err)
 {
-	struct addrinfo	 hints, *res, *ai;
+	struct addrinfo	*res = NULL, *ai;
 	struct timespec	 deadline;
 	struct timeval	 tv;
-	int		 r, fd = -1, flags, one = 1, save = 0;
+	int		 r, errnum = 0, fd = -1, flags, one = 1, save = 0;
 
 	c->fd = -1;
 	c->timeout = rc->timeout > 0 ? rc->timeout : REST_TIMEOUT_SECONDS;
 	c->host = rc->host;
 	c->port = rc->port;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	r = getaddrinfo(rc->host, rc->port, &hints, &res);
-	if (r != 0) {
-		seterr(err, 0, "connection_error", "cannot resolve %s: %s",
-		    rc->host, r == EAI_SYSTEM ? strerror(errno) :
-		    gai_strerror(r));
+	/* Addresses resolved in advance, or a lookup for this call. */
+	if (rc->resolved && rc->gai_error != 0) {
+		resolve_error(rc, rc->gai_error, rc->gai_errno, err);
+		return -1;
+	}
+	if (!rc->resolved && (r = lookup(rc, &res, &errnum)) != 0) {
+		resolve_error(rc, r, errnum, err);
 		return -1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += c->timeout;
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
+	for (ai = res != NULL ? res : rc->addrs; ai != NULL;
+	    ai = ai->ai_next) {
 		if ((fd = connect_one(ai, &deadline)) != -1)
 			break;
 		save = errno;
 	}
-	freeaddrinfo(res);
+	if (res != NULL)
+		freeaddrinfo(res);
 	if (fd == -1) {
 		seterr(err, 0, "connection_error", "cannot connect to %s "
 		    "port %s: %s", rc->host, rc->port, strerror(save));
@@ -877,13 +930,23 @@ copy_text(char *dst, size_t dstlen, const char *s, size_t n)
 	dst[n] = '\0';
 }
 
+/*
+ * Control characters made spaces: what the server says may reach a
+ * terminal, where an escape sequence must not act.
+ */
+static void
+no_controls(char *p)
+{
+	for (; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			*p = ' ';
+}
+
 /* Raw text of a body that is not the envelope: one line, no controls. */
 static void
 raw_message(struct rest_error *err, const struct conn *c,
     const unsigned char *data, size_t len)
 {
-	size_t	 i, n;
-	char	*p;
 
 	while (len > 0 && isspace(*data)) {
 		data++;
@@ -897,11 +960,7 @@ raw_message(struct rest_error *err, const struct conn *c,
 	}
 	copy_text(err->message, sizeof(err->message), (const char *)data,
 	    len);
-	p = err->message;
-	n = strlen(p);
-	for (i = 0; i < n; i++)
-		if ((unsigned char)p[i] < 0x20 || (unsigned char)p[i] == 0x7f)
-			p[i] = ' ';
+	no_controls(err->message);
 }
 
 static void
@@ -936,6 +995,8 @@ envelope(struct rest_error *err, const struct conn *c,
 	} else
 		raw_message(err, c, data, len);
 	json_object_put(o);
+	no_controls(err->code);
+	no_controls(err->message);
 }
 
 /* Reads a non-2xx answer's body into err; always -1. */

@@ -19,12 +19,18 @@
 #define REST_MAX_JSON		(64 * 1024 * 1024)	/* a JSON response */
 #define REST_TIMEOUT_SECONDS	300			/* as the Python SDK */
 
+struct addrinfo;
+
 struct rest_client {
-	char	*host;		/* name or address, without brackets */
-	char	*port;		/* "8080" */
-	char	*prefix;	/* path prefix of the URL, "" if none */
-	char	*key;		/* NULL: send no Authorization */
-	int	 timeout;	/* seconds without progress */
+	char		*host;		/* name or address, without brackets */
+	char		*port;		/* "8080" */
+	char		*prefix;	/* path prefix of the URL, "" if none */
+	char		*key;		/* NULL: send no Authorization */
+	int		 timeout;	/* seconds without progress */
+	struct addrinfo	*addrs;		/* rest_client_resolve()'s, or NULL */
+	int		 resolved;	/* no more lookups, even if that failed */
+	int		 gai_error;	/* why it failed (getaddrinfo, errno) */
+	int		 gai_errno;
 };
 
 /*
@@ -49,6 +55,17 @@ typedef void	(*rest_progress_cb)(uint64_t done, int64_t total, void *arg);
 int	rest_client_init(struct rest_client *, const char *url,
 	    const char *key, char *err, size_t errlen);
 void	rest_client_free(struct rest_client *);	/* wipes the key */
+
+/*
+ * Resolve the host now and use these addresses for every later call,
+ * instead of a name lookup per call.  A process that is about to load a
+ * seccomp filter calls this first: a lookup may read /etc/hosts and
+ * /etc/resolv.conf, load NSS modules, ask nscd over a unix socket and the
+ * kernel over netlink, none of which the filter allows.  -1 with err
+ * ("connection_error") when the name does not resolve; every later call
+ * then fails the same way, without a lookup.
+ */
+int	rest_client_resolve(struct rest_client *, struct rest_error *);
 
 /*
  * One JSON exchange.  body may be NULL (no body).  Returns the HTTP

@@ -219,7 +219,12 @@ read_flush(struct archive_read *r)
 		if (n > 0 || (n == -1 && errno == EINTR))
 			continue;
 		if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK) {
-			event_add(r->ev_pipe, NULL);
+			/* Unwatched, nothing would ever call again. */
+			if (event_add(r->ev_pipe, NULL) == -1) {
+				read_fail(r, ERR_INTERNAL, "%s: cannot watch "
+				    "the pipe", r->ag->path);
+				return -1;
+			}
 			return 0;
 		}
 		if (errno != EPIPE)

@@ -96,7 +96,12 @@ write_pump(struct archive_write *w)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			event_add(w->ev_read, NULL);
+			/* Unwatched, nothing would ever call again. */
+			if (event_add(w->ev_read, NULL) == -1) {
+				write_fail(w, ERR_INTERNAL, "%s: cannot watch "
+				    "the tar pipe", w->ap->path);
+				return -1;
+			}
 			return 0;
 		}
 		if (n == -1) {

@@ -155,6 +155,8 @@ create_done(struct imsg *reply, void *arg)
 	if (store_sandbox_write(env->datadir_fd, &sb->rec) == -1) {
 		cc->saved_errno = errno;
 		log_warn("cannot record sandbox %s", sb->rec.id);
+		/* In place if only the directory's fsync failed. */
+		(void)store_sandbox_remove(env->datadir_fd, sb->rec.id);
 		/* The slot stays taken until the container is gone. */
 		if (proxy_destroy(sb->rec.id, create_undone, cc) == 0)
 			create_undone(NULL, cc);

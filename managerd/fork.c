@@ -76,6 +76,8 @@ fork_imported(void *arg, enum error_kind kind, const char *text)
 		snprintf(cause, sizeof(cause), "cannot record sandbox %s: %s",
 		    sb->rec.id, strerror(errno));
 		log_warnx("%s", cause);
+		/* In place if only the directory's fsync failed. */
+		(void)store_sandbox_remove(env->datadir_fd, sb->rec.id);
 		fork_undo(op, ERR_INTERNAL, cause);
 		return;
 	}

@@ -106,6 +106,8 @@ void	child_ready(struct child *);
 #define STORE_RECORD_MAX	(16 * 1024 * 1024)	/* bytes of a record file */
 int	store_sandbox_write(int dirfd, const struct sandbox_record *);
 int	store_sandbox_remove(int dirfd, const char *id);
+/* fsync of sandboxes/, to make a removal durable. */
+int	store_sandbox_sync_dir(int dirfd);
 /* Calls cb for every parseable record in file-name order; a record that
  * cannot be parsed is deleted.  Returns -1 if the directory is unreadable.
  * cb owns the record: malloc'd, to be released with sandbox_record_free()
@@ -367,9 +369,10 @@ int	 store_snapshot_write(int dirfd, const struct snapshot_record *);
 /* -1 with ENOENT if no such snapshot (record and tar both needed). */
 int	 store_snapshot_load(int dirfd, const char *id,
 	    struct snapshot_record *);
-/* Every snapshot that reads back, in no order; corrupt ones skipped. */
-int	 store_snapshot_load_all(int dirfd, struct snapshot_record **,
-	    size_t *count);
+/* Every snapshot of sandbox_id (NULL: all) that reads back, in no
+ * order, corrupt ones skipped; the records lack their spec's env. */
+int	 store_snapshot_load_all(int dirfd, const char *sandbox_id,
+	    struct snapshot_record **, size_t *count);
 int	 store_snapshot_remove(int dirfd, const char *id);
 int	 store_snapshot_sync_dir(int dirfd);
 

@@ -8,9 +8,12 @@
  * disk.  Kept sandboxes keep their expires_at.  If Docker cannot be reached
  * the server does not start.
  */
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,7 +144,30 @@ recover_skipped(const char *id, void *arg)
 	it->kept = 1;
 }
 
-/* §8.5 step 5: exports a crash interrupted. */
+/*
+ * A tar whose record is missing: what a crash leaves between a
+ * snapshot's tar and its record (snapshot.c), or between the removal of
+ * its record and of its tar (store_snapshot.c).  It is no snapshot.
+ */
+static int
+tar_without_record(int dfd, const char *name, size_t len)
+{
+	struct stat	 st;
+	char		 id[SNAPSHOT_ID_LEN + 1], json[SNAPSHOT_ID_LEN + 6];
+
+	if (len != SNAPSHOT_ID_LEN + 4 || strcmp(name + SNAPSHOT_ID_LEN,
+	    ".tar") != 0)
+		return 0;
+	memcpy(id, name, SNAPSHOT_ID_LEN);
+	id[SNAPSHOT_ID_LEN] = '\0';
+	if (!snapshot_id_valid(id))
+		return 0;
+	snprintf(json, sizeof(json), "%s.json", id);
+	return fstatat(dfd, json, &st, AT_SYMLINK_NOFOLLOW) == -1 &&
+	    errno == ENOENT;
+}
+
+/* §8.5 step 5: exports and deletions a crash interrupted. */
 static void
 remove_snapshot_leftovers(void)
 {
@@ -161,7 +187,8 @@ remove_snapshot_leftovers(void)
 	}
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
-		if (len <= 4 || strcmp(de->d_name + len - 4, ".tmp") != 0)
+		if ((len <= 4 || strcmp(de->d_name + len - 4, ".tmp") != 0) &&
+		    !tar_without_record(dirfd(d), de->d_name, len))
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == -1)
 			log_warn("cannot remove snapshots/%s", de->d_name);

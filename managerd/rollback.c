@@ -9,14 +9,29 @@
  *
  * Failures (stricter than the reference, §16.3):
  * - before the destroy (no such snapshot or sandbox, a tar that may not
- *   be restored, the proxy unreachable) the sandbox is left exactly as it
- *   was;
+ *   be restored, the proxy unreachable, the record that cannot be taken
+ *   off the disk) the sandbox is left exactly as it was;
  * - during or after the destroy (destroy, create, import or the record
  *   failing) the sandbox is removed completely: whatever Docker may hold
  *   of it is destroyed (best effort; the next start removes what is
  *   left), its record is deleted and it leaves the table.  The error keeps
  *   its cause's kind and says "<cause>; sandbox <id> was removed".  A
  *   record never points at nothing.
+ *
+ * A crash (managerd killed) in the middle of a rollback: the record file
+ * is deleted (and the directory fsync'd) just before the destroy is
+ * asked for, and written again only once the import succeeded.  So a
+ * restart (recover.c, §8.5) finds either
+ * - the old record and the untouched container (killed before the
+ *   destroy): the sandbox is kept as it was;
+ * - no record (killed between the destroy and the new record): whatever
+ *   Docker holds of the sandbox -- the old container, nothing, or a new
+ *   container whose workspace was never restored -- is an orphan and is
+ *   destroyed, which is the "removed completely" of a failure above;
+ * - the new record and the restored container (killed after it): the
+ *   rollback is complete, only its answer was lost.
+ * Never a kept record over a half-restored workspace.  The snapshot
+ * itself is only read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -179,6 +194,49 @@ rollback_destroyed(struct imsg *reply, void *arg)
 		    "cannot reach dockerd-proxy");
 }
 
+/*
+ * The record written back when the rollback stops before the destroy; if
+ * it cannot be (logged), the sandbox lives on without one and the next
+ * start removes it.
+ */
+static void
+rollback_restore(struct rollback_op *op)
+{
+	if (store_sandbox_write(env->datadir_fd, &op->sb->rec) == -1)
+		log_warn("cannot write the record of sandbox %s back; the "
+		    "next start removes the sandbox", op->sb->rec.id);
+}
+
+/*
+ * Take the sandbox's record off the disk, durably, before its container
+ * is destroyed.  -1: answered, nothing else changed (the record is back,
+ * or logged if it cannot be).
+ */
+static int
+rollback_unrecord(struct rollback_op *op)
+{
+	const char	*id = op->sb->rec.id;
+	int		 saved;
+
+	if (store_sandbox_remove(env->datadir_fd, id) == -1) {
+		saved = errno;
+		log_warn("rollback of sandbox %s: cannot remove its record", id);
+		apid_error(op->apid_id, ERR_INTERNAL, "cannot update the record "
+		    "of sandbox %s: %s", id, strerror(saved));
+		return -1;
+	}
+	if (store_sandbox_sync_dir(env->datadir_fd) == -1) {
+		saved = errno;
+		log_warn("rollback of sandbox %s: cannot sync its record's "
+		    "removal", id);
+		rollback_restore(op);
+		apid_error(op->apid_id, ERR_INTERNAL, "cannot update the record "
+		    "of sandbox %s: %s", id, strerror(saved));
+		return -1;
+	}
+	return 0;
+}
+
 static void
 rollback_checked(void *arg, enum error_kind kind, const char *text)
 {
@@ -190,7 +248,13 @@ rollback_checked(void *arg, enum error_kind kind, const char *text)
 		rollback_end(op);
 		return;
 	}
+	/* The record goes before the container: see the top of the file. */
+	if (rollback_unrecord(op) == -1) {
+		rollback_end(op);
+		return;
+	}
 	if (proxy_destroy(op->sb->rec.id, rollback_destroyed, op) == 0) {
+		rollback_restore(op);
 		apid_error(op->apid_id, ERR_INTERNAL,
 		    "cannot reach dockerd-proxy");
 		rollback_end(op);

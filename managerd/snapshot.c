@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "log.h"
 #include "managerd.h"
 
@@ -114,6 +116,15 @@ reply_snapshot(uint32_t apid_id, const struct snapshot_record *r)
 	return apid_reply(apid_id, MSG_SNAPSHOT_INFO, &w);
 }
 
+/* A snapshot that failed once its tar was renamed: record, then tar. */
+static void
+snap_unstore(const char *id)
+{
+	if (store_snapshot_remove(env->datadir_fd, id) == -1)
+		log_warn("cannot remove snapshot %s; the next start removes "
+		    "a tar left without its record", id);
+}
+
 /* The tar is complete: make it the snapshot, then its record. */
 static void
 snap_store(struct snap_op *op)
@@ -139,6 +150,12 @@ snap_store(struct snap_op *op)
 		    "archive is empty", op->sb->rec.id);
 		return;
 	}
+	/*
+	 * The tar is durable under its name before the record that makes
+	 * it a snapshot is written: a crash in between leaves a tar without
+	 * a record, which is no snapshot and which the next start removes,
+	 * never a record without its tar.
+	 */
 	(void)snapshot_path(dst, sizeof(dst), op->id, ".tar");
 	if (fsync(op->file_fd) == -1 ||
 	    renameat(env->datadir_fd, op->tmp, env->datadir_fd, dst) == -1) {
@@ -149,6 +166,14 @@ snap_store(struct snap_op *op)
 		return;
 	}
 	op->tmp_made = 0;
+	if (store_snapshot_sync_dir(env->datadir_fd) == -1) {
+		saved = errno;
+		log_warn("cannot store snapshot %s", op->id);
+		snap_unstore(op->id);
+		apid_error(op->apid_id, ERR_INTERNAL,
+		    "cannot store snapshot %s: %s", op->id, strerror(saved));
+		return;
+	}
 	memset(&rec, 0, sizeof(rec));
 	strlcpy(rec.id, op->id, sizeof(rec.id));
 	rec.name = op->name;
@@ -157,12 +182,11 @@ snap_store(struct snap_op *op)
 	/* §4.12: the time after the export finished. */
 	rec.created_at = clock_wall();
 	rec.spec = op->sb->rec.spec;
-	/* The record's rename and its fsync of the directory cover both. */
 	if (store_snapshot_write(env->datadir_fd, &rec) == -1) {
 		saved = errno;
 		log_warn("cannot record snapshot %s", op->id);
-		if (unlinkat(env->datadir_fd, dst, 0) == -1)
-			log_warn("cannot remove %s", dst);
+		/* The record may be in place if only the last fsync failed. */
+		snap_unstore(op->id);
 		apid_error(op->apid_id, ERR_INTERNAL,
 		    "cannot record snapshot %s: %s", op->id, strerror(saved));
 		return;
@@ -233,6 +257,28 @@ snap_archived(struct imsg *reply, void *arg)
 		snap_finish(op);
 }
 
+/* -1 with EEXIST if a record or tar of that id exists, or errno. */
+static int
+snapshot_id_free(const char *id)
+{
+	static const char *const suffixes[] = { ".json", ".tar" };
+	struct stat	 st;
+	char		 path[SNAPSHOT_PATH_MAX];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		(void)snapshot_path(path, sizeof(path), id, suffixes[i]);
+		if (fstatat(env->datadir_fd, path, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			errno = EEXIST;
+			return -1;
+		}
+		if (errno != ENOENT)
+			return -1;
+	}
+	return 0;
+}
+
 static void
 snap_run(struct sandbox *sb, void *arg)
 {
@@ -240,7 +286,7 @@ snap_run(struct sandbox *sb, void *arg)
 	struct archive_get	 ag;
 	struct msgw		 w;
 	char			 path[] = "/workspace";
-	int			 sink, fd;
+	int			 sink, fd, saved;
 
 	op->sb = sb;
 	if (sb->gone) {
@@ -248,16 +294,22 @@ snap_run(struct sandbox *sb, void *arg)
 		snap_end(op);
 		return;
 	}
+	/* An id no snapshot, finished or in the making, has. */
 	do {
 		snapshot_make_id(op->id, sizeof(op->id));
 		(void)snapshot_path(op->tmp, sizeof(op->tmp), op->id, ".tmp");
+		if (snapshot_id_free(op->id) == -1) {
+			sink = -1;
+			continue;
+		}
 		sink = openat(env->datadir_fd, op->tmp, O_WRONLY | O_CREAT |
 		    O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	} while (sink == -1 && errno == EEXIST);
 	if (sink == -1) {
+		saved = errno;
 		log_warn("cannot create %s", op->tmp);
 		apid_error(op->apid_id, ERR_INTERNAL,
-		    "cannot create a snapshot file: %s", strerror(errno));
+		    "cannot create a snapshot file: %s", strerror(saved));
 		snap_end(op);
 		return;
 	}
@@ -265,9 +317,10 @@ snap_run(struct sandbox *sb, void *arg)
 	/* Our own open file, for its size and fsync once apid is done. */
 	if ((op->file_fd = openat(env->datadir_fd, op->tmp,
 	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		saved = errno;
 		close(sink);
 		apid_error(op->apid_id, ERR_INTERNAL,
-		    "cannot open a snapshot file: %s", strerror(errno));
+		    "cannot open a snapshot file: %s", strerror(saved));
 		snap_end(op);
 		return;
 	}
@@ -360,28 +413,80 @@ snapshot_order(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+/*
+ * A listing goes out one SNAPSHOT_INFO per snapshot.  The queue to apid
+ * is bounded (IMSG_MAX_QUEUED), and thousands of snapshots with long
+ * names would overflow it and lose the answer: past LIST_QUEUE_HIGH
+ * bytes queued the listing pauses until apid has read some.  The records
+ * are read from disk in one go (§9: no cache), which for thousands of
+ * snapshots holds the loop for as many small file reads.
+ */
+#define LIST_QUEUE_HIGH		(1024 * 1024)
+#define LIST_PAUSE_USEC		10000
+
+struct snap_list {
+	uint32_t		 apid_id;
+	struct snapshot_record	*v;
+	size_t			 count;
+	size_t			 next;
+	struct event		*ev;
+};
+
+static void	snap_list_send(struct snap_list *);
+
+static void
+snap_list_resume(evutil_socket_t fd, short events, void *arg)
+{
+	snap_list_send(arg);
+}
+
+static void
+snap_list_send(struct snap_list *l)
+{
+	struct timeval	 tv = { 0, LIST_PAUSE_USEC };
+
+	for (; l->next < l->count; l->next++) {
+		if (env->apid_peer.ibuf.queued > LIST_QUEUE_HIGH) {
+			if (l->ev == NULL && (l->ev = evtimer_new(env->base,
+			    snap_list_resume, l)) == NULL)
+				fatal("%s", __func__);
+			evtimer_add(l->ev, &tv);
+			return;
+		}
+		reply_snapshot(l->apid_id, &l->v[l->next]);
+		snapshot_record_free(&l->v[l->next]);
+	}
+	apid_reply(l->apid_id, MSG_SNAPSHOT_LIST_END, NULL);
+	if (l->ev != NULL)
+		event_free(l->ev);
+	free(l->v);
+	free(l);
+}
+
 void
 snapshot_list(uint32_t apid_id, const char *sandbox_id)
 {
-	struct snapshot_record	*v;
-	size_t			 count, i;
+	struct snap_list	*l;
+	int			 saved;
 
-	if (store_snapshot_load_all(env->datadir_fd, &v, &count) == -1) {
-		log_warn("cannot read the snapshots");
-		apid_error(apid_id, ERR_INTERNAL, "cannot read the snapshots: "
-		    "%s", strerror(errno));
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	if (count > 0)
-		qsort(v, count, sizeof(*v), snapshot_order);
-	for (i = 0; i < count; i++) {
-		if (sandbox_id == NULL || strcmp(v[i].sandbox_id,
-		    sandbox_id) == 0)
-			reply_snapshot(apid_id, &v[i]);
-		snapshot_record_free(&v[i]);
+	l->apid_id = apid_id;
+	/* "?sandbox_id=" (empty) matches nothing, as any other id. */
+	if (store_snapshot_load_all(env->datadir_fd, sandbox_id, &l->v,
+	    &l->count) == -1) {
+		saved = errno;
+		log_warn("cannot read the snapshots");
+		apid_error(apid_id, ERR_INTERNAL, "cannot read the snapshots: "
+		    "%s", strerror(saved));
+		free(l);
+		return;
 	}
-	free(v);
-	apid_reply(apid_id, MSG_SNAPSHOT_LIST_END, NULL);
+	if (l->count > 0)
+		qsort(l->v, l->count, sizeof(*l->v), snapshot_order);
+	snap_list_send(l);
 }
 
 /* 0: found; -1: answered (404, or the store could not be read). */

@@ -65,6 +65,12 @@ store_sandbox_remove(int datafd, const char *id)
 	return 0;
 }
 
+int
+store_sandbox_sync_dir(int datafd)
+{
+	return store_sync_dir(datafd, STORE_DIR);
+}
+
 static int
 has_suffix(const char *name, const char *suffix)
 {

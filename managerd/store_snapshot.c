@@ -259,30 +259,39 @@ store_snapshot_load(int datafd, const char *id, struct snapshot_record *r)
 	return 0;
 }
 
+/*
+ * The record first: the snapshot is gone the moment it is, and a crash
+ * before the tar follows leaves a tar without a record, which the next
+ * start removes (recover.c), never a record without its tar.
+ */
 int
 store_snapshot_remove(int datafd, const char *id)
 {
 	char	 path[SNAPSHOT_PATH_MAX];
 
-	if (snapshot_path(path, sizeof(path), id, ".tar") == -1)
+	if (snapshot_path(path, sizeof(path), id, JSON_SUFFIX) == -1)
 		return -1;
 	if (unlinkat(datafd, path, 0) == -1 && errno != ENOENT)
 		return -1;
-	(void)snapshot_path(path, sizeof(path), id, JSON_SUFFIX);
+	(void)snapshot_path(path, sizeof(path), id, ".tar");
 	if (unlinkat(datafd, path, 0) == -1 && errno != ENOENT)
 		return -1;
 	return store_snapshot_sync_dir(datafd);
 }
 
+/*
+ * What a listing shows of each snapshot of sandbox_id (NULL: all): the
+ * spec's environment, which alone may take a megabyte, is not kept.
+ */
 int
-store_snapshot_load_all(int datafd, struct snapshot_record **out,
-    size_t *countp)
+store_snapshot_load_all(int datafd, const char *sandbox_id,
+    struct snapshot_record **out, size_t *countp)
 {
 	struct snapshot_record	*v = NULL, *nv, r;
 	struct dirent		*de;
 	DIR			*d;
 	char			 id[SNAPSHOT_ID_LEN + 1];
-	size_t			 count = 0, len, i;
+	size_t			 count = 0, cap = 0, len, i;
 	int			 fd, saved;
 
 	*out = NULL;
@@ -314,11 +323,20 @@ store_snapshot_load_all(int datafd, struct snapshot_record **out,
 				continue;	/* corrupt or partial */
 			goto fail;
 		}
-		if ((nv = reallocarray(v, count + 1, sizeof(*v))) == NULL) {
+		if (sandbox_id != NULL && strcmp(r.sandbox_id,
+		    sandbox_id) != 0) {
 			snapshot_record_free(&r);
-			goto fail;
+			continue;
 		}
-		v = nv;
+		env_list_free(&r.spec.env);
+		if (count == cap) {
+			cap = cap == 0 ? 64 : cap * 2;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+				snapshot_record_free(&r);
+				goto fail;
+			}
+			v = nv;
+		}
 		v[count++] = r;
 	}
 	closedir(d);

@@ -31,6 +31,15 @@ def sha256(data):
 SHARED = {}
 
 
+def seccomp_status(pid):
+    """The Seccomp: line of /proc/PID/status: "2" under a filter."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Seccomp:"):
+                return line.split()[1]
+    return None
+
+
 def setUpModule():
     """One server and one sandbox (made over HTTP) for the whole module."""
     SHARED["server"] = harness.SandboxServer().start()
@@ -52,6 +61,8 @@ class CliCase(unittest.TestCase):
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % self.server.port,
             "AGENT_SANDBOX_API_KEY": harness.TEST_KEY,
+            # The default, said here: a forbidden call kills the CLI.
+            "AGENT_SANDBOX_SECCOMP": "kill",
         }
         env.update(extra)
         return env
@@ -228,6 +239,8 @@ class Exec(CliCase):
             # It came before the command finished.
             self.assertLess(time.time() - start, 1.8)
             self.assertIsNone(p.poll())
+            # The verb runs under its seccomp filter.
+            self.assertEqual(seccomp_status(p.pid), "2")
             out, err = p.communicate(timeout=30)
         finally:
             if p.poll() is None:
@@ -250,6 +263,33 @@ class Exec(CliCase):
         self.assertEqual(rc, 124, err)
         self.assertEqual(out, b"started\n")
         self.assertIn("timed out", err)
+
+    def test_reader_of_stdout_goes_away(self):
+        # exec ... | head -1: a quiet exit, 128 + SIGPIPE, as a shell
+        # reports a process that SIGPIPE ended.
+        p = subprocess.Popen([CLI, "exec", self.sb, "--",
+                              "yes | head -n 400000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, env=self.env())
+        try:
+            self.assertEqual(p.stdout.readline(), b"y\n")
+            p.stdout.close()
+            err = p.stderr.read()
+            p.wait(30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stderr.close()
+        self.assertEqual((p.returncode, err), (141, b""))
+
+    def test_localhost_by_name(self):
+        # A name is looked up before the filter, which allows no lookup.
+        env = self.env(AGENT_SANDBOX_URL="http://localhost:%d" %
+                       self.server.port)
+        rc, out, err = self.cli("exec", self.sb, "--", "echo by name",
+                                env=env)
+        self.assertEqual((rc, out, err), (0, b"by name\n", ""))
 
     def test_exec_errors(self):
         rc, out, err = self.cli("exec", "sb_0000000000000000", "--", "true")
@@ -340,6 +380,32 @@ class Copy(CliCase):
         with open(dst) as f:
             self.assertEqual(f.read(), "new")
         self.assertEqual(stat.S_IMODE(os.stat(dst).st_mode), 0o600)
+
+    def test_interrupted_download_leaves_nothing(self):
+        self.sh("head -c 268435456 /dev/zero > big.bin")
+        self.addCleanup(self.sh, "rm -f big.bin")
+        p = subprocess.Popen([CLI, "cp", self.sb + ":big.bin",
+                              self.local("big.bin")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, env=self.env())
+        try:
+            # Wait for the temporary file, then interrupt.
+            deadline = time.time() + 20
+            while not os.listdir(self.dir) and time.time() < deadline \
+                    and p.poll() is None:
+                time.sleep(0.01)
+            if p.poll() is not None:
+                self.skipTest("the download finished before the signal")
+            p.terminate()
+            p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if p.returncode == 0:
+            self.skipTest("the download finished before the signal")
+        self.assertEqual(p.returncode, 128 + 15)
+        self.assertEqual(os.listdir(self.dir), [])
 
 
 class Snapshots(CliCase):

@@ -38,7 +38,9 @@ class Mcp:
     missing reply is a timeout, not a hang."""
 
     def __init__(self, url=None, key=harness.TEST_KEY):
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        # The default, said here: a forbidden call kills the server.
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "AGENT_SANDBOX_SECCOMP": "kill"}
         if url is None and SERVER is not None:
             url = "http://127.0.0.1:%d" % SERVER.port
         if url is not None:
@@ -156,6 +158,23 @@ class Handshake(McpCase):
 
     def test_ping(self):
         self.assertEqual(self.mcp.request("ping")["result"], {})
+
+    def test_runs_under_seccomp(self):
+        self.assertEqual(self.mcp.request("ping")["result"], {})
+        with open("/proc/%d/status" % self.mcp.proc.pid) as f:
+            fields = dict(line.split(":", 1) for line in f)
+        self.assertEqual(fields["Seccomp"].strip(), "2")
+
+    def test_localhost_by_name(self):
+        # Looked up before the filter, which allows no name lookup.
+        m = Mcp(url="http://localhost:%d" % SERVER.port)
+        try:
+            m.initialize()
+            error, text = m.call("sandbox_list")
+            self.assertFalse(error, text)
+            self.assertIsInstance(json.loads(text), list)
+        finally:
+            self.assertEqual(m.close(), 0)
 
     def test_tools_list(self):
         self.mcp.initialize()

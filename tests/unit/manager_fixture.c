@@ -232,6 +232,20 @@ to_apid(struct imsg *imsg)
 	return next_msg(&env->apid_peer, &apid_side, imsg);
 }
 
+/* Like to_apid, without waiting for managerd's whole queue to go out. */
+int
+to_apid_some(struct imsg *imsg)
+{
+	int	 r;
+
+	if ((r = imsg_get(&apid_side, imsg)) != 0)
+		return r;
+	assert_int_equal(imsgbuf_write(&env->apid_peer.ibuf), 0);
+	if (imsgbuf_read(&apid_side) <= 0)
+		return 0;
+	return imsg_get(&apid_side, imsg);
+}
+
 void
 no_proxy_message(void)
 {

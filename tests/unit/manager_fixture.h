@@ -27,6 +27,9 @@ void	 fake_imsg(struct imsg *, uint32_t type, uint32_t peerid, int fd,
 uint32_t from_apid(uint32_t type, int fd, struct msgw *);
 void	 from_proxy(uint32_t type, uint32_t peerid, struct msgw *);
 int	 to_apid(struct imsg *);
+/* What has come so far (0: nothing yet), for answers larger than a
+ * socket's buffer. */
+int	 to_apid_some(struct imsg *);
 void	 no_proxy_message(void);
 void	 no_apid_message(void);
 uint32_t expect_proxy(uint32_t type, struct imsg *out);

@@ -398,6 +398,31 @@ test_rewrite_size_cap(void **state)
 }
 
 /* One hostile member after a normal start, for both functions. */
+/*
+ * A rewrite that fails half-way leaves only the whole blocks it had
+ * written: no padding, no end of archive, nothing that reads as whole
+ * (and, under valgrind, nothing of the writer left allocated).
+ */
+static void
+test_rewrite_failed_stays_broken(void **state)
+{
+	char	 err[256] = "";
+	int	 in, out;
+
+	in = build(big_ws, 4);
+	out = tmpfd();
+	assert_int_equal(tar_snapshot_rewrite(in, out, 150000, err,
+	    sizeof(err)), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(fd_size(out), 2 * 65536);
+	rewind_fd(out);
+	errno = 0;
+	assert_int_equal(tar_snapshot_check(out, err, sizeof(err)), -1);
+	assert_int_equal(errno, EIO);
+	close(in);
+	close(out);
+}
+
 static void
 refused(const struct mem *bad, const char *want_in_msg)
 {
@@ -632,6 +657,7 @@ main(void)
 		cmocka_unit_test(test_rewrite_long_name),
 		cmocka_unit_test(test_rewrite_skips_fifo),
 		cmocka_unit_test(test_rewrite_size_cap),
+		cmocka_unit_test(test_rewrite_failed_stays_broken),
 		cmocka_unit_test(test_malicious),
 		cmocka_unit_test(test_check_not_tar),
 		cmocka_unit_test(test_snapshot_id),

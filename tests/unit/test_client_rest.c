@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -414,6 +415,14 @@ test_url_bad(void **state)
 		assert_null(rc.host);
 		rest_client_free(&rc);
 	}
+	/* A password in a refused URL is not repeated. */
+	assert_int_equal(rest_client_init(&rc, "ftp://u:secret@h", NULL, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not an http:// URL"));
+	assert_null(strstr(err, "secret"));
+	assert_int_equal(rest_client_init(&rc, "http://u:secret@h:0", NULL,
+	    err, sizeof(err)), -1);
+	assert_null(strstr(err, "secret"));
 	assert_int_equal(rest_client_init(&rc, "http://h", "a\r\nX: y", err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "API key"));
@@ -643,6 +652,11 @@ test_error_envelope(void **state)
 	    "unauthorized", "missing or invalid API key");
 	expect_error(with_chunks("HTTP/1.1 404 Not Found\r\n", pieces), 404,
 	    "not_found", "no sandbox \xc3\xa9");
+	/* What the server says cannot drive a terminal. */
+	expect_error(with_length("HTTP/1.1 409 Conflict\r\n",
+	    "{\"error\":{\"code\":\"x\\u001b[2J\",\"message\":"
+	    "\"a\\nb\\u001b]0;title\\u0007c\\u007f\"}}"), 409,
+	    "x [2J", "a b ]0;title c ");
 }
 
 static void
@@ -747,6 +761,26 @@ test_refused(void **state)
 	assert_int_equal(rest_json(&rc, "GET", "/a b", NULL, &out, &err), -1);
 	assert_string_equal(err.code, "invalid_request");
 	assert_int_equal(rest_json(&rc, "GET", "x", NULL, &out, &err), -1);
+	/* Resolved in advance: the same refusal, from the kept addresses. */
+	assert_int_equal(rest_client_resolve(&rc, &err), 0);
+	assert_non_null(rc.addrs);
+	assert_int_equal(rest_json(&rc, "GET", "/healthz", NULL, &out, &err),
+	    -1);
+	assert_non_null(strstr(err.message, "cannot connect"));
+	rest_client_free(&rc);
+	assert_null(rc.addrs);
+
+	/* A failed lookup is kept: later calls fail without another. */
+	assert_int_equal(rest_client_init(&rc, "http://no-such-host.invalid",
+	    KEY, msg, sizeof(msg)), 0);
+	rc.resolved = 1;
+	rc.gai_error = EAI_NONAME;
+	assert_int_equal(rest_json(&rc, "GET", "/healthz", NULL, &out, &err),
+	    -1);
+	assert_int_equal(err.status, 0);
+	assert_string_equal(err.code, "connection_error");
+	assert_non_null(strstr(err.message,
+	    "cannot resolve no-such-host.invalid"));
 	rest_client_free(&rc);
 }
 

@@ -19,12 +19,21 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <event2/event.h>
 
 #include "manager_fixture.h"
 
 #define TAR_BYTES	"a tar, rewritten by apid"
 
 /* --- helpers -------------------------------------------------------------- */
+
+static int	recovered = -1;
+
+static void
+recover_done(int ok)
+{
+	recovered = ok;
+}
 
 /* How many files in snapshots/ end with suffix. */
 static int
@@ -458,6 +467,78 @@ send_list(const char *filter)
 	return from_apid(MSG_SNAPSHOT_LIST, -1, &w);
 }
 
+/*
+ * More snapshots than the queue to apid holds at once (IMSG_MAX_QUEUED):
+ * the listing waits for apid to read, and every one arrives, in order,
+ * then LIST_END.
+ */
+#define MANY_SNAPSHOTS	2200
+
+static void
+test_list_many(void **state)
+{
+	struct snapshot_record	 r;
+	struct snapshot_info	 info;
+	struct imsg		 imsg;
+	char			 path[SNAPSHOT_PATH_MAX], *text;
+	char			 name[1001], image[1001];
+	size_t			 i, n = 0;
+	uint32_t		 req;
+	int			 fd, ended = 0;
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memset(image, 'i', sizeof(image) - 1);
+	image[sizeof(image) - 1] = '\0';
+	for (i = 0; i < MANY_SNAPSHOTS; i++) {
+		/* Written plainly: thousands of fsyncs would take long. */
+		memset(&r, 0, sizeof(r));
+		snprintf(r.id, sizeof(r.id), "snap_%016zx", i);
+		r.name = name;
+		r.sandbox_id = (char *)(uintptr_t)"sb_0123456789abcdef";
+		r.size_bytes = 10240;
+		r.created_at = 1700000000.0 + (double)(MANY_SNAPSHOTS - i);
+		r.spec.image = image;
+		assert_non_null(text = store_snapshot_to_json(&r));
+		snprintf(path, sizeof(path), "snapshots/%s.json", r.id);
+		fd = openat(env->datadir_fd, path, O_WRONLY | O_CREAT, 0600);
+		assert_true(fd != -1);
+		assert_int_equal(write(fd, text, strlen(text)),
+		    (ssize_t)strlen(text));
+		close(fd);
+		free(text);
+		snprintf(path, sizeof(path), "snapshots/%s.tar", r.id);
+		fd = openat(env->datadir_fd, path, O_WRONLY | O_CREAT, 0600);
+		assert_true(fd != -1);
+		close(fd);
+	}
+	req = send_list(NULL);
+	while (!ended) {
+		if (to_apid_some(&imsg) == 0) {
+			assert_int_not_equal(event_base_loop(env->base,
+			    EVLOOP_ONCE), -1);
+			continue;
+		}
+		assert_int_equal(imsg.hdr.peerid, req);
+		if (imsg.hdr.type == MSG_SNAPSHOT_LIST_END)
+			ended = 1;
+		else {
+			assert_int_equal(imsg.hdr.type, MSG_SNAPSHOT_INFO);
+			assert_int_equal(msg_get_snapshot_info(&imsg, &info),
+			    0);
+			/* Oldest first: the last written. */
+			snprintf(path, sizeof(path), "snap_%016zx",
+			    (size_t)MANY_SNAPSHOTS - 1 - n);
+			assert_string_equal(info.id, path);
+			assert_string_equal(info.name, name);
+			snapshot_info_free(&info);
+			n++;
+		}
+		imsg_free(&imsg);
+	}
+	assert_int_equal(n, MANY_SNAPSHOTS);
+}
+
 static void
 test_list_get_delete(void **state)
 {
@@ -660,6 +741,55 @@ test_rollback(void **state)
 	assert_int_equal(sandbox_count(), 2);
 	assert_int_equal(quota_pending(), 0);
 	assert_string_equal(sandbox_find(b)->rec.source_snapshot_id, snap);
+}
+
+/*
+ * While a rollback runs past its check, the sandbox has no record on
+ * disk: managerd killed then leaves Docker's remains to a restart as
+ * orphans (destroyed), never a kept record over a half-restored
+ * workspace.  The record is back once the import succeeded.
+ */
+static void
+test_rollback_record_order(void **state)
+{
+	struct sandbox_info	 info;
+	char			 a[SANDBOX_ID_LEN + 1];
+	char			 snap[SNAPSHOT_ID_LEN + 1];
+	uint32_t		 req, call, put, list;
+
+	sandbox_and_snapshot(a, snap);
+	req = send_rollback(a, snap);
+	call = expect_tar_check();
+	assert_true(record_exists(a));
+	tar_result(MSG_TAR_CHECKED, call, 0, strlen(TAR_BYTES), NULL);
+	call = expect_proxy_id(MSG_DOCKER_DESTROY, a);
+	assert_false(record_exists(a));
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	call = expect_create(NULL);
+	assert_false(record_exists(a));
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	put = expect_put(a);
+	assert_false(record_exists(a));
+
+	/* What a restart now would find: a running container, no record. */
+	reaper_stop();
+	recover_start(recover_done);
+	list = expect_proxy(MSG_DOCKER_LIST, NULL);
+	list_item(list, a, 1, 1);
+	from_proxy(MSG_DOCKER_LIST_END, list, NULL);
+	call = expect_proxy_id(MSG_DOCKER_DESTROY, a);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	assert_int_equal(recovered, 1);
+	reaper_init(env->base);
+
+	/* Here no restart happened: the rollback completes. */
+	from_proxy(MSG_DOCKER_DONE, put, NULL);
+	assert_true(record_exists(a));
+	call = expect_proxy_id(MSG_DOCKER_STATE, a);
+	state_reply(call, 1, 1);
+	expect_info(req, &info);
+	assert_string_equal(info.source_snapshot_id, snap);
+	sandbox_info_free(&info);
 }
 
 static void
@@ -927,14 +1057,6 @@ test_fork_failures(void **state)
 
 /* --- restart -------------------------------------------------------------- */
 
-static int	recovered = -1;
-
-static void
-recover_done(int ok)
-{
-	recovered = ok;
-}
-
 static void
 test_recover_leftovers(void **state)
 {
@@ -943,12 +1065,17 @@ test_recover_leftovers(void **state)
 		"snapshots/snap_0000000000000001.json",
 		"snapshots/snap_0000000000000002.tmp",
 		"snapshots/snap_0000000000000003.json.tmp",
+		/* A crash between a tar and its record: no snapshot. */
+		"snapshots/snap_0000000000000004.tar",
+		/* Not ours to judge. */
+		"snapshots/snap_0000000000000005.json",
+		"snapshots/notes.tar",
 	};
 	size_t		 i;
 	uint32_t	 call;
 	int		 fd;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		fd = openat(env->datadir_fd, files[i], O_CREAT | O_WRONLY,
 		    0600);
 		assert_true(fd != -1);
@@ -963,6 +1090,9 @@ test_recover_leftovers(void **state)
 	assert_int_equal(faccessat(env->datadir_fd, files[1], F_OK, 0), 0);
 	assert_int_equal(faccessat(env->datadir_fd, files[2], F_OK, 0), -1);
 	assert_int_equal(faccessat(env->datadir_fd, files[3], F_OK, 0), -1);
+	assert_int_equal(faccessat(env->datadir_fd, files[4], F_OK, 0), -1);
+	assert_int_equal(faccessat(env->datadir_fd, files[5], F_OK, 0), 0);
+	assert_int_equal(faccessat(env->datadir_fd, files[6], F_OK, 0), 0);
 	reaper_init(env->base);
 }
 
@@ -1040,9 +1170,13 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_lock,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_many, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_list_get_delete,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_record_order,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_not_found,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_bad_tar,

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -493,22 +494,39 @@ apid_stop(evutil_socket_t fd, short ev, void *arg)
 	event_base_loopbreak(arg);
 }
 
-/* What a tar job's thread does besides libarchive's reads and writes. */
+/*
+ * What a tar job's thread does besides libarchive's reads and writes:
+ * the heap, small blocks and large ones (an upload's chains, libarchive's
+ * buffers), given back before the thread ends.
+ */
 static void *
 apid_tar_thread(void *arg)
 {
 	int	*fds = arg;
+	char	*small[256], *large;
 	char	 c = 'x';
+	size_t	 i;
 
 	(void)lseek(fds[0], 0, SEEK_CUR);	/* ESPIPE, but allowed */
+	for (i = 0; i < 256; i++)
+		if ((small[i] = malloc(4096)) != NULL)
+			memset(small[i], 1, 4096);
+	if ((large = malloc(4 * 1024 * 1024)) != NULL)
+		memset(large, 1, 4 * 1024 * 1024);
+	for (i = 0; i < 256; i++)
+		free(small[i]);
+	free(large);
 	if (write(fds[1], &c, 1) != 1)
 		return NULL;
 	return arg;
 }
 
-/* A thread the way tar_job.c starts one, signals blocked. */
+/*
+ * A thread the way tar_job.c starts one, signals blocked: joined, or
+ * detached (as the jobs are: its end runs on its own, under the filter).
+ */
 static int
-apid_thread_round(void)
+apid_thread_round(int detached)
 {
 	pthread_attr_t	 attr;
 	pthread_t	 tid;
@@ -521,15 +539,22 @@ apid_thread_round(void)
 		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (detached)
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&tid, &attr, apid_tar_thread, fds) != 0)
 		return -1;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (pthread_join(tid, &ret) != 0 || ret != fds ||
-	    read(fds[0], &c, 1) != 1 || c != 'x')
+	if (!detached && (pthread_join(tid, &ret) != 0 || ret != fds))
 		return -1;
+	if (read(fds[0], &c, 1) != 1 || c != 'x')
+		return -1;
+	/* Its frees happened on the loop's heap: give the pages back. */
+	malloc_trim(0);
+	if (detached)
+		usleep(100 * 1000);	/* let it end before the pipe goes */
 	close(fds[0]);
 	close(fds[1]);
 	return 0;
@@ -568,7 +593,9 @@ apid_child(void *arg)
 	    base)) == NULL || event_add(stop, NULL) == -1)
 		return 5;
 
-	/* tar_jobs_init(): glibc's thread set-up before the filter. */
+	/* apid.c: one malloc arena, then glibc's thread set-up. */
+	if (mallopt(M_ARENA_MAX, 1) == 0)
+		return 13;
 	{
 		pthread_t	 tid;
 
@@ -579,7 +606,7 @@ apid_child(void *arg)
 
 	if (apid_seccomp_load(SECCOMP_MODE_KILL) != 0)
 		return 6;
-	if (apid_thread_round() == -1)
+	if (apid_thread_round(0) == -1 || apid_thread_round(1) == -1)
 		return 12;
 	if (event_base_dispatch(base) == -1)
 		return 7;

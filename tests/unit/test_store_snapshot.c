@@ -249,7 +249,7 @@ test_what_exists(void **state)
 	put_file("snapshots/notes.json", "{}");
 	put_file("snapshots/SNAP_0000000000000009.json", "{}");
 
-	assert_int_equal(store_snapshot_load_all(dfd, &all, &count), 0);
+	assert_int_equal(store_snapshot_load_all(dfd, NULL, &all, &count), 0);
 	for (i = 0; i < count; i++) {
 		if (strcmp(all[i].id, "snap_0000000000000001") == 0) {
 			assert_string_equal(all[i].name, "one again");
@@ -311,6 +311,28 @@ test_remove(void **state)
 	    0);
 }
 
+/*
+ * The record goes before the tar: a removal that stops half-way (here a
+ * "tar" that is a directory) leaves no record pointing at nothing.
+ */
+static void
+test_remove_record_first(void **state)
+{
+	struct snapshot_record	 r;
+
+	record_init(&r, "snap_0000000000000001", "one");
+	assert_int_equal(store_snapshot_write(dfd, &r), 0);
+	snapshot_record_free(&r);
+	assert_int_equal(mkdirat(dfd, "snapshots/snap_0000000000000001.tar",
+	    0700), 0);
+	assert_int_equal(store_snapshot_remove(dfd, "snap_0000000000000001"),
+	    -1);
+	assert_false(exists("snapshots/snap_0000000000000001.json"));
+	assert_true(exists("snapshots/snap_0000000000000001.tar"));
+	assert_int_equal(unlinkat(dfd, "snapshots/snap_0000000000000001.tar",
+	    AT_REMOVEDIR), 0);
+}
+
 /* A record as the reference writes it (Python's json.dumps) reads. */
 static void
 test_reference_record(void **state)
@@ -351,6 +373,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_remove_record_first,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reference_record, setup,
 		    teardown),
 	};
