@@ -481,7 +481,13 @@ struct file_entries {
 	struct file_entry	*v;
 	size_t			 n;
 };
-/* Every well-formed record of a listing's stdout, sorted by name. */
+/*
+ * Every well-formed record of a listing's stdout, sorted by name; -1 with
+ * ENOMEM, or E2BIG past FILE_LIST_MAX_ENTRIES (a sandbox can make a
+ * directory of millions of one-letter names, and each entry becomes a
+ * JSON object of a few hundred bytes).
+ */
+#define FILE_LIST_MAX_ENTRIES	100000
 int	file_list_parse(const char *, size_t, struct file_entries *);
 void	file_entries_free(struct file_entries *);
 const char *file_type_name(uint32_t st_mode);

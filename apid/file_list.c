@@ -140,6 +140,11 @@ file_list_parse(const char *out, size_t len, struct file_entries *fe)
 		    !name_ok(nl + 1, (size_t)(nul - nl - 1)) ||
 		    format_timestamp((double)e.mtime, ts, sizeof(ts)) == NULL)
 			continue;
+		if (fe->n == FILE_LIST_MAX_ENTRIES) {
+			file_entries_free(fe);
+			errno = E2BIG;
+			return -1;
+		}
 		if (fe->n == cap) {
 			cap = cap == 0 ? 64 : cap * 2;
 			if ((v = reallocarray(fe->v, cap, sizeof(*v))) ==

@@ -7,6 +7,7 @@
 #include <sys/queue.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,14 @@ list_respond(struct file_listing *st)
 		if (file_list_parse(st->out.stream[EXEC_STDOUT].data != NULL ?
 		    st->out.stream[EXEC_STDOUT].data : "",
 		    st->out.stream[EXEC_STDOUT].len, &fe) == -1) {
-			respond_error(st->req, ERR_INTERNAL, "out of memory");
+			if (errno == E2BIG && asprintf(&msg, "cannot list %s: "
+			    "more than %d entries", st->dir,
+			    FILE_LIST_MAX_ENTRIES) != -1) {
+				respond_error(st->req, ERR_BACKEND, msg);
+				free(msg);
+			} else
+				respond_error(st->req, ERR_INTERNAL,
+				    "out of memory");
 			return;
 		}
 		if ((o = file_list_json(st->dir, &fe)) == NULL)

@@ -483,6 +483,49 @@ test_list_many(void **state)
 	free(out);
 }
 
+/* n records "81a4 0 1\n<name>\0" with distinct names. */
+static char *
+many_records(size_t n, size_t *len)
+{
+	char	*out, rec[64];
+	size_t	 i, k;
+
+	out = malloc(n * 24);
+	assert_non_null(out);
+	*len = 0;
+	for (i = 0; i < n; i++) {
+		k = (size_t)snprintf(rec, sizeof(rec), "81a4 0 1\nf%zu", i);
+		memcpy(out + *len, rec, k + 1);	/* with the NUL */
+		*len += k + 1;
+	}
+	return out;
+}
+
+/* A sandbox's directory of millions of names cannot make apid build
+ * millions of JSON objects. */
+static void
+test_list_entry_cap(void **state)
+{
+	struct file_entries	 fe;
+	char			*out;
+	size_t			 len;
+
+	(void)state;
+	out = many_records(FILE_LIST_MAX_ENTRIES, &len);
+	assert_int_equal(file_list_parse(out, len, &fe), 0);
+	assert_int_equal(fe.n, FILE_LIST_MAX_ENTRIES);
+	file_entries_free(&fe);
+	free(out);
+
+	out = many_records(FILE_LIST_MAX_ENTRIES + 1, &len);
+	errno = 0;
+	assert_int_equal(file_list_parse(out, len, &fe), -1);
+	assert_int_equal(errno, E2BIG);
+	assert_null(fe.v);
+	assert_int_equal(fe.n, 0);
+	free(out);
+}
+
 static void
 test_file_info(void **state)
 {
@@ -521,6 +564,7 @@ main(void)
 		cmocka_unit_test(test_list_malformed),
 		cmocka_unit_test(test_list_sorting),
 		cmocka_unit_test(test_list_many),
+		cmocka_unit_test(test_list_entry_cap),
 		cmocka_unit_test(test_file_info),
 	};
 
