@@ -24,6 +24,7 @@
 #include "log.h"
 #include "privdrop.h"
 #include "seccomp.h"
+#include "xmalloc.h"
 
 #define PARENT_SOCK_FD	3
 #define APID_MAX_KEYS	256
@@ -181,6 +182,7 @@ one_malloc_arena(void)
 #endif
 	if (mallopt(M_ARENA_MAX, 1) == 0)
 		fatalx("cannot limit malloc to one arena");
+	xmalloc_keep_heap();
 }
 
 static struct event_base *

@@ -211,33 +211,10 @@ http_max_body(void)
 	return (ev_ssize_t)(max + BODY_SLACK);
 }
 
-/*
- * Each client's bufferevent.  libevent reads at most 16 KiB per wake-up
- * by default, which makes receiving a 50 MiB upload cost thousands of
- * loop turns; 256 KiB per read brings loopback uploads close to the
- * socket's own speed.  What is buffered is still bounded by the body
- * limit.
- */
-#define HTTP_SINGLE_READ	(256 * 1024)
-
-static struct bufferevent *
-http_bev_cb(struct event_base *base, void *arg)
-{
-	struct bufferevent	*bev;
-
-	(void)arg;
-	if ((bev = bufferevent_socket_new(base, -1,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		return NULL;
-	bufferevent_set_max_single_read(bev, HTTP_SINGLE_READ);
-	return bev;
-}
-
 /* After apid.c has read max_file_bytes from managerd. */
 void
 http_setup(struct evhttp *http)
 {
-	evhttp_set_bevcb(http, http_bev_cb, NULL);
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);

@@ -1,4 +1,5 @@
 /* Allocation wrappers that exit on failure; see xmalloc.h. */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,4 +66,20 @@ xasprintf(char **ret, const char *fmt, ...)
 	if (n == -1)
 		fatal("xasprintf");
 	return n;
+}
+
+/*
+ * glibc gives freed heap back to the kernel as soon as 128 KiB are free at
+ * its top, and serves blocks of 128 KiB or more with fresh mappings: a
+ * 100 MiB transfer through evbuffer chains then faulted in, and flushed
+ * from the TLB, the same few hundred KiB thousands of times, which cost
+ * dockerd-proxy more CPU than the copying itself.  What is kept is at
+ * most XMALLOC_KEEP_HEAP of resident memory.  (AddressSanitizer ignores
+ * mallopt; so does this, then.)
+ */
+void
+xmalloc_keep_heap(void)
+{
+	(void)mallopt(M_TRIM_THRESHOLD, XMALLOC_KEEP_HEAP);
+	(void)mallopt(M_MMAP_THRESHOLD, XMALLOC_KEEP_HEAP);
 }

@@ -15,4 +15,12 @@ char	*xstrdup(const char *);
 int	 xasprintf(char **, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 
+/*
+ * For the processes that move bulk bytes through short-lived buffers
+ * (apid, dockerd-proxy): keep up to XMALLOC_KEEP_HEAP of freed heap and
+ * serve blocks below it from the heap, instead of glibc's 128 KiB.
+ */
+#define XMALLOC_KEEP_HEAP	(1024 * 1024)
+void	 xmalloc_keep_heap(void);
+
 #endif /* AS_XMALLOC_H */

@@ -5,6 +5,7 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -230,10 +231,63 @@ request_process(struct docker_request *req)
 		request_finish(req, docker_http_parser_error(req->parser));
 }
 
+/*
+ * libevent 2.1's bufferevents read at most 4 KiB per wake-up (a fixed cap
+ * in evbuffer_read), so a 100 MiB archive would cost 25,000 turns of the
+ * loop.  While the socket has more, read it here in large pieces, up to
+ * DOCKER_HTTP_SINGLE_READ per wake-up; a paused request reads nothing, so
+ * the backpressure is unchanged.  End of file and errors are left for
+ * the bufferevent to find on its next read.
+ */
+static void
+request_read_more(struct docker_request *req)
+{
+	struct evbuffer		*in = bufferevent_get_input(req->bev);
+	struct evbuffer_iovec	 vec[2];
+	struct iovec		 iov[2];
+	evutil_socket_t		 fd = bufferevent_getfd(req->bev);
+	size_t			 total = 0, left;
+	ssize_t			 n;
+	int			 i, nvec;
+
+	/*
+	 * A bufferevent keeps the end of its input frozen except while it
+	 * reads itself; open it the same way for our reads.
+	 */
+	evbuffer_unfreeze(in, 0);
+	while (!req->paused && total < DOCKER_HTTP_SINGLE_READ) {
+		nvec = evbuffer_reserve_space(in, DOCKER_HTTP_READ_PIECE,
+		    vec, 2);
+		if (nvec <= 0)
+			break;
+		for (i = 0; i < nvec; i++) {
+			iov[i].iov_base = vec[i].iov_base;
+			iov[i].iov_len = vec[i].iov_len;
+		}
+		if ((n = readv(fd, iov, nvec)) <= 0) {
+			evbuffer_commit_space(in, vec, 0);
+			break;
+		}
+		total += (size_t)n;
+		for (i = 0, left = (size_t)n; i < nvec; i++) {
+			if (vec[i].iov_len > left)
+				vec[i].iov_len = left;
+			left -= vec[i].iov_len;
+		}
+		if (evbuffer_commit_space(in, vec, nvec) == -1)
+			break;
+	}
+	evbuffer_freeze(in, 0);
+}
+
 static void
 request_readcb(struct bufferevent *bev, void *arg)
 {
-	request_process(arg);
+	struct docker_request	*req = arg;
+
+	if (!req->paused)
+		request_read_more(req);
+	request_process(req);
 }
 
 static void
@@ -339,12 +393,6 @@ request_connect(struct docker_request *req, const struct sockaddr_un *sun)
 		errno = ENOMEM;
 		return -1;
 	}
-	/*
-	 * libevent reads 16 KiB per wake-up by default; archives of a whole
-	 * workspace come faster in larger reads.  A paused request reads
-	 * nothing, so this does not loosen the backpressure.
-	 */
-	bufferevent_set_max_single_read(req->bev, DOCKER_HTTP_SINGLE_READ);
 	return 0;
 }
 

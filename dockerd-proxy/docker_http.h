@@ -38,8 +38,9 @@ struct event_base;
 #define DOCKER_HTTP_UPLOAD_LOWAT	(16 * 1024)
 /* Uploads: a producer should stop once this much is queued. */
 #define DOCKER_HTTP_UPLOAD_HIWAT	(256 * 1024)
-/* Most bytes read from Docker in one go. */
-#define DOCKER_HTTP_SINGLE_READ		(128 * 1024)
+/* Most bytes read from Docker per wake-up, in pieces of READ_PIECE. */
+#define DOCKER_HTTP_SINGLE_READ		(256 * 1024)
+#define DOCKER_HTTP_READ_PIECE		(64 * 1024)
 
 enum docker_http_error {
 	DOCKER_HTTP_OK = 0,

@@ -16,6 +16,7 @@
 #include "privdrop.h"
 #include "proxy.h"
 #include "seccomp.h"
+#include "xmalloc.h"
 
 #define PARENT_SOCK_FD	3
 
@@ -99,6 +100,7 @@ main(int argc, char *argv[])
 	if ((level = log_level_parse(proxy.settings.log_level)) != -1)
 		log_setlevel(level);
 
+	xmalloc_keep_heap();
 	/* Everything that opens files or seeds randomness, before the jail. */
 	warm = json_object_new_object();
 	json_object_put(warm);
