@@ -182,7 +182,6 @@ one_malloc_arena(void)
 #endif
 	if (mallopt(M_ARENA_MAX, 1) == 0)
 		fatalx("cannot limit malloc to one arena");
-	xmalloc_keep_heap();
 }
 
 static struct event_base *
@@ -242,6 +241,8 @@ main(int argc, char *argv[])
 	memcpy(apid->parent.ibuf.rbuf, boot.rbuf, boot.rlen);
 	apid->parent.ibuf.rlen = boot.rlen;
 	peer_compose(&apid->parent, MSG_READY, 0, -1, NULL, 0);
+	/* Now, so that what start-up freed has been given back. */
+	xmalloc_keep_heap();
 	event_base_dispatch(apid->base);
 	return 1;
 }

@@ -100,7 +100,6 @@ main(int argc, char *argv[])
 	if ((level = log_level_parse(proxy.settings.log_level)) != -1)
 		log_setlevel(level);
 
-	xmalloc_keep_heap();
 	/* Everything that opens files or seeds randomness, before the jail. */
 	warm = json_object_new_object();
 	json_object_put(warm);
@@ -125,6 +124,8 @@ main(int argc, char *argv[])
 	proxy.parent.ibuf.rlen = boot.rlen;
 	peer_compose(&proxy.parent, MSG_READY, 0, -1, NULL, 0);
 	log_debug("serving Docker at %s", proxy.settings.docker_socket);
+	/* Now, so that what start-up freed has been given back. */
+	xmalloc_keep_heap();
 	event_base_dispatch(proxy.base);
 	return 1;
 }
