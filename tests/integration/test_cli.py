@@ -6,6 +6,7 @@ fork, and the exit statuses of API errors (1) and usage errors (2)."""
 import hashlib
 import json
 import os
+import pty
 import re
 import select
 import stat
@@ -406,6 +407,50 @@ class Copy(CliCase):
             self.skipTest("the download finished before the signal")
         self.assertEqual(p.returncode, 128 + 15)
         self.assertEqual(os.listdir(self.dir), [])
+
+
+class Progress(CliCase):
+    """Long transfers show their progress when stderr is a terminal."""
+
+    def cp_on_tty(self, *args):
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([CLI] + list(args), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=slave,
+                               env=self.env(), timeout=60)
+            os.close(slave)
+            slave = -1
+            shown = b""
+            while True:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:	# EIO: the terminal's other side closed
+                    break
+                if not data:
+                    break
+                shown += data
+        finally:
+            if slave != -1:
+                os.close(slave)
+            os.close(master)
+        return p.returncode, shown.decode("utf-8", "replace")
+
+    def test_progress_on_a_terminal_only(self):
+        d = tempfile.mkdtemp(prefix="as-cli-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", d])
+        src = os.path.join(d, "big.bin")
+        with open(src, "wb") as f:
+            f.write(os.urandom(4 * MIB))
+        rc, shown = self.cp_on_tty("cp", src, self.sb + ":/workspace/p.bin")
+        self.assertEqual(rc, 0, shown)
+        self.assertIn("%d / %d bytes" % (4 * MIB, 4 * MIB), shown)
+        rc, shown = self.cp_on_tty("cp", self.sb + ":p.bin",
+                                   os.path.join(d, "back.bin"))
+        self.assertEqual(rc, 0, shown)
+        self.assertIn("%d / %d bytes" % (4 * MIB, 4 * MIB), shown)
+        # Not a terminal: nothing but errors on stderr.
+        rc, out, err = self.cli("cp", src, self.sb + ":/workspace/q.bin")
+        self.assertEqual((rc, err), (0, ""))
 
 
 class Snapshots(CliCase):
