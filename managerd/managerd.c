@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -209,14 +210,66 @@ child_exit_status(struct child *c, int status)
 		    (int)c->pid, WEXITSTATUS(status));
 }
 
-/* Stop the surviving children and leave with status. */
+/* Waiting for the children at shutdown: 200 times 10 ms at most. */
+#define SHUTDOWN_WAIT_STEPS	200
+#define SHUTDOWN_WAIT_STEP_NS	(10 * 1000 * 1000)
+
+/* 1 once the child has been reaped (or was never there). */
+static int
+child_gone(struct child *c)
+{
+	pid_t	 r;
+	int	 status;
+
+	if (c->pid <= 0)
+		return 1;
+	r = waitpid(c->pid, &status, WNOHANG);
+	if (r == c->pid || (r == -1 && errno == ECHILD)) {
+		c->pid = 0;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+channel_close(struct peer *p)
+{
+	if (p->name == NULL)		/* never started */
+		return;
+	peer_stop(p);
+	if (p->ibuf.sock != -1) {
+		close(p->ibuf.sock);
+		p->ibuf.sock = -1;
+	}
+}
+
+/*
+ * Stop the surviving children, wait a little for them to be gone, and
+ * leave with status.  A child exits when its channel to managerd closes
+ * (after dropping privileges managerd may no longer signal it, so the
+ * SIGTERM is only a courtesy).  Waiting matters: apid holds the listening
+ * socket, and a supervisor that starts the service again at once would
+ * otherwise find the port still bound.
+ */
 static __attribute__((noreturn)) void
 shutdown_all(int status)
 {
+	struct timespec	 step = { 0, SHUTDOWN_WAIT_STEP_NS };
+	int		 n;
+
+	channel_close(&env->apid_peer);
+	channel_close(&env->proxy_peer);
 	if (env->apid.pid > 0)
 		kill(env->apid.pid, SIGTERM);
 	if (env->proxy.pid > 0)
 		kill(env->proxy.pid, SIGTERM);
+	for (n = 0; n < SHUTDOWN_WAIT_STEPS; n++) {
+		/* Both are asked each time: no short circuit. */
+		if (child_gone(&env->apid) + child_gone(&env->proxy) == 2)
+			exit(status);
+		nanosleep(&step, NULL);
+	}
+	log_warnx("a child is still running; leaving it to its end of file");
 	exit(status);
 }
 
