@@ -1,10 +1,16 @@
 /*
  * PUT /v1/sandboxes/{sb}/files?path=&mode= (API.md §4.10): an upload.
- * evhttp has read the body already.  After the 413 checks the tar pipe's
- * read end goes with FILE_WRITE; at FILE_WRITE_READY the body moves (no
- * copy) into an UPLOAD job (tar_job.c, tar_upload.c) that writes the tar
- * into the pipe; FILE_INFO is the answer.  The state lives until
- * managerd's last word has come and the job has ended.
+ * With a Content-Length the body has not been read: the connection's
+ * filter (http_intake.c) holds it back, and the request carries its
+ * declared length in UPLOAD_LENGTH_HEADER.  A chunked body evhttp has
+ * read (at most its JSON limit).  After the 413 checks the tar pipe's
+ * read end goes with FILE_WRITE; at FILE_WRITE_READY an UPLOAD job
+ * (tar_job.c, tar_upload.c) starts, reading the body from the intake's
+ * pipe (or taking the buffered body's chains), and writes the tar into
+ * the tar pipe; FILE_INFO is the answer.  The state lives until
+ * managerd's last word has come and the job has ended.  An answer given
+ * before the whole body was read closes the connection (the rest of the
+ * body must never be taken for a request).
  *
  * FILE_INFO alone does not prove the upload: the proxy sends the tar to
  * Docker as it comes (chunked), and Docker accepts a tar that stops at a
@@ -17,6 +23,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,8 @@ struct file_upload {
 	int			 answered;	/* managerd's last word came */
 	int			 gone;
 	int			 job_ok;	/* the whole tar was written */
+	int			 stream;	/* the body is the intake's */
+	uint64_t		 size;		/* its declared length */
 	char			 job_err[256];	/* why not */
 	json_object		*info;		/* FileInfo (NULL: cannot render) */
 	int			 info_waits;	/* FILE_INFO came before the job end */
@@ -64,6 +73,8 @@ upload_respond(struct file_upload *st)
 	if (st->gone)
 		respond_end(st->req, 0);
 	else if (!st->job_ok) {
+		if (st->stream)
+			http_intake_refuse(st->req);
 		if (asprintf(&msg, "cannot upload the file: %s",
 		    st->job_err[0] != '\0' ? st->job_err :
 		    "the archive was not written") == -1)
@@ -126,8 +137,25 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 		file_write_ready_free(&fw);
 		return;
 	}
+	memset(&spec, 0, sizeof(spec));
+	spec.in_fd = -1;
+	if (st->stream) {
+		if ((spec.in_fd = http_intake_attach(st->req)) == -1) {
+			log_warn("upload: cannot read the body");
+			strlcpy(st->job_err, "cannot read the request body",
+			    sizeof(st->job_err));
+			close(st->tar_fd);
+			st->tar_fd = -1;
+			file_write_ready_free(&fw);
+			return;
+		}
+		/* The body will be read: the connection may live on. */
+		evhttp_remove_header(evhttp_request_get_output_headers(
+		    st->req), "Connection");
+		spec.size = st->size;
+		body = NULL;
 	/* The body's chains move to the job: no copy. */
-	if ((body = evbuffer_new()) == NULL || evbuffer_add_buffer(body,
+	} else if ((body = evbuffer_new()) == NULL || evbuffer_add_buffer(body,
 	    evhttp_request_get_input_buffer(st->req)) == -1) {
 		log_warnx("upload: out of memory");
 		strlcpy(st->job_err, "out of memory", sizeof(st->job_err));
@@ -138,9 +166,7 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 		file_write_ready_free(&fw);
 		return;
 	}
-	memset(&spec, 0, sizeof(spec));
 	spec.kind = TAR_JOB_UPLOAD;
-	spec.in_fd = -1;
 	spec.out_fd = st->tar_fd;
 	spec.body = body;
 	spec.upload = &fw;
@@ -233,6 +259,32 @@ content_length_over(struct evhttp_request *req, uint64_t max)
 	return v > max;
 }
 
+/*
+ * The declared length of a body the connection's filter holds back: 1
+ * with *len set, 0 if the body is evhttp's, -1 if answered (400).  The
+ * header counts only with a diverted body of that length waiting on the
+ * request's connection: the filter strips any copy a client sends, and
+ * this check makes one it could not strip (once the filter has left the
+ * connection to evhttp, say after a chunked request) worthless.
+ */
+static int
+upload_length(struct evhttp_request *req, uint64_t *len)
+{
+	const char	*v, *errstr;
+
+	v = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    UPLOAD_LENGTH_HEADER);
+	if (v == NULL)
+		return 0;
+	*len = (uint64_t)strtonum(v, 1, LLONG_MAX, &errstr);
+	if (errstr != NULL || !http_intake_pending(req, *len)) {
+		respond_error(req, ERR_INVALID_REQUEST,
+		    "the request body cannot be read");
+		return -1;
+	}
+	return 1;
+}
+
 /* ^[0-7]{3,4}$ */
 static int
 mode_valid(const char *m, size_t len)
@@ -302,14 +354,21 @@ route_file_write(struct evhttp_request *req, char **params)
 	struct file_write	 fw;
 	struct msgw		 w;
 	char			*path, *msg;
-	size_t			 pathlen, bodylen;
+	size_t			 pathlen;
+	uint64_t		 bodylen, declared;
 	uint32_t		 mode;
-	int			 fds[2];
+	int			 fds[2], stream;
 
 	if (upload_query(req, &path, &pathlen, &mode) == -1)
 		return;
 	bodylen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
-	if (content_length_over(req, apid->max_file_bytes) ||
+	if ((stream = upload_length(req, &declared)) == -1) {
+		free(path);
+		return;
+	}
+	if (stream)
+		bodylen = declared;
+	if ((!stream && content_length_over(req, apid->max_file_bytes)) ||
 	    bodylen > apid->max_file_bytes) {
 		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
 		    apid->max_file_bytes) == -1)
@@ -343,6 +402,8 @@ route_file_write(struct evhttp_request *req, char **params)
 	}
 	st->req = req;
 	st->tar_fd = -1;
+	st->stream = stream;
+	st->size = bodylen;
 	/* The proxy reads the tar blocking; the job writes it blocking. */
 	if (bulk_pipe(fds, 0) == -1) {
 		log_warn("upload: pipe2");

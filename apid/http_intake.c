@@ -1,0 +1,290 @@
+/*
+ * Each client connection's bufferevent (evhttp_set_bevcb): a filter over
+ * the socket that frames requests (http_frame.c) and takes the body of
+ * an upload away from evhttp, which in libevent 2.1 would read it whole
+ * before any handler, and before the API key, is looked at.  The upload
+ * handler, once the key and the request are checked, asks for the body
+ * as a pipe (http_intake_attach); the event loop moves the diverted
+ * bytes into it as the tar job reads them.  At most INTAKE_MAX bytes
+ * wait here: beyond that the filter leaves the socket's bytes where they
+ * are, the socket bufferevent stops at its watermark, and TCP pushes
+ * back on the client.
+ *
+ * Output: libevent's filter tells evhttp its reply is written when it
+ * is in the socket bufferevent's buffer, not the socket, and does not
+ * resume writing when evhttp re-enables EV_WRITE; evhttp then closes a
+ * connection with its last reply unsent, or never sends the reply of a
+ * kept-alive one.  So the output filter writes to the socket itself and
+ * waits for it to be writable, and a new reply kicks the filter.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "apid.h"
+#include "log.h"
+
+/* A diverted body that waits for its handler or its pipe. */
+#define INTAKE_MAX		(256 * 1024)
+/* What the socket bufferevent reads ahead of the filter. */
+#define INTAKE_READ_MAX		(64 * 1024)
+
+struct intake {
+	TAILQ_ENTRY(intake)	 entry;
+	struct bufferevent	*bev;		/* the filter: evhttp's */
+	struct bufferevent	*under;		/* the socket */
+	struct http_framer	 fr;
+	struct evbuffer		*body;		/* diverted, not in the pipe */
+	struct event		*kick;		/* a reply to write */
+	struct event		*sockw;		/* the socket is writable */
+	struct event		*pipew;		/* the pipe is writable */
+	int			 pending;	/* a diverted body, unattached */
+	int			 fd;		/* the body pipe's write end */
+	uint64_t		 todo;		/* body bytes not in the pipe */
+};
+
+static TAILQ_HEAD(, intake)	 intakes = TAILQ_HEAD_INITIALIZER(intakes);
+
+static void	intake_kick_cb(evutil_socket_t, short, void *);
+
+static void
+intake_close_pipe(struct intake *in)
+{
+	if (in->fd != -1) {
+		event_del(in->pipew);
+		close(in->fd);
+		in->fd = -1;
+	}
+}
+
+static void
+intake_free(void *arg)
+{
+	struct intake	*in = arg;
+
+	TAILQ_REMOVE(&intakes, in, entry);
+	intake_close_pipe(in);
+	if (in->kick != NULL)
+		event_free(in->kick);
+	if (in->sockw != NULL)
+		event_free(in->sockw);
+	if (in->pipew != NULL)
+		event_free(in->pipew);
+	if (in->body != NULL)
+		evbuffer_free(in->body);
+	free(in);
+}
+
+static enum bufferevent_filter_result
+intake_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
+    enum bufferevent_flush_mode mode, void *arg)
+{
+	struct intake	*in = arg;
+	size_t		 room, have = evbuffer_get_length(in->body);
+	int		 ev;
+
+	room = limit < 0 ? SIZE_MAX : (size_t)limit;
+	ev = http_frame(&in->fr, src, dst, room, in->body,
+	    have < INTAKE_MAX ? INTAKE_MAX - have : 0);
+	if (ev == -1)
+		return BEV_ERROR;
+	if (ev & FRAME_DIVERTED) {
+		in->pending = 1;
+		in->todo = in->fr.divert_len;
+	}
+	if (in->fd != -1 && evbuffer_get_length(in->body) > 0)
+		event_add(in->pipew, NULL);
+	return (ev & FRAME_PROGRESS) ? BEV_OK : BEV_NEED_MORE;
+}
+
+static enum bufferevent_filter_result
+intake_out(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
+    enum bufferevent_flush_mode mode, void *arg)
+{
+	struct intake	*in = arg;
+	evutil_socket_t	 fd = bufferevent_getfd(in->under);
+	int		 n;
+
+	if (in->sockw == NULL && (in->sockw = event_new(
+	    bufferevent_get_base(in->bev), fd, EV_WRITE, intake_kick_cb,
+	    in)) == NULL)
+		return BEV_NEED_MORE;
+	n = evbuffer_write(src, fd);
+	if (n == -1 && errno != EAGAIN && errno != EINTR) {
+		bufferevent_trigger_event(in->bev, BEV_EVENT_WRITING |
+		    BEV_EVENT_ERROR, BEV_TRIG_DEFER_CALLBACKS);
+		return BEV_ERROR;
+	}
+	if (evbuffer_get_length(src) > 0)
+		event_add(in->sockw, NULL);
+	return n > 0 ? BEV_OK : BEV_NEED_MORE;
+}
+
+static void
+intake_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct intake	*in = arg;
+
+	bufferevent_flush(in->bev, EV_WRITE, BEV_NORMAL);
+}
+
+static void
+intake_outbuf_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct intake	*in = arg;
+
+	if (info->n_added > 0)
+		event_active(in->kick, EV_WRITE, 0);
+}
+
+/* Room in the pipe: move what waits, then let the filter read on. */
+static void
+intake_pipe_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct intake	*in = arg;
+	int		 n;
+
+	while (evbuffer_get_length(in->body) > 0) {
+		n = evbuffer_write(in->body, in->fd);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			event_add(in->pipew, NULL);
+			return;
+		}
+		if (n == -1) {
+			/* The job is gone: so is the rest of the body. */
+			intake_close_pipe(in);
+			in->fr.state = FRAME_DISCARD;
+			evbuffer_drain(in->body, evbuffer_get_length(in->body));
+			return;
+		}
+		in->todo -= (uint64_t)n;
+	}
+	if (in->todo == 0) {
+		intake_close_pipe(in);
+		http_frame_release(&in->fr);
+	}
+	bufferevent_trigger(in->under, EV_READ, BEV_TRIG_IGNORE_WATERMARKS);
+}
+
+static struct bufferevent *
+intake_bevcb(struct event_base *base, void *arg)
+{
+	struct intake	*in;
+	struct bufferevent *under;
+
+	if ((in = calloc(1, sizeof(*in))) == NULL)
+		return NULL;
+	in->fd = -1;
+	http_frame_init(&in->fr);
+	TAILQ_INSERT_TAIL(&intakes, in, entry);
+	if ((in->body = evbuffer_new()) == NULL ||
+	    (in->kick = event_new(base, -1, 0, intake_kick_cb, in)) == NULL ||
+	    (under = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		intake_free(in);
+		return NULL;
+	}
+	if ((in->bev = bufferevent_filter_new(under, intake_in, intake_out,
+	    BEV_OPT_CLOSE_ON_FREE, intake_free, in)) == NULL) {
+		bufferevent_free(under);
+		intake_free(in);
+		return NULL;
+	}
+	in->under = under;
+	bufferevent_setwatermark(under, EV_READ, 0, INTAKE_READ_MAX);
+	evbuffer_add_cb(bufferevent_get_output(in->bev), intake_outbuf_cb, in);
+	return in->bev;
+}
+
+void
+http_intake_setup(struct evhttp *http)
+{
+	evhttp_set_bevcb(http, intake_bevcb, NULL);
+}
+
+static struct intake *
+intake_of(struct evhttp_request *req)
+{
+	struct evhttp_connection	*evcon;
+	struct bufferevent		*bev;
+	struct intake			*in;
+
+	if ((evcon = evhttp_request_get_connection(req)) == NULL ||
+	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
+		return NULL;
+	TAILQ_FOREACH(in, &intakes, entry)
+		if (in->bev == bev)
+			return in;
+	return NULL;
+}
+
+/*
+ * The request's diverted body, declared len bytes: 1 if it waits for
+ * http_intake_attach, 0 if there is none.  Only the request the framer
+ * rewrote carries UPLOAD_LENGTH_HEADER, and evhttp sees no later head
+ * of its connection before the body is attached or the connection gone.
+ */
+int
+http_intake_pending(struct evhttp_request *req, uint64_t len)
+{
+	struct intake	*in = intake_of(req);
+
+	return in != NULL && in->pending && in->fr.divert_len == len;
+}
+
+/* The body as the read end of a pipe; -1 if it cannot be had. */
+int
+http_intake_attach(struct evhttp_request *req)
+{
+	struct intake	*in = intake_of(req);
+	int		 fds[2], flags;
+
+	if (in == NULL || !in->pending) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (bulk_pipe(fds, 0) == -1)
+		return -1;
+	if ((flags = fcntl(fds[1], F_GETFL)) == -1 ||
+	    fcntl(fds[1], F_SETFL, flags | O_NONBLOCK) == -1 ||
+	    (in->pipew = event_new(bufferevent_get_base(in->bev), fds[1],
+	    EV_WRITE, intake_pipe_cb, in)) == NULL) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	in->pending = 0;
+	in->fd = fds[1];
+	event_active(in->pipew, EV_WRITE, 0);
+	return fds[0];
+}
+
+/* The body will not be read: the connection must close after the reply. */
+void
+http_intake_refuse(struct evhttp_request *req)
+{
+	struct intake	*in = intake_of(req);
+
+	evhttp_remove_header(evhttp_request_get_output_headers(req),
+	    "Connection");
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Connection", "close");
+	if (in == NULL)
+		return;
+	in->pending = 0;
+	in->fr.state = FRAME_DISCARD;
+	evbuffer_drain(in->body, evbuffer_get_length(in->body));
+}
