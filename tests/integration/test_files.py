@@ -6,6 +6,7 @@ while 50 MiB travel through."""
 import hashlib
 import http.client
 import json
+import socket
 import os
 import re
 import sys
@@ -569,11 +570,41 @@ class LargeFiles(ServerCase):
             self.assertLess(grew, STREAM_GROWTH_KIB,
                             "download: " + down.describe())
 
+    def head_only(self, sb, length, auth=True):
+        """Send an upload's head declaring length bytes and no body;
+        return the raw answer (apid must not wait for the body)."""
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=10)
+        key = (b"Authorization: Bearer %s\r\n" % harness.TEST_KEY.encode()
+               if auth else b"")
+        try:
+            sock.sendall(b"PUT /v1/sandboxes/%s/files?path=over HTTP/1.1\r\n"
+                         b"Host: x\r\n%sContent-Length: %d\r\n\r\n" %
+                         (sb.encode(), key, length))
+            reply = b""
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                reply += data
+        finally:
+            sock.close()
+        return reply
+
     def test_one_byte_over_the_default_cap(self):
+        # From the headers alone (API.md §4.10 step 1), and the
+        # connection closes: the body is never read.
         sb = self.create()["id"]
-        status, doc = put_file(self.server, sb, "over", b"\0" * (50 * MIB + 1))
-        self.assertError(status, doc, 413, "payload_too_large",
-                         "file exceeds 52428800 bytes")
+        reply = self.head_only(sb, 50 * MIB + 1)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 413 "), reply)
+        self.assertIn(b"file exceeds 52428800 bytes", reply)
+        self.assertIn(b"Connection: close", reply)
+
+    def test_unauthenticated_upload_not_read(self):
+        sb = self.create()["id"]
+        reply = self.head_only(sb, 50 * MIB, auth=False)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 401 "), reply)
+        self.assertIn(b"Connection: close", reply)
 
 
 class SymlinkedParents(ServerCase):
