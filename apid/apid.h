@@ -394,6 +394,7 @@ struct http_framer {
 	enum frame_state	 state;
 	uint64_t		 left;
 	uint64_t		 divert_len;	/* of the last diversion */
+	int			 expect;	/* it asked for 100 Continue */
 };
 #define FRAME_PROGRESS	0x1	/* bytes were taken from src */
 #define FRAME_DIVERTED	0x2	/* an upload head went to evhttp */

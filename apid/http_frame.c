@@ -13,6 +13,10 @@
  * instead of evhttp.  Other heads go through byte for byte (less the
  * stripped lines), followed by their Content-Length bytes.
  *
+ * evhttp answers "Expect: 100-continue" only for a body it reads, so for
+ * a diverted one the framer notes it (fr->expect, HTTP/1.1 and later as
+ * evhttp) and http_intake.c sends the 100 once the handler takes the body.
+ *
  * What the framer cannot follow exactly as evhttp does (chunked bodies,
  * folded header lines, a body on GET, a bad Content-Length) makes it
  * pass the rest of the connection through untouched (FRAME_PASS): evhttp
@@ -105,6 +109,19 @@ name_is(const char *line, size_t namelen, const char *name)
 	    strncasecmp(line, name, namelen) == 0;
 }
 
+/* The value [v, v+len) is word between optional blanks, any case. */
+static int
+value_is(const char *v, size_t len, const char *word)
+{
+	while (len > 0 && (*v == ' ' || *v == '\t')) {
+		v++;
+		len--;
+	}
+	while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+		len--;
+	return len == strlen(word) && strncasecmp(v, word, len) == 0;
+}
+
 /* All digits between optional blanks, at most MAX_CL_DIGITS: 0; else -1. */
 static int
 parse_length(const char *v, size_t len, uint64_t *out)
@@ -133,6 +150,8 @@ struct head_info {
 	int		 cl_bad;
 	int		 te;
 	int		 strip;		/* has UPLOAD_LENGTH_HEADER lines */
+	int		 expect;	/* Expect: 100-continue */
+	int		 http11;	/* HTTP/1.1 or later */
 	uint64_t	 cl;
 };
 
@@ -158,8 +177,8 @@ next_line(const char *p, size_t len)
 static void
 head_scan(const char *h, size_t hlen, struct head_info *hi)
 {
-	const char	*sp, *colon;
-	size_t		 off, ll, bl, tlen;
+	const char	*sp, *colon, *v;
+	size_t		 off, ll, bl, tlen, vlen;
 
 	memset(hi, 0, sizeof(*hi));
 	ll = next_line(h, hlen);
@@ -169,10 +188,15 @@ head_scan(const char *h, size_t hlen, struct head_info *hi)
 		return;
 	}
 	tlen = bl - (size_t)(sp + 1 - h);
-	if (memchr(sp + 1, ' ', tlen) != NULL)
+	if (memchr(sp + 1, ' ', tlen) != NULL) {
 		tlen = (size_t)((const char *)memchr(sp + 1, ' ', tlen) -
 		    (sp + 1));
-	else
+		/* HTTP/1.x, x > 0: evhttp's test for an Expect to answer. */
+		vlen = bl - (size_t)(sp + 1 - h) - tlen - 1;
+		v = sp + 1 + tlen + 1;
+		hi->http11 = vlen == 8 && memcmp(v, "HTTP/1.", 7) == 0 &&
+		    v[7] >= '1' && v[7] <= '9';
+	} else
 		hi->weird = 1;		/* no version */
 	hi->body_method = (sp - h == 3 && memcmp(h, "PUT", 3) == 0) ||
 	    (sp - h == 4 && memcmp(h, "POST", 4) == 0) ||
@@ -195,6 +219,10 @@ head_scan(const char *h, size_t hlen, struct head_info *hi)
 		else if (name_is(h + off, (size_t)(colon - (h + off)),
 		    "Transfer-Encoding"))
 			hi->te = 1;
+		else if (name_is(h + off, (size_t)(colon - (h + off)),
+		    "Expect"))
+			hi->expect = value_is(colon + 1,
+			    bl - (size_t)(colon + 1 - (h + off)), "100-continue");
 		else if (name_is(h + off, (size_t)(colon - (h + off)),
 		    "Content-Length")) {
 			hi->cl_count++;
@@ -270,6 +298,7 @@ frame_head(struct http_framer *fr, struct evbuffer *src,
 	if (divert) {
 		fr->state = FRAME_DIVERT;
 		fr->left = fr->divert_len = hi.cl;
+		fr->expect = hi.expect && hi.http11;
 		*events |= FRAME_DIVERTED;
 	} else if (hi.weird || hi.te || hi.cl_bad || hi.cl_count > 1 ||
 	    (hi.cl_count == 1 && hi.cl > 0 && !hi.body_method))
@@ -360,4 +389,5 @@ http_frame_release(struct http_framer *fr)
 {
 	if (fr->state == FRAME_HELD)
 		fr->state = FRAME_HEAD;
+	fr->expect = 0;
 }

@@ -16,6 +16,14 @@
  * connection with its last reply unsent, or never sends the reply of a
  * kept-alive one.  So the output filter writes to the socket itself and
  * waits for it to be writable, and a new reply kicks the filter.
+ *
+ * evhttp, seeing Content-Length: 0, never answers an upload's "Expect:
+ * 100-continue", and a client such as curl then waits a second before it
+ * sends the body.  So the intake sends the 100 itself when the handler,
+ * the key and the request checked, takes the body: a refused upload gets
+ * its final answer alone, as it should.  The 100 goes to the socket
+ * directly (evhttp's bufferevent is not writing between a request and
+ * its reply) and always before the reply.
  */
 #include <sys/queue.h>
 
@@ -38,6 +46,7 @@
 #define INTAKE_MAX		(256 * 1024)
 /* What the socket bufferevent reads ahead of the filter. */
 #define INTAKE_READ_MAX		(64 * 1024)
+#define CONTINUE_LINE		"HTTP/1.1 100 Continue\r\n\r\n"
 
 struct intake {
 	TAILQ_ENTRY(intake)	 entry;
@@ -45,6 +54,7 @@ struct intake {
 	struct bufferevent	*under;		/* the socket */
 	struct http_framer	 fr;
 	struct evbuffer		*body;		/* diverted, not in the pipe */
+	struct evbuffer		*interim;	/* a 100 Continue, unsent */
 	struct event		*kick;		/* a reply to write */
 	struct event		*sockw;		/* the socket is writable */
 	struct event		*pipew;		/* the pipe is writable */
@@ -82,6 +92,8 @@ intake_free(void *arg)
 		event_free(in->pipew);
 	if (in->body != NULL)
 		evbuffer_free(in->body);
+	if (in->interim != NULL)
+		evbuffer_free(in->interim);
 	free(in);
 }
 
@@ -107,6 +119,33 @@ intake_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
 	return (ev & FRAME_PROGRESS) ? BEV_OK : BEV_NEED_MORE;
 }
 
+/* The event that waits for the socket to be writable, made once. */
+static int
+intake_sockw(struct intake *in)
+{
+	if (in->sockw == NULL && (in->sockw = event_new(
+	    bufferevent_get_base(in->bev), bufferevent_getfd(in->under),
+	    EV_WRITE, intake_kick_cb, in)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* Write what is left of a 100 Continue: 1 if some still waits. */
+static int
+intake_interim(struct intake *in)
+{
+	if (evbuffer_get_length(in->interim) == 0)
+		return 0;
+	/* An error shows again on the next read or write of the socket. */
+	if (evbuffer_write(in->interim, bufferevent_getfd(in->under)) ==
+	    -1 && errno != EAGAIN && errno != EINTR)
+		evbuffer_drain(in->interim, evbuffer_get_length(in->interim));
+	if (evbuffer_get_length(in->interim) == 0)
+		return 0;
+	event_add(in->sockw, NULL);
+	return 1;
+}
+
 static enum bufferevent_filter_result
 intake_out(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
     enum bufferevent_flush_mode mode, void *arg)
@@ -115,9 +154,7 @@ intake_out(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
 	evutil_socket_t	 fd = bufferevent_getfd(in->under);
 	int		 n;
 
-	if (in->sockw == NULL && (in->sockw = event_new(
-	    bufferevent_get_base(in->bev), fd, EV_WRITE, intake_kick_cb,
-	    in)) == NULL)
+	if (intake_sockw(in) == -1 || intake_interim(in))
 		return BEV_NEED_MORE;
 	n = evbuffer_write(src, fd);
 	if (n == -1 && errno != EAGAIN && errno != EINTR) {
@@ -135,6 +172,8 @@ intake_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct intake	*in = arg;
 
+	if (in->sockw != NULL && intake_interim(in))
+		return;
 	bufferevent_flush(in->bev, EV_WRITE, BEV_NORMAL);
 }
 
@@ -191,6 +230,7 @@ intake_bevcb(struct event_base *base, void *arg)
 	http_frame_init(&in->fr);
 	TAILQ_INSERT_TAIL(&intakes, in, entry);
 	if ((in->body = evbuffer_new()) == NULL ||
+	    (in->interim = evbuffer_new()) == NULL ||
 	    (in->kick = event_new(base, -1, 0, intake_kick_cb, in)) == NULL ||
 	    (under = bufferevent_socket_new(base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
@@ -269,6 +309,12 @@ http_intake_attach(struct evhttp_request *req)
 	in->pending = 0;
 	in->fd = fds[1];
 	event_active(in->pipew, EV_WRITE, 0);
+	/* No 100 once the client has started on the body (RFC 9110 10.1.1). */
+	if (in->fr.expect && in->fr.left == in->fr.divert_len &&
+	    intake_sockw(in) == 0 && evbuffer_add(in->interim, CONTINUE_LINE,
+	    strlen(CONTINUE_LINE)) == 0)
+		intake_interim(in);
+	in->fr.expect = 0;
 	return fds[0];
 }
 

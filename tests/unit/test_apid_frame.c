@@ -260,6 +260,37 @@ test_pass(void **state)
 	check(in, in, "", 0);
 }
 
+/* Whether a diverted head asked for 100 Continue, as evhttp would see it. */
+static int
+expects(const char *head)
+{
+	struct run	 r;
+	int		 ev, expect;
+
+	run_init(&r);
+	assert_int_equal(evbuffer_add(r.src, head, strlen(head)), 0);
+	ev = http_frame(&r.fr, r.src, r.dst, SIZE_MAX, r.div, SIZE_MAX);
+	assert_true(ev & FRAME_DIVERTED);
+	expect = r.fr.expect;
+	run_free(&r);
+	return expect;
+}
+
+static void
+test_expect(void **state)
+{
+	assert_true(expects("PUT /v1/sandboxes/s/files?path=a HTTP/1.1\r\n"
+	    "Expect: 100-continue\r\nContent-Length: 3\r\n\r\n"));
+	assert_true(expects("PUT /v1/sandboxes/s/files?path=a HTTP/1.1\r\n"
+	    "Content-Length: 3\r\nexpect:  100-Continue \r\n\r\n"));
+	assert_false(expects("PUT /v1/sandboxes/s/files?path=a HTTP/1.0\r\n"
+	    "Expect: 100-continue\r\nContent-Length: 3\r\n\r\n"));
+	assert_false(expects("PUT /v1/sandboxes/s/files?path=a HTTP/1.1\r\n"
+	    "Expect: 100-continued\r\nContent-Length: 3\r\n\r\n"));
+	assert_false(expects("PUT /v1/sandboxes/s/files?path=a HTTP/1.1\r\n"
+	    "Content-Length: 3\r\n\r\n"));
+}
+
 int
 main(void)
 {
@@ -275,6 +306,7 @@ main(void)
 		cmocka_unit_test(test_lowercase),
 		cmocka_unit_test(test_duplicate_length),
 		cmocka_unit_test(test_pass),
+		cmocka_unit_test(test_expect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
