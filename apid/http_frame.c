@@ -221,8 +221,8 @@ head_scan(const char *h, size_t hlen, struct head_info *hi)
 			hi->te = 1;
 		else if (name_is(h + off, (size_t)(colon - (h + off)),
 		    "Expect"))
-			hi->expect = value_is(colon + 1,
-			    bl - (size_t)(colon + 1 - (h + off)), "100-continue");
+			hi->expect = value_is(colon + 1, bl -
+			    (size_t)(colon + 1 - (h + off)), "100-continue");
 		else if (name_is(h + off, (size_t)(colon - (h + off)),
 		    "Content-Length")) {
 			hi->cl_count++;
