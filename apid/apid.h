@@ -361,11 +361,10 @@ enum tar_job_kind {
 };
 struct tar_job_spec {
 	enum tar_job_kind		 kind;
-	int				 in_fd;		/* UPLOAD: body or -1 */
+	int				 in_fd;		/* -1: UPLOAD */
 	int				 out_fd;	/* -1: CHECK */
 	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT */
 	struct evbuffer			*body;		/* UPLOAD, taken over */
-	uint64_t			 size;		/* UPLOAD from in_fd */
 	const struct file_write_ready	*upload;	/* UPLOAD, copied */
 	/* result->bytes: file bytes, tar bytes written, or tar bytes read */
 	void	(*done)(const struct tar_result *, void *arg);
@@ -406,11 +405,13 @@ void	http_frame_release(struct http_framer *);
 
 /*
  * http_intake.c: each connection's bufferevent, a filter that takes an
- * upload's body away from evhttp (http_frame.c) until its handler asks.
+ * upload's body away from evhttp (http_frame.c) until its handler takes
+ * it, then reads it whole for the handler.
  */
 void	http_intake_setup(struct evhttp *);
 int	http_intake_pending(struct evhttp_request *, uint64_t len);
-int	http_intake_attach(struct evhttp_request *);
+typedef void	(*http_intake_cb)(void *arg, struct evbuffer *body);
+int	http_intake_collect(struct evhttp_request *, http_intake_cb, void *);
 void	http_intake_refuse(struct evhttp_request *);
 
 /* bulk_pipe.c: a pipe2() for bulk bytes, grown to BULK_PIPE_SIZE. */
@@ -506,8 +507,6 @@ int	snapshot_list_filter(const char *query, char **value);
  * Files (API.md §3.7, §4.9-4.11, §6): the upload tar and the listing.
  */
 /* tar_upload.c: parents, then the file; tar bytes written, or -1. */
-int64_t	tar_upload_fd(int out_fd, const struct file_write_ready *, int in_fd,
-	    uint64_t size, char *err, size_t errlen);
 int64_t	tar_upload(int out_fd, const struct file_write_ready *,
 	    struct evbuffer *body, char *err, size_t errlen);
 

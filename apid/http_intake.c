@@ -2,13 +2,16 @@
  * Each client connection's bufferevent (evhttp_set_bevcb): a filter over
  * the socket that frames requests (http_frame.c) and takes the body of
  * an upload away from evhttp, which in libevent 2.1 would read it whole
- * before any handler, and before the API key, is looked at.  The upload
- * handler, once the key and the request are checked, asks for the body
- * as a pipe (http_intake_attach); the event loop moves the diverted
- * bytes into it as the tar job reads them.  At most INTAKE_MAX bytes
- * wait here: beyond that the filter leaves the socket's bytes where they
- * are, the socket bufferevent stops at its watermark, and TCP pushes
- * back on the client.
+ * before any handler, and before the API key, is looked at.  Until a
+ * handler takes the body, at most INTAKE_MAX bytes of it wait here:
+ * beyond that the filter leaves the socket's bytes where they are, the
+ * socket bufferevent stops at its watermark, and TCP pushes back on the
+ * client.  The upload handler, once the key and the request are checked
+ * (and the declared length against its cap), takes the body
+ * (http_intake_collect): from then on the filter reads all of it, and
+ * the handler gets it whole, or learns that the client went away first.
+ * Nothing of a body goes further before it is complete, so a client
+ * that stops half-way cannot leave half a file behind.
  *
  * Output: libevent's filter tells evhttp its reply is written when it
  * is in the socket bufferevent's buffer, not the socket, and does not
@@ -28,11 +31,9 @@
 #include <sys/queue.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -57,10 +58,10 @@ struct intake {
 	struct evbuffer		*interim;	/* a 100 Continue, unsent */
 	struct event		*kick;		/* a reply to write */
 	struct event		*sockw;		/* the socket is writable */
-	struct event		*pipew;		/* the pipe is writable */
-	int			 pending;	/* a diverted body, unattached */
-	int			 fd;		/* the body pipe's write end */
-	uint64_t		 todo;		/* body bytes not in the pipe */
+	struct event		*done;		/* collected: tell the handler */
+	int			 pending;	/* a diverted body, not taken */
+	http_intake_cb		 collect;	/* the handler that took it */
+	void			*collect_arg;
 };
 
 static TAILQ_HEAD(, intake)	 intakes = TAILQ_HEAD_INITIALIZER(intakes);
@@ -68,28 +69,23 @@ static TAILQ_HEAD(, intake)	 intakes = TAILQ_HEAD_INITIALIZER(intakes);
 static void	intake_kick_cb(evutil_socket_t, short, void *);
 
 static void
-intake_close_pipe(struct intake *in)
-{
-	if (in->fd != -1) {
-		event_del(in->pipew);
-		close(in->fd);
-		in->fd = -1;
-	}
-}
-
-static void
 intake_free(void *arg)
 {
 	struct intake	*in = arg;
+	http_intake_cb	 cb;
 
 	TAILQ_REMOVE(&intakes, in, entry);
-	intake_close_pipe(in);
+	/* The client went away before its whole body came. */
+	if ((cb = in->collect) != NULL) {
+		in->collect = NULL;
+		cb(in->collect_arg, NULL);
+	}
 	if (in->kick != NULL)
 		event_free(in->kick);
 	if (in->sockw != NULL)
 		event_free(in->sockw);
-	if (in->pipew != NULL)
-		event_free(in->pipew);
+	if (in->done != NULL)
+		event_free(in->done);
 	if (in->body != NULL)
 		evbuffer_free(in->body);
 	if (in->interim != NULL)
@@ -106,16 +102,16 @@ intake_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
 	int		 ev;
 
 	room = limit < 0 ? SIZE_MAX : (size_t)limit;
+	/* A taken body is read whole: its length was checked. */
 	ev = http_frame(&in->fr, src, dst, room, in->body,
+	    in->collect != NULL ? SIZE_MAX :
 	    have < INTAKE_MAX ? INTAKE_MAX - have : 0);
 	if (ev == -1)
 		return BEV_ERROR;
-	if (ev & FRAME_DIVERTED) {
+	if (ev & FRAME_DIVERTED)
 		in->pending = 1;
-		in->todo = in->fr.divert_len;
-	}
-	if (in->fd != -1 && evbuffer_get_length(in->body) > 0)
-		event_add(in->pipew, NULL);
+	if (in->collect != NULL && in->fr.state == FRAME_HELD)
+		event_active(in->done, EV_READ, 0);
 	return (ev & FRAME_PROGRESS) ? BEV_OK : BEV_NEED_MORE;
 }
 
@@ -187,35 +183,25 @@ intake_outbuf_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		event_active(in->kick, EV_WRITE, 0);
 }
 
-/* Room in the pipe: move what waits, then let the filter read on. */
+/*
+ * A taken body: whole, it goes to the handler (outside the filter, which
+ * must not see a reply begin); not yet, the filter reads on, from what
+ * the socket bufferevent holds first.
+ */
 static void
-intake_pipe_cb(evutil_socket_t fd, short what, void *arg)
+intake_done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct intake	*in = arg;
-	int		 n;
+	http_intake_cb	 cb;
 
-	while (evbuffer_get_length(in->body) > 0) {
-		n = evbuffer_write(in->body, in->fd);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN) {
-			event_add(in->pipew, NULL);
-			return;
-		}
-		if (n == -1) {
-			/* The job is gone: so is the rest of the body. */
-			intake_close_pipe(in);
-			in->fr.state = FRAME_DISCARD;
-			evbuffer_drain(in->body, evbuffer_get_length(in->body));
-			return;
-		}
-		in->todo -= (uint64_t)n;
-	}
-	if (in->todo == 0) {
-		intake_close_pipe(in);
+	if ((cb = in->collect) != NULL && in->fr.state == FRAME_HELD) {
+		in->collect = NULL;
 		http_frame_release(&in->fr);
+		cb(in->collect_arg, in->body);
+		evbuffer_drain(in->body, evbuffer_get_length(in->body));
 	}
-	bufferevent_trigger(in->under, EV_READ, BEV_TRIG_IGNORE_WATERMARKS);
+	bufferevent_trigger(in->under, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+	    BEV_TRIG_DEFER_CALLBACKS);
 }
 
 static struct bufferevent *
@@ -226,12 +212,12 @@ intake_bevcb(struct event_base *base, void *arg)
 
 	if ((in = calloc(1, sizeof(*in))) == NULL)
 		return NULL;
-	in->fd = -1;
 	http_frame_init(&in->fr);
 	TAILQ_INSERT_TAIL(&intakes, in, entry);
 	if ((in->body = evbuffer_new()) == NULL ||
 	    (in->interim = evbuffer_new()) == NULL ||
 	    (in->kick = event_new(base, -1, 0, intake_kick_cb, in)) == NULL ||
+	    (in->done = event_new(base, -1, 0, intake_done_cb, in)) == NULL ||
 	    (under = bufferevent_socket_new(base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		intake_free(in);
@@ -273,9 +259,9 @@ intake_of(struct evhttp_request *req)
 
 /*
  * The request's diverted body, declared len bytes: 1 if it waits for
- * http_intake_attach, 0 if there is none.  Only the request the framer
+ * http_intake_collect, 0 if there is none.  Only the request the framer
  * rewrote carries UPLOAD_LENGTH_HEADER, and evhttp sees no later head
- * of its connection before the body is attached or the connection gone.
+ * of its connection before the body is taken or the connection gone.
  */
 int
 http_intake_pending(struct evhttp_request *req, uint64_t len)
@@ -285,37 +271,31 @@ http_intake_pending(struct evhttp_request *req, uint64_t len)
 	return in != NULL && in->pending && in->fr.divert_len == len;
 }
 
-/* The body as the read end of a pipe; -1 if it cannot be had. */
+/*
+ * Take the request's diverted body: cb gets it whole (its chains may be
+ * moved out), or NULL if the connection goes first; once, and never
+ * from within this call.  -1 if there is no body to take.
+ */
 int
-http_intake_attach(struct evhttp_request *req)
+http_intake_collect(struct evhttp_request *req, http_intake_cb cb, void *arg)
 {
 	struct intake	*in = intake_of(req);
-	int		 fds[2], flags;
 
 	if (in == NULL || !in->pending) {
 		errno = ENOENT;
 		return -1;
 	}
-	if (bulk_pipe(fds, 0) == -1)
-		return -1;
-	if ((flags = fcntl(fds[1], F_GETFL)) == -1 ||
-	    fcntl(fds[1], F_SETFL, flags | O_NONBLOCK) == -1 ||
-	    (in->pipew = event_new(bufferevent_get_base(in->bev), fds[1],
-	    EV_WRITE, intake_pipe_cb, in)) == NULL) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
 	in->pending = 0;
-	in->fd = fds[1];
-	event_active(in->pipew, EV_WRITE, 0);
+	in->collect = cb;
+	in->collect_arg = arg;
+	event_active(in->done, EV_READ, 0);
 	/* No 100 once the client has started on the body (RFC 9110 10.1.1). */
 	if (in->fr.expect && in->fr.left == in->fr.divert_len &&
 	    intake_sockw(in) == 0 && evbuffer_add(in->interim, CONTINUE_LINE,
 	    strlen(CONTINUE_LINE)) == 0)
 		intake_interim(in);
 	in->fr.expect = 0;
-	return fds[0];
+	return 0;
 }
 
 /* The body will not be read: the connection must close after the reply. */

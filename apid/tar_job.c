@@ -125,12 +125,8 @@ job_run(struct tar_job *job)
 		}
 		break;
 	case TAR_JOB_UPLOAD:
-		if (s->body != NULL)
-			r = tar_upload(s->out_fd, &job->upload, s->body,
-			    job->err, sizeof(job->err));
-		else
-			r = tar_upload_fd(s->out_fd, &job->upload, s->in_fd,
-			    s->size, job->err, sizeof(job->err));
+		r = tar_upload(s->out_fd, &job->upload, s->body, job->err,
+		    sizeof(job->err));
 		break;
 	default:
 		errno = EINVAL;
@@ -290,8 +286,8 @@ spec_valid(const struct tar_job_spec *s)
 	case TAR_JOB_CHECK:
 		return s->in_fd != -1 && s->out_fd == -1 && s->body == NULL;
 	case TAR_JOB_UPLOAD:
-		return (s->in_fd == -1) == (s->body != NULL) &&
-		    s->out_fd != -1 && s->upload != NULL &&
+		return s->in_fd == -1 && s->out_fd != -1 &&
+		    s->body != NULL && s->upload != NULL &&
 		    s->upload->name != NULL;
 	default:
 		return 0;

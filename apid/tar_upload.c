@@ -21,7 +21,6 @@
 #include "tar_snapshot.h"
 
 #define UPLOAD_BLOCK	10240
-#define UPLOAD_READ	(256 * 1024)
 
 struct upload_out {
 	int		 fd;
@@ -122,60 +121,13 @@ add_body(struct archive *w, struct evbuffer *body)
 	return 0;
 }
 
-/*
- * A streamed body: exactly len bytes from in_fd (a pipe the event loop
- * fills from the client's connection, http_intake.c).  A body that ends
- * short fails the job, and with it the archive (never closed cleanly).
- */
-static int
-add_body_fd(struct archive *w, int in_fd, uint64_t len, char *buf,
-    size_t bufsz)
-{
-	ssize_t	 n;
-	size_t	 want;
-
-	while (len > 0) {
-		want = len < bufsz ? (size_t)len : bufsz;
-		n = read(in_fd, buf, want);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			archive_set_error(w, n == 0 ? EPIPE : errno,
-			    "the request body ended early");
-			return -1;
-		}
-		if (archive_write_data(w, buf, (size_t)n) != n)
-			return -1;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
-static int64_t	upload_common(int, const struct file_write_ready *,
-		    struct evbuffer *, int, uint64_t, char *, size_t);
-
 int64_t
 tar_upload(int out_fd, const struct file_write_ready *fw,
     struct evbuffer *body, char *err, size_t errlen)
 {
-	return upload_common(out_fd, fw, body, -1, evbuffer_get_length(body),
-	    err, errlen);
-}
-
-int64_t
-tar_upload_fd(int out_fd, const struct file_write_ready *fw, int in_fd,
-    uint64_t size, char *err, size_t errlen)
-{
-	return upload_common(out_fd, fw, NULL, in_fd, size, err, errlen);
-}
-
-static int64_t
-upload_common(int out_fd, const struct file_write_ready *fw,
-    struct evbuffer *body, int in_fd, uint64_t len, char *err, size_t errlen)
-{
 	struct upload_out	 o;
 	struct archive		*w;
-	char			*buf = NULL;
+	size_t			 len = evbuffer_get_length(body);
 	int64_t			 rv = -1;
 	int			 saved = EIO;
 
@@ -187,10 +139,7 @@ upload_common(int out_fd, const struct file_write_ready *fw,
 		errno = EINVAL;
 		return -1;
 	}
-	if ((w = archive_write_new()) == NULL ||
-	    (body == NULL && (buf = malloc(UPLOAD_READ)) == NULL)) {
-		if (w != NULL)
-			archive_write_free(w);
+	if ((w = archive_write_new()) == NULL) {
 		tar_seterr(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -1;
@@ -208,8 +157,7 @@ upload_common(int out_fd, const struct file_write_ready *fw,
 	if (add_parents(w, fw) == -1 ||
 	    add_member(w, fw->name, AE_IFREG, fw->mode & 07777, fw,
 	    (int64_t)len) == -1 ||
-	    (body != NULL ? add_body(w, body) : add_body_fd(w, in_fd, len,
-	    buf, UPLOAD_READ)) == -1 ||
+	    add_body(w, body) == -1 ||
 	    archive_write_finish_entry(w) < ARCHIVE_WARN ||
 	    archive_write_close(w) != ARCHIVE_OK) {
 		tar_seterr(err, errlen, "writing the upload archive: %s",
@@ -231,7 +179,6 @@ upload_common(int out_fd, const struct file_write_ready *fw,
 	if (rv == -1)
 		tar_write_abandon(w, &o.dead);
 	archive_write_free(w);
-	free(buf);
 	if (rv == -1)
 		errno = saved;
 	return rv;
