@@ -367,7 +367,11 @@ upload_collected(void *arg, struct evbuffer *body)
 	struct file_upload	*st = arg;
 
 	if (body == NULL) {
-		/* Nothing was sent: the detached request is freed, no more. */
+		/*
+		 * Nothing was sent.  The client is gone (the detached request
+		 * is freed, no more), or apid ran out of memory (a 500, and
+		 * the connection closes).
+		 */
 		respond_end(st->req, 0);
 		upload_free(st);
 		return;
