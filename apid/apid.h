@@ -374,6 +374,46 @@ int	tar_jobs_init(struct event_base *);
 /* 0; or -1 with errno, and done is never called. */
 int	tar_job_start(const struct tar_job_spec *);
 
+/*
+ * http_frame.c: the request framing of http_intake.c's connection filter,
+ * pure (evbuffers in, evbuffers out) so that it can be tested alone.
+ */
+#define UPLOAD_LENGTH_HEADER	"X-Agent-Sandbox-Upload-Length"
+/* Twice evhttp's header limit: evhttp counts lines without their ends. */
+#define FRAME_HEAD_MAX		(128 * 1024 + 1024)
+enum frame_state {
+	FRAME_HEAD,		/* looking for the next head */
+	FRAME_BODY,		/* a body for evhttp, left bytes to go */
+	FRAME_DIVERT,		/* an upload body, left bytes to divert */
+	FRAME_HELD,		/* diverted whole; waits for the release */
+	FRAME_PASS,		/* evhttp frames the rest alone */
+	FRAME_DISCARD		/* refused: nothing more is read */
+};
+struct http_framer {
+	enum frame_state	 state;
+	uint64_t		 left;
+	uint64_t		 divert_len;	/* of the last diversion */
+	int			 expect;	/* it asked for 100 Continue */
+};
+#define FRAME_PROGRESS	0x1	/* bytes were taken from src */
+#define FRAME_DIVERTED	0x2	/* an upload head went to evhttp */
+void	http_frame_init(struct http_framer *);
+int	http_frame(struct http_framer *, struct evbuffer *src,
+	    struct evbuffer *dst, size_t dst_room, struct evbuffer *divert,
+	    size_t divert_room);
+void	http_frame_release(struct http_framer *);
+
+/*
+ * http_intake.c: each connection's bufferevent, a filter that takes an
+ * upload's body away from evhttp (http_frame.c) until its handler takes
+ * it, then reads it whole for the handler.
+ */
+void	http_intake_setup(struct evhttp *);
+int	http_intake_pending(struct evhttp_request *, uint64_t len);
+typedef void	(*http_intake_cb)(void *arg, struct evbuffer *body);
+int	http_intake_collect(struct evhttp_request *, http_intake_cb, void *);
+void	http_intake_refuse(struct evhttp_request *);
+
 /* bulk_pipe.c: a pipe2() for bulk bytes, grown to BULK_PIPE_SIZE. */
 #define BULK_PIPE_SIZE	(1024 * 1024)
 int	bulk_pipe(int fds[2], int flags);

@@ -25,12 +25,12 @@
 /*
  * evhttp answers a larger body itself (with its own 413 page), so its
  * limit sits above ours: JSON routes refuse more than BODY_MAX_JSON with
- * the envelope (body.c), an upload more than max_file_bytes
- * (route_file_write.c, API.md §4.10).  evhttp 2.1 reads the whole body
- * before any route (and so before the API key) is looked at, and has no
- * hook between the headers and the body that could pick a limit per
- * route: so the limit is the larger of the two, and it is what any
- * client, with or without a key, can make us hold per connection.
+ * the envelope (body.c).  evhttp 2.1 reads a whole body before any route
+ * (and so before the API key) is looked at, so this is what any client
+ * can make us hold per connection.  An upload with a Content-Length does
+ * not count: its body goes around evhttp (http_intake.c) and is read
+ * only once the key and the request are checked; a chunked upload is
+ * read by evhttp, and so bounded by this limit.
  */
 #define BODY_SLACK		(64 * 1024)
 /* What a client may send while we work on its request, unread. */
@@ -166,6 +166,15 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	log_debug("%s %s", method_name(evhttp_request_get_command(req)), path);
+	/*
+	 * A diverted upload body (http_intake.c) that no handler takes is
+	 * never read: the connection closes after the answer.  The upload
+	 * route lifts this once it reads the body.
+	 */
+	if (evhttp_find_header(evhttp_request_get_input_headers(req),
+	    UPLOAD_LENGTH_HEADER) != NULL)
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
 	/* An encoded NUL, or more segments than any route has: no route. */
 	if (strlen(path) != len ||
 	    (nsegs = path_split(path, segs, PATH_MAX_SEGMENTS)) == -1) {
@@ -199,18 +208,6 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	free(path);
 }
 
-static ev_ssize_t
-http_max_body(void)
-{
-	uint64_t	 max = BODY_MAX_JSON;
-
-	if (apid->max_file_bytes > max)
-		max = apid->max_file_bytes;
-	if (max > (uint64_t)EV_SSIZE_MAX - BODY_SLACK)
-		return EV_SSIZE_MAX;
-	return (ev_ssize_t)(max + BODY_SLACK);
-}
-
 /* After apid.c has read max_file_bytes from managerd. */
 void
 http_setup(struct evhttp *http)
@@ -219,7 +216,8 @@ http_setup(struct evhttp *http)
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
 	    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
 	evhttp_set_max_headers_size(http, 64 * 1024);
-	evhttp_set_max_body_size(http, http_max_body());
+	evhttp_set_max_body_size(http, BODY_MAX_JSON + BODY_SLACK);
+	http_intake_setup(http);
 	evhttp_set_gencb(http, http_request_cb, NULL);
 }
 

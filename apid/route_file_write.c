@@ -1,10 +1,19 @@
 /*
  * PUT /v1/sandboxes/{sb}/files?path=&mode= (API.md §4.10): an upload.
- * evhttp has read the body already.  After the 413 checks the tar pipe's
- * read end goes with FILE_WRITE; at FILE_WRITE_READY the body moves (no
- * copy) into an UPLOAD job (tar_job.c, tar_upload.c) that writes the tar
- * into the pipe; FILE_INFO is the answer.  The state lives until
- * managerd's last word has come and the job has ended.
+ * With a Content-Length the body has not been read: the connection's
+ * filter (http_intake.c) holds it back, and the request carries its
+ * declared length in UPLOAD_LENGTH_HEADER.  A chunked body evhttp has
+ * read (at most its JSON limit).  After the 413 checks the handler takes
+ * the diverted body and waits for all of it (a 100 Continue goes first
+ * if the client expects one); a client that goes away before that gets
+ * nothing sent on its behalf: managerd and Docker never hear of it, and
+ * no file is touched.  Then the tar pipe's read end goes with
+ * FILE_WRITE; at FILE_WRITE_READY an UPLOAD job (tar_job.c,
+ * tar_upload.c) takes the body's chains (no copy) and writes the tar
+ * into the tar pipe; FILE_INFO is the answer.  The state lives until
+ * managerd's last word has come and the job has ended.  An answer given
+ * before the whole body was read closes the connection (the rest of the
+ * body must never be taken for a request).
  *
  * FILE_INFO alone does not prove the upload: the proxy sends the tar to
  * Docker as it comes (chunked), and Docker accepts a tar that stops at a
@@ -17,6 +26,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +50,10 @@ struct file_upload {
 	int			 answered;	/* managerd's last word came */
 	int			 gone;
 	int			 job_ok;	/* the whole tar was written */
+	struct evbuffer		*body;		/* until the job takes it */
+	char			*sandbox_id;
+	char			*path;
+	uint32_t		 mode;
 	char			 job_err[256];	/* why not */
 	json_object		*info;		/* FileInfo (NULL: cannot render) */
 	int			 info_waits;	/* FILE_INFO came before the job end */
@@ -52,6 +66,10 @@ upload_free(struct file_upload *st)
 		close(st->tar_fd);
 	if (st->info != NULL)
 		json_object_put(st->info);
+	if (st->body != NULL)
+		evbuffer_free(st->body);
+	free(st->sandbox_id);
+	free(st->path);
 	free(st);
 }
 
@@ -117,7 +135,6 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 {
 	struct file_write_ready	 fw;
 	struct tar_job_spec	 spec;
-	struct evbuffer		*body;
 
 	if (st->ready || msg_get_file_write_ready(imsg, &fw) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected");
@@ -126,23 +143,13 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 		file_write_ready_free(&fw);
 		return;
 	}
-	/* The body's chains move to the job: no copy. */
-	if ((body = evbuffer_new()) == NULL || evbuffer_add_buffer(body,
-	    evhttp_request_get_input_buffer(st->req)) == -1) {
-		log_warnx("upload: out of memory");
-		strlcpy(st->job_err, "out of memory", sizeof(st->job_err));
-		if (body != NULL)
-			evbuffer_free(body);
-		close(st->tar_fd);
-		st->tar_fd = -1;
-		file_write_ready_free(&fw);
-		return;
-	}
 	memset(&spec, 0, sizeof(spec));
-	spec.kind = TAR_JOB_UPLOAD;
 	spec.in_fd = -1;
+	/* The body's chains move to the job: no copy. */
+	spec.body = st->body;
+	st->body = NULL;
+	spec.kind = TAR_JOB_UPLOAD;
 	spec.out_fd = st->tar_fd;
-	spec.body = body;
 	spec.upload = &fw;
 	spec.done = upload_job_done;
 	spec.arg = st;
@@ -233,6 +240,32 @@ content_length_over(struct evhttp_request *req, uint64_t max)
 	return v > max;
 }
 
+/*
+ * The declared length of a body the connection's filter holds back: 1
+ * with *len set, 0 if the body is evhttp's, -1 if answered (400).  The
+ * header counts only with a diverted body of that length waiting on the
+ * request's connection: the filter strips any copy a client sends, and
+ * this check makes one it could not strip (once the filter has left the
+ * connection to evhttp, say after a chunked request) worthless.
+ */
+static int
+upload_length(struct evhttp_request *req, uint64_t *len)
+{
+	const char	*v, *errstr;
+
+	v = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    UPLOAD_LENGTH_HEADER);
+	if (v == NULL)
+		return 0;
+	*len = (uint64_t)strtonum(v, 1, LLONG_MAX, &errstr);
+	if (errstr != NULL || !http_intake_pending(req, *len)) {
+		respond_error(req, ERR_INVALID_REQUEST,
+		    "the request body cannot be read");
+		return -1;
+	}
+	return 1;
+}
+
 /* ^[0-7]{3,4}$ */
 static int
 mode_valid(const char *m, size_t len)
@@ -295,54 +328,21 @@ upload_query(struct evhttp_request *req, char **path, size_t *pathlen,
 	return -1;
 }
 
-void
-route_file_write(struct evhttp_request *req, char **params)
+/* The whole body is in st->body: managerd hears of the upload now. */
+static void
+upload_send(struct file_upload *st)
 {
-	struct file_upload	*st;
+	struct evhttp_request	*req = st->req;
 	struct file_write	 fw;
 	struct msgw		 w;
-	char			*path, *msg;
-	size_t			 pathlen, bodylen;
-	uint32_t		 mode;
 	int			 fds[2];
 
-	if (upload_query(req, &path, &pathlen, &mode) == -1)
-		return;
-	bodylen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
-	if (content_length_over(req, apid->max_file_bytes) ||
-	    bodylen > apid->max_file_bytes) {
-		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
-		    apid->max_file_bytes) == -1)
-			msg = NULL;
-		respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
-		    "file too large");
-		free(msg);
-		free(path);
-		return;
-	}
-	if (sandbox_id_check(req, params[0]) == -1) {
-		free(path);
-		return;
-	}
-	query_refuse_nul(path, pathlen);
-	fw.sandbox_id = params[0];
-	fw.path = path;
-	fw.mode = mode;
-	fw.size = bodylen;
+	fw.sandbox_id = st->sandbox_id;
+	fw.path = st->path;
+	fw.mode = st->mode;
+	fw.size = evbuffer_get_length(st->body);
 	msgw_init(&w);
 	msg_put_file_write(&w, &fw);
-	if (w.overflow || strlen(path) > MSG_MAX_PATH) {
-		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
-		free(path);
-		return;
-	}
-	free(path);
-	if ((st = calloc(1, sizeof(*st))) == NULL) {
-		respond_error(req, ERR_INTERNAL, "out of memory");
-		return;
-	}
-	st->req = req;
-	st->tar_fd = -1;
 	/* The proxy reads the tar blocking; the job writes it blocking. */
 	if (bulk_pipe(fds, 0) == -1) {
 		log_warn("upload: pipe2");
@@ -358,4 +358,116 @@ route_file_write(struct evhttp_request *req, char **params)
 		return;
 	}
 	st->ar->gone = upload_gone;
+}
+
+/* The intake's answer: the whole diverted body, or NULL (client gone). */
+static void
+upload_collected(void *arg, struct evbuffer *body)
+{
+	struct file_upload	*st = arg;
+
+	if (body == NULL) {
+		/*
+		 * Nothing was sent.  The client is gone (the detached request
+		 * is freed, no more), or apid ran out of memory (a 500, and
+		 * the connection closes).
+		 */
+		respond_end(st->req, 0);
+		upload_free(st);
+		return;
+	}
+	if (evbuffer_add_buffer(st->body, body) == -1) {
+		log_warnx("upload: out of memory");
+		respond_error(st->req, ERR_INTERNAL, "out of memory");
+		upload_free(st);
+		return;
+	}
+	/* The body was read: the connection may live on. */
+	evhttp_remove_header(evhttp_request_get_output_headers(st->req),
+	    "Connection");
+	upload_send(st);
+}
+
+void
+route_file_write(struct evhttp_request *req, char **params)
+{
+	struct file_upload	*st;
+	struct file_write	 fw;
+	struct msgw		 w;
+	char			*path, *msg;
+	size_t			 pathlen;
+	uint64_t		 bodylen, declared;
+	uint32_t		 mode;
+	int			 diverted;
+
+	if (upload_query(req, &path, &pathlen, &mode) == -1)
+		return;
+	bodylen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
+	if ((diverted = upload_length(req, &declared)) == -1) {
+		free(path);
+		return;
+	}
+	if (diverted)
+		bodylen = declared;
+	if ((!diverted && content_length_over(req, apid->max_file_bytes)) ||
+	    bodylen > apid->max_file_bytes) {
+		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
+		    apid->max_file_bytes) == -1)
+			msg = NULL;
+		respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
+		    "file too large");
+		free(msg);
+		free(path);
+		return;
+	}
+	if (sandbox_id_check(req, params[0]) == -1) {
+		free(path);
+		return;
+	}
+	query_refuse_nul(path, pathlen);
+	/* Checked now, from the head: the message is made again later. */
+	fw.sandbox_id = params[0];
+	fw.path = path;
+	fw.mode = mode;
+	fw.size = bodylen;
+	msgw_init(&w);
+	msg_put_file_write(&w, &fw);
+	if (w.overflow || strlen(path) > MSG_MAX_PATH) {
+		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
+		free(path);
+		return;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->body = evbuffer_new()) == NULL ||
+	    (st->sandbox_id = strdup(params[0])) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		if (st != NULL)
+			upload_free(st);
+		free(path);
+		return;
+	}
+	st->req = req;
+	st->tar_fd = -1;
+	st->path = path;
+	st->mode = mode;
+	if (!diverted) {
+		/* evhttp's body (chunked or none): its chains move. */
+		if (evbuffer_add_buffer(st->body,
+		    evhttp_request_get_input_buffer(req)) == -1) {
+			respond_error(req, ERR_INTERNAL, "out of memory");
+			upload_free(st);
+			return;
+		}
+		upload_send(st);
+		return;
+	}
+	if (http_intake_collect(req, upload_collected, st) == -1) {
+		log_warn("upload: cannot read the body");
+		respond_error(req, ERR_INTERNAL,
+		    "cannot read the request body");
+		upload_free(st);
+		return;
+	}
+	/* Reading the body, notice EOF too (http.c). */
+	http_watch_close(req);
 }

@@ -6,9 +6,13 @@ while 50 MiB travel through."""
 import hashlib
 import http.client
 import json
+import socket
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -534,8 +538,10 @@ class LargeFiles(ServerCase):
         self.assertEqual(info["size"], len(data))
         print("\n  upload 50 MiB: %s" % up.describe(), file=sys.stderr)
         growth = up.growth()
-        # apid holds the request body (evhttp reads a request whole), so
-        # only the daemons behind it are bounded on the way in.
+        # apid holds an authenticated upload's body until all of it has
+        # come (a client gone half-way must leave no half file), so only
+        # the daemons behind it are bounded on the way in.
+        print("  apid grew %d KiB" % growth["apid"], file=sys.stderr)
         for name in ("managerd", "dockerd-proxy"):
             self.assertLess(growth[name], STREAM_GROWTH_KIB,
                             "upload: " + up.describe())
@@ -569,11 +575,198 @@ class LargeFiles(ServerCase):
             self.assertLess(grew, STREAM_GROWTH_KIB,
                             "download: " + down.describe())
 
+    def head_only(self, sb, length, auth=True):
+        """Send an upload's head declaring length bytes and no body;
+        return the raw answer (apid must not wait for the body)."""
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=10)
+        key = (b"Authorization: Bearer %s\r\n" % harness.TEST_KEY.encode()
+               if auth else b"")
+        try:
+            sock.sendall(b"PUT /v1/sandboxes/%s/files?path=over HTTP/1.1\r\n"
+                         b"Host: x\r\n%sContent-Length: %d\r\n\r\n" %
+                         (sb.encode(), key, length))
+            reply = b""
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                reply += data
+        finally:
+            sock.close()
+        return reply
+
     def test_one_byte_over_the_default_cap(self):
+        # From the headers alone (API.md §4.10 step 1), and the
+        # connection closes: the body is never read.
         sb = self.create()["id"]
-        status, doc = put_file(self.server, sb, "over", b"\0" * (50 * MIB + 1))
-        self.assertError(status, doc, 413, "payload_too_large",
-                         "file exceeds 52428800 bytes")
+        reply = self.head_only(sb, 50 * MIB + 1)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 413 "), reply)
+        self.assertIn(b"file exceeds 52428800 bytes", reply)
+        self.assertIn(b"Connection: close", reply)
+
+    def test_unauthenticated_upload_not_read(self):
+        sb = self.create()["id"]
+        reply = self.head_only(sb, 50 * MIB, auth=False)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 401 "), reply)
+        self.assertIn(b"Connection: close", reply)
+
+
+class UploadStreaming(ServerCase):
+    """The upload body goes around evhttp (apid/http_intake.c): kept-alive
+    connections, a client that goes away mid-body, Expect: 100-continue.
+    Under the trap seccomp mode, so that a forbidden call on these paths
+    shows in the log by name."""
+
+    settings = {"AGENT_SANDBOX_SECCOMP": "trap"}
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.sb = cls.server.create()["id"]
+
+    def tearDown(self):
+        self.assertNotIn("forbidden system call", self.server.log_text())
+
+    def url(self, path):
+        return "/v1/sandboxes/%s/files?%s" % (self.sb, qs(path=path))
+
+    def raw_head(self, path, length, extra=b""):
+        return (b"PUT %s HTTP/1.1\r\nHost: x\r\n"
+                b"Authorization: Bearer %s\r\n%s"
+                b"Content-Length: %d\r\n\r\n" %
+                (self.url(path).encode(), harness.TEST_KEY.encode(), extra,
+                 length))
+
+    def test_keep_alive(self):
+        a, b = os.urandom(3 * MIB + 17), os.urandom(700 * 1024)
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port,
+                                          timeout=60)
+        try:
+            socks = []
+            for path, data in (("ka-a", a), ("ka-b", b)):
+                conn.request("PUT", self.url(path), body=data,
+                             headers=harness.AUTH)
+                resp = conn.getresponse()
+                body = resp.read()
+                self.assertEqual(resp.status, 200, body)
+                self.assertEqual(json.loads(body)["size"], len(data))
+                socks.append(conn.sock)
+            for path, data in (("ka-a", a), ("ka-b", b)):
+                conn.request("GET", self.url(path), headers=harness.AUTH)
+                resp = conn.getresponse()
+                body = resp.read()
+                self.assertEqual(resp.status, 200, body[:200])
+                self.assertEqual(body, data)
+                socks.append(conn.sock)
+            # One connection throughout: http.client reconnects silently.
+            self.assertTrue(all(s is socks[0] for s in socks))
+        finally:
+            conn.close()
+
+    def upload_and_go(self, path):
+        """8 MiB declared, 1 MiB sent, then the client is gone."""
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=10)
+        try:
+            sock.sendall(self.raw_head(path, 8 * MIB))
+            sock.sendall(os.urandom(MIB))
+            time.sleep(0.5)
+        finally:
+            sock.close()
+        time.sleep(1)
+
+    def test_client_gone_mid_body(self):
+        self.upload_and_go("gone.bin")
+        status, _, body = get_file(self.server, self.sb, "gone.bin")
+        self.assertEqual(status, 404, "%d bytes stored" % len(body))
+        status, _, body = http_call(self.server, "GET", "/healthz")
+        self.assertEqual(status, 200, body)
+        data = os.urandom(MIB + 5)
+        status, info = put_file(self.server, self.sb, "after-gone", data)
+        self.assertEqual(status, 200, info)
+        self.assertEqual(get_file(self.server, self.sb, "after-gone")[2],
+                         data)
+
+    def test_client_gone_mid_body_keeps_the_old_file(self):
+        old = os.urandom(1000)
+        self.assertEqual(put_file(self.server, self.sb, "kept", old)[0], 200)
+        self.upload_and_go("kept")
+        body = get_file(self.server, self.sb, "kept")[2]
+        self.assertTrue(body == old, "%d bytes, not the old file" % len(body))
+
+    def test_expect_100_continue(self):
+        data = os.urandom(2 * MIB)
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=10)
+        try:
+            sock.sendall(self.raw_head("expect.bin", len(data),
+                                       b"Expect: 100-continue\r\n"))
+            sock.settimeout(2)
+            interim = b""
+            try:
+                while not interim.endswith(b"\r\n\r\n"):
+                    chunk = sock.recv(1)
+                    if not chunk:
+                        break
+                    interim += chunk
+            except socket.timeout:
+                pass
+            self.assertEqual(interim, b"HTTP/1.1 100 Continue\r\n\r\n")
+            sock.settimeout(30)
+            sock.sendall(data)
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            self.assertTrue(reply.startswith(b"HTTP/1.1 200 "), reply)
+        finally:
+            sock.close()
+        self.assertEqual(get_file(self.server, self.sb, "expect.bin")[2],
+                         data)
+
+    def test_expect_refused_without_continue(self):
+        # No key: the final answer comes at once, with no 100 before it.
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=10)
+        try:
+            sock.sendall(b"PUT %s HTTP/1.1\r\nHost: x\r\n"
+                         b"Expect: 100-continue\r\n"
+                         b"Content-Length: 1000\r\n\r\n" %
+                         self.url("noauth.bin").encode())
+            reply = b""
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        finally:
+            sock.close()
+        self.assertTrue(reply.startswith(b"HTTP/1.1 401 "), reply)
+
+    def test_curl_upload(self):
+        curl = shutil.which("curl")
+        if curl is None:
+            self.skipTest("no curl")
+        data = os.urandom(2 * MIB)
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(data)
+            f.flush()
+            t0 = time.monotonic()
+            out = subprocess.run(
+                [curl, "-sS", "--fail-with-body", "-H",
+                 "Authorization: Bearer " + harness.TEST_KEY, "-T", f.name,
+                 "http://127.0.0.1:%d%s" % (self.server.port,
+                                            self.url("curl.bin"))],
+                capture_output=True, timeout=60)
+            took = time.monotonic() - t0
+        self.assertEqual(out.returncode, 0, out.stderr + out.stdout)
+        self.assertEqual(json.loads(out.stdout)["size"], len(data))
+        # curl waits 1 s for a 100 Continue that does not come.
+        self.assertLess(took, 1.0, "curl took %.2f s" % took)
+        self.assertEqual(get_file(self.server, self.sb, "curl.bin")[2], data)
 
 
 class SymlinkedParents(ServerCase):

@@ -91,9 +91,7 @@ class DockerForwarder:
 class HealthAndRouting(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        # A 1 MiB upload limit, so that the body limit is the JSON one.
-        cls.server = harness.Server(
-            AGENT_SANDBOX_MAX_FILE_BYTES=1024 * 1024).start()
+        cls.server = harness.Server().start()
 
     @classmethod
     def tearDownClass(cls):
@@ -152,9 +150,9 @@ class HealthAndRouting(unittest.TestCase):
 
     def test_large_body_refused_before_it_is_read(self):
         # The body is read before the key is checked: a client without a
-        # key must not make apid hold more than the larger of a JSON body
-        # and an upload (AGENT_SANDBOX_MAX_FILE_BYTES, 1 MiB here).  Above
-        # that evhttp answers 413 from the headers alone.
+        # key must not make apid hold more than the JSON limit (uploads
+        # stream, and are read only after the key).  Above that evhttp
+        # answers 413 from the headers alone.
         sock = socket.create_connection(("127.0.0.1", self.server.port),
                                         timeout=10)
         try:
