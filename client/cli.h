@@ -53,6 +53,8 @@ int	cli_rollback(struct cli *, int, char **);
 int	cli_fork(struct cli *, int, char **);
 int	cli_snapshot_rm(struct cli *, int, char **);
 int	cli_delete_each(struct cli *, const char *collection, int, char **);
+int	cli_sandbox_update(struct cli *, const char *id, const char *suffix,
+	    const char *key, json_object *val);
 /* Before the seccomp filter: a signal removes cp's partial download. */
 int	cli_cp_signals(void);
 
@@ -60,6 +62,8 @@ int	cli_cp_signals(void);
 void	cli_print_json(json_object *);
 int	cli_call(struct cli *, const char *method, const char *path,
 	    json_object *body, json_object **out);
+int	cli_post(struct cli *, char *path, json_object *body,
+	    json_object **out);
 json_object **cli_members(json_object *, const char *key, size_t *);
 int	cli_api_error(const struct rest_error *);	/* returns 1 */
 void	cli_warn(const char *, ...)

@@ -244,6 +244,18 @@ cli_call(struct cli *cli, const char *method, const char *path,
 	return 0;
 }
 
+/* cli_call for a POST of body to path; it releases both. */
+int
+cli_post(struct cli *cli, char *path, json_object *body, json_object **out)
+{
+	int	ret;
+
+	ret = cli_call(cli, "POST", path, body, out);
+	json_object_put(body);
+	free(path);
+	return ret;
+}
+
 /*
  * The members of wrapper[key] (a list response), for the tables; NULL
  * and 0 when the response does not have that shape.

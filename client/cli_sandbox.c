@@ -211,31 +211,28 @@ cli_rm(struct cli *cli, int argc, char **argv)
 	return cli_delete_each(cli, "sandboxes", argc, argv);
 }
 
+/*
+ * POST {key: val} to /v1/sandboxes/<id><suffix> and show the sandbox the
+ * server answers with (timeout, rollback).  val is taken.
+ */
 int
-cli_timeout(struct cli *cli, int argc, char **argv)
+cli_sandbox_update(struct cli *cli, const char *id, const char *suffix,
+    const char *key, json_object *val)
 {
 	json_object	*body, *sb;
-	long long	 secs;
 	char		*path;
-	int		 i, ret;
 
-	if ((i = cli_options(argc, argv)) == -1 || argc - i != 2 ||
-	    cli_id(argv[0], argv[i]) == -1 ||
-	    cli_parse_int(argv[i + 1], 0, INT_MAX, &secs) == -1)
-		return cli_usage(argv[0]);
-	if ((path = cli_resource("sandboxes", argv[i], "/timeout")) == NULL)
+	if ((path = cli_resource("sandboxes", id, suffix)) == NULL) {
+		json_object_put(val);
 		return CLI_EXIT_FAIL;
+	}
 	if ((body = json_object_new_object()) == NULL ||
-	    cli_put(body, "timeout_seconds",
-	    json_object_new_int64(secs)) == -1) {
+	    cli_put(body, key, val) == -1) {
 		json_object_put(body);
 		free(path);
 		return CLI_EXIT_FAIL;
 	}
-	ret = cli_call(cli, "POST", path, body, &sb);
-	json_object_put(body);
-	free(path);
-	if (ret == -1)
+	if (cli_post(cli, path, body, &sb) == -1)
 		return CLI_EXIT_FAIL;
 	if (cli->json)
 		cli_print_json(sb);
@@ -243,4 +240,18 @@ cli_timeout(struct cli *cli, int argc, char **argv)
 		cli_sandbox_table(&sb, 1);
 	json_object_put(sb);
 	return CLI_EXIT_OK;
+}
+
+int
+cli_timeout(struct cli *cli, int argc, char **argv)
+{
+	long long	 secs;
+	int		 i;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i != 2 ||
+	    cli_id(argv[0], argv[i]) == -1 ||
+	    cli_parse_int(argv[i + 1], 0, INT_MAX, &secs) == -1)
+		return cli_usage(argv[0]);
+	return cli_sandbox_update(cli, argv[i], "/timeout", "timeout_seconds",
+	    json_object_new_int64(secs));
 }

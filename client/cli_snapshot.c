@@ -20,7 +20,7 @@ cli_snapshot(struct cli *cli, int argc, char **argv)
 	json_object	*body, *snap;
 	const char	*name = NULL;
 	char		*path;
-	int		 ch, ret;
+	int		 ch;
 
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (ch != 'n')
@@ -41,10 +41,7 @@ cli_snapshot(struct cli *cli, int argc, char **argv)
 		free(path);
 		return CLI_EXIT_FAIL;
 	}
-	ret = cli_call(cli, "POST", path, body, &snap);
-	json_object_put(body);
-	free(path);
-	if (ret == -1)
+	if (cli_post(cli, path, body, &snap) == -1)
 		return CLI_EXIT_FAIL;
 	if (cli->json)
 		cli_print_json(snap);
@@ -107,34 +104,14 @@ cli_snapshots(struct cli *cli, int argc, char **argv)
 int
 cli_rollback(struct cli *cli, int argc, char **argv)
 {
-	json_object	*body, *sb;
-	char		*path;
-	int		 i, ret;
+	int	 i;
 
 	if ((i = cli_options(argc, argv)) == -1 || argc - i != 2 ||
 	    cli_id(argv[0], argv[i]) == -1 ||
 	    cli_id(argv[0], argv[i + 1]) == -1)
 		return cli_usage(argv[0]);
-	if ((path = cli_resource("sandboxes", argv[i], "/rollback")) == NULL)
-		return CLI_EXIT_FAIL;
-	if ((body = json_object_new_object()) == NULL ||
-	    cli_put(body, "snapshot_id",
-	    json_object_new_string(argv[i + 1])) == -1) {
-		json_object_put(body);
-		free(path);
-		return CLI_EXIT_FAIL;
-	}
-	ret = cli_call(cli, "POST", path, body, &sb);
-	json_object_put(body);
-	free(path);
-	if (ret == -1)
-		return CLI_EXIT_FAIL;
-	if (cli->json)
-		cli_print_json(sb);
-	else
-		cli_sandbox_table(&sb, 1);
-	json_object_put(sb);
-	return CLI_EXIT_OK;
+	return cli_sandbox_update(cli, argv[i], "/rollback", "snapshot_id",
+	    json_object_new_string(argv[i + 1]));
 }
 
 /* The overrides of a fork, only those given (API.md §4.17). */
@@ -186,7 +163,6 @@ cli_fork(struct cli *cli, int argc, char **argv)
 {
 	json_object	*body, *sb;
 	char		*path;
-	int		 ret;
 
 	if ((body = json_object_new_object()) == NULL) {
 		cli_warn("out of memory");
@@ -201,10 +177,7 @@ cli_fork(struct cli *cli, int argc, char **argv)
 		json_object_put(body);
 		return CLI_EXIT_FAIL;
 	}
-	ret = cli_call(cli, "POST", path, body, &sb);
-	json_object_put(body);
-	free(path);
-	if (ret == -1)
+	if (cli_post(cli, path, body, &sb) == -1)
 		return CLI_EXIT_FAIL;
 	cli_sandbox_created(cli, sb);
 	json_object_put(sb);

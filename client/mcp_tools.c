@@ -188,6 +188,48 @@ get_sandbox(struct rest_client *c, const char *id, struct tool_out *out)
 	return 0;
 }
 
+/* A new request body, or NULL with out saying why. */
+static json_object *
+new_body(struct tool_out *out)
+{
+	json_object	*body;
+
+	if ((body = json_object_new_object()) == NULL)
+		out_text(out, 1, "out of memory");
+	return body;
+}
+
+/* POST body to path and render the listed keys of the answer. */
+static void
+post_pick(struct rest_client *c, char *path, json_object *body,
+    const char *const *keys, size_t n, struct tool_out *out)
+{
+	json_object	*res;
+
+	if (call(c, "POST", path, body, &res, out) == -1)
+		return;
+	out_json(out, pick(res, keys, n));
+	json_object_put(res);
+}
+
+/*
+ * res[key] when it is an array (borrowed from res); otherwise NULL, with
+ * res released and out saying why.
+ */
+static json_object *
+member_array(json_object *res, const char *key, struct tool_out *out)
+{
+	json_object	*arr;
+
+	if (!json_object_object_get_ex(res, key, &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
+		json_object_put(res);
+		out_text(out, 1, "unexpected response from the server");
+		return NULL;
+	}
+	return arr;
+}
+
 static const char *
 str_arg(json_object *args, const char *name, const char *def)
 {
@@ -234,12 +276,10 @@ static const struct mcp_arg create_args[] = {
 static void
 tool_create(struct rest_client *c, json_object *args, struct tool_out *out)
 {
-	json_object	*body, *v, *sb;
+	json_object	*body, *v;
 
-	if ((body = json_object_new_object()) == NULL) {
-		out_text(out, 1, "out of memory");
+	if ((body = new_body(out)) == NULL)
 		return;
-	}
 	if ((v = args_get(args, "image")) != NULL)
 		json_object_object_add(body, "image", json_object_get(v));
 	v = args_get(args, "network");
@@ -252,10 +292,8 @@ tool_create(struct rest_client *c, json_object *args, struct tool_out *out)
 	if ((v = args_get(args, "cpus")) != NULL)
 		json_object_object_add(body, "cpus", json_object_get(v));
 	add_if(body, "memory_mb", int_arg(args, "memory_mb"));
-	if (call(c, "POST", strdup("/v1/sandboxes"), body, &sb, out) == -1)
-		return;
-	out_json(out, pick(sb, summary_keys, NITEMS(summary_keys)));
-	json_object_put(sb);
+	post_pick(c, strdup("/v1/sandboxes"), body, summary_keys,
+	    NITEMS(summary_keys), out);
 }
 
 static void
@@ -267,12 +305,8 @@ tool_list(struct rest_client *c, json_object *args, struct tool_out *out)
 	(void)args;
 	if (call(c, "GET", strdup("/v1/sandboxes"), NULL, &res, out) == -1)
 		return;
-	if (!json_object_object_get_ex(res, "sandboxes", &arr) ||
-	    !json_object_is_type(arr, json_type_array)) {
-		json_object_put(res);
-		out_text(out, 1, "unexpected response from the server");
+	if ((arr = member_array(res, "sandboxes", out)) == NULL)
 		return;
-	}
 	n = json_object_array_length(arr);
 	if ((list = json_object_new_array_ext(n)) == NULL)
 		goto fail;
@@ -309,14 +343,12 @@ static void
 tool_exec(struct rest_client *c, json_object *args, struct tool_out *out)
 {
 	const char	*id = str_arg(args, "sandbox_id", "");
-	json_object	*body, *v, *res;
+	json_object	*body, *v;
 
 	if (get_sandbox(c, id, out) == -1)
 		return;
-	if ((body = json_object_new_object()) == NULL) {
-		out_text(out, 1, "out of memory");
+	if ((body = new_body(out)) == NULL)
 		return;
-	}
 	json_object_object_add(body, "command",
 	    json_object_get(args_get(args, "command")));
 	if ((v = args_get(args, "workdir")) != NULL)
@@ -324,11 +356,8 @@ tool_exec(struct rest_client *c, json_object *args, struct tool_out *out)
 	if ((v = args_get(args, "timeout_seconds")) != NULL)
 		json_object_object_add(body, "timeout_seconds",
 		    json_object_get(v));
-	if (call(c, "POST", api_path("sandboxes", id, "/exec"), body, &res,
-	    out) == -1)
-		return;
-	out_json(out, pick(res, exec_keys, NITEMS(exec_keys)));
-	json_object_put(res);
+	post_pick(c, api_path("sandboxes", id, "/exec"), body, exec_keys,
+	    NITEMS(exec_keys), out);
 }
 
 static const struct mcp_arg read_args[] = {
@@ -338,22 +367,35 @@ static const struct mcp_arg read_args[] = {
 	    "File to read; relative paths are under /workspace." },
 };
 
+/*
+ * After the GET of args' sandbox, the API path of args' file with extra
+ * appended to the query; NULL with out saying why.
+ */
+static char *
+sandbox_file(struct rest_client *c, json_object *args, const char *extra,
+    struct tool_out *out)
+{
+	const char	*id = str_arg(args, "sandbox_id", "");
+	char		*path;
+
+	if (get_sandbox(c, id, out) == -1)
+		return NULL;
+	if ((path = file_path(id, "/files", str_arg(args, "path", ""),
+	    extra)) == NULL)
+		out_text(out, 1, "out of memory");
+	return path;
+}
+
 static void
 tool_read(struct rest_client *c, json_object *args, struct tool_out *out)
 {
-	const char		*id = str_arg(args, "sandbox_id", "");
 	struct rest_error	 err;
 	unsigned char		*data = NULL;
 	size_t			 len = 0;
 	char			*path;
 
-	if (get_sandbox(c, id, out) == -1)
+	if ((path = sandbox_file(c, args, "", out)) == NULL)
 		return;
-	if ((path = file_path(id, "/files", str_arg(args, "path", ""),
-	    "")) == NULL) {
-		out_text(out, 1, "out of memory");
-		return;
-	}
 	memset(&err, 0, sizeof(err));
 	if (rest_get_bytes(c, path, MCP_MAX_READ, &data, &len, &err) == -1) {
 		free(path);
@@ -380,19 +422,13 @@ static const struct mcp_arg write_args[] = {
 static void
 tool_write(struct rest_client *c, json_object *args, struct tool_out *out)
 {
-	const char		*id = str_arg(args, "sandbox_id", "");
 	json_object		*content, *res = NULL;
 	struct rest_error	 err;
 	char			*path;
 
-	if (get_sandbox(c, id, out) == -1)
+	if ((path = sandbox_file(c, args, "&mode=644", out)) == NULL)
 		return;
 	content = args_get(args, "content");
-	if ((path = file_path(id, "/files", str_arg(args, "path", ""),
-	    "&mode=644")) == NULL) {
-		out_text(out, 1, "out of memory");
-		return;
-	}
 	memset(&err, 0, sizeof(err));
 	if (rest_put_bytes(c, path, json_object_get_string(content),
 	    json_object_get_string_len(content), &res, &err) == -1) {
@@ -424,12 +460,8 @@ tool_list_files(struct rest_client *c, json_object *args,
 	if (call(c, "GET", file_path(id, "/files/list",
 	    str_arg(args, "path", "/workspace"), ""), NULL, &res, out) == -1)
 		return;
-	if (!json_object_object_get_ex(res, "entries", &entries) ||
-	    !json_object_is_type(entries, json_type_array)) {
-		json_object_put(res);
-		out_text(out, 1, "unexpected response from the server");
+	if ((entries = member_array(res, "entries", out)) == NULL)
 		return;
-	}
 	out_json(out, json_object_get(entries));
 	json_object_put(res);
 }
@@ -441,25 +473,30 @@ static const struct mcp_arg snapshot_args[] = {
 	    "A label for the snapshot (at most 128 characters)." },
 };
 
+/*
+ * POST {key: args[key]} to the sandbox's <suffix> and render the listed
+ * keys of the answer.
+ */
 static void
-tool_snapshot(struct rest_client *c, json_object *args, struct tool_out *out)
+sandbox_post(struct rest_client *c, json_object *args, const char *suffix,
+    const char *key, const char *const *keys, size_t n, struct tool_out *out)
 {
 	const char	*id = str_arg(args, "sandbox_id", "");
-	json_object	*body, *res;
+	json_object	*body;
 
 	if (get_sandbox(c, id, out) == -1)
 		return;
-	if ((body = json_object_new_object()) == NULL) {
-		out_text(out, 1, "out of memory");
+	if ((body = new_body(out)) == NULL)
 		return;
-	}
-	json_object_object_add(body, "name",
-	    json_object_get(args_get(args, "name")));
-	if (call(c, "POST", api_path("sandboxes", id, "/snapshots"), body,
-	    &res, out) == -1)
-		return;
-	out_json(out, pick(res, snapshot_keys, NITEMS(snapshot_keys)));
-	json_object_put(res);
+	json_object_object_add(body, key, json_object_get(args_get(args, key)));
+	post_pick(c, api_path("sandboxes", id, suffix), body, keys, n, out);
+}
+
+static void
+tool_snapshot(struct rest_client *c, json_object *args, struct tool_out *out)
+{
+	sandbox_post(c, args, "/snapshots", "name", snapshot_keys,
+	    NITEMS(snapshot_keys), out);
 }
 
 static const struct mcp_arg rollback_args[] = {
@@ -472,22 +509,8 @@ static const struct mcp_arg rollback_args[] = {
 static void
 tool_rollback(struct rest_client *c, json_object *args, struct tool_out *out)
 {
-	const char	*id = str_arg(args, "sandbox_id", "");
-	json_object	*body, *res;
-
-	if (get_sandbox(c, id, out) == -1)
-		return;
-	if ((body = json_object_new_object()) == NULL) {
-		out_text(out, 1, "out of memory");
-		return;
-	}
-	json_object_object_add(body, "snapshot_id",
-	    json_object_get(args_get(args, "snapshot_id")));
-	if (call(c, "POST", api_path("sandboxes", id, "/rollback"), body,
-	    &res, out) == -1)
-		return;
-	out_json(out, pick(res, summary_keys, NITEMS(summary_keys)));
-	json_object_put(res);
+	sandbox_post(c, args, "/rollback", "snapshot_id", summary_keys,
+	    NITEMS(summary_keys), out);
 }
 
 static const struct mcp_arg fork_args[] = {
@@ -502,18 +525,13 @@ static void
 tool_fork(struct rest_client *c, json_object *args, struct tool_out *out)
 {
 	const char	*snap = str_arg(args, "snapshot_id", "");
-	json_object	*body, *res;
+	json_object	*body;
 
-	if ((body = json_object_new_object()) == NULL) {
-		out_text(out, 1, "out of memory");
+	if ((body = new_body(out)) == NULL)
 		return;
-	}
 	add_if(body, "timeout_seconds", int_arg(args, "timeout_seconds"));
-	if (call(c, "POST", api_path("snapshots", snap, "/fork"), body, &res,
-	    out) == -1)
-		return;
-	out_json(out, pick(res, summary_keys, NITEMS(summary_keys)));
-	json_object_put(res);
+	post_pick(c, api_path("snapshots", snap, "/fork"), body, summary_keys,
+	    NITEMS(summary_keys), out);
 }
 
 static const struct mcp_arg destroy_args[] = {

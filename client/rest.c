@@ -1111,23 +1111,35 @@ send_head(struct rest_client *rc, struct conn *c, const char *method,
 	return r;
 }
 
+/*
+ * Whether a read or write on fd that failed with errno is worth trying
+ * again: after a signal, or once a non-blocking fd is ready for events.
+ */
+static int
+io_again(int fd, short events)
+{
+	struct pollfd	 pfd;
+
+	if (errno == EINTR)
+		return 1;
+	if (errno != EAGAIN && errno != EWOULDBLOCK)
+		return 0;
+	pfd.fd = fd;
+	pfd.events = events;
+	(void)poll(&pfd, 1, -1);
+	return 1;
+}
+
 static int
 read_fully(int fd, unsigned char *buf, size_t len)
 {
-	struct pollfd	 pfd;
 	size_t		 have = 0;
 	ssize_t		 n;
 
 	while (have < len) {
 		n = read(fd, buf + have, len - have);
-		if (n == -1 && errno == EINTR)
+		if (n == -1 && io_again(fd, POLLIN))
 			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			pfd.fd = fd;
-			pfd.events = POLLIN;
-			(void)poll(&pfd, 1, -1);
-			continue;
-		}
 		if (n == -1)
 			return -1;
 		if (n == 0)
@@ -1215,6 +1227,18 @@ request(struct rest_client *rc, struct conn *c, const char *method,
 	return read_head(c, err);
 }
 
+/* request, then for an answer that is not a 2xx its error: -1 either way. */
+static int
+request_2xx(struct rest_client *rc, struct conn *c, const char *method,
+    const char *path, const struct body *b, struct rest_error *err)
+{
+	if (request(rc, c, method, path, b, err) == -1)
+		return -1;
+	if (!is_2xx(c))
+		return response_error(c, err);
+	return 0;
+}
+
 static struct conn *
 conn_new(struct rest_error *err)
 {
@@ -1284,19 +1308,12 @@ rest_json(struct rest_client *rc, const char *method, const char *path,
 static int
 write_fully(int fd, const unsigned char *p, size_t len)
 {
-	struct pollfd	 pfd;
 	ssize_t		 n;
 
 	while (len > 0) {
 		n = write(fd, p, len);
-		if (n == -1 && errno == EINTR)
+		if (n == -1 && io_again(fd, POLLOUT))
 			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			pfd.fd = fd;
-			pfd.events = POLLOUT;
-			(void)poll(&pfd, 1, -1);
-			continue;
-		}
 		if (n == -1)
 			return -1;
 		p += n;
@@ -1317,12 +1334,8 @@ rest_get_to_fd(struct rest_client *rc, const char *path, int fd,
 
 	if ((c = conn_new(err)) == NULL)
 		return -1;
-	if (request(rc, c, "GET", path, NULL, err) == -1)
+	if (request_2xx(rc, c, "GET", path, NULL, err) == -1)
 		goto out;
-	if (!is_2xx(c)) {
-		response_error(c, err);
-		goto out;
-	}
 	if (max != 0 && c->total > 0 && (uint64_t)c->total > max) {
 		too_large(err, max);
 		goto out;
@@ -1409,12 +1422,8 @@ rest_get_bytes(struct rest_client *rc, const char *path, uint64_t max,
 	*len = 0;
 	if ((c = conn_new(err)) == NULL)
 		return -1;
-	if (request(rc, c, "GET", path, NULL, err) == -1)
+	if (request_2xx(rc, c, "GET", path, NULL, err) == -1)
 		goto out;
-	if (!is_2xx(c)) {
-		response_error(c, err);
-		goto out;
-	}
 	if (body_to_mem(c, max != 0 ? max : REST_MAX_JSON, data, len,
 	    err) == -1)
 		goto out;
@@ -1471,12 +1480,9 @@ rest_ndjson(struct rest_client *rc, const char *path, json_object *body,
 		return -1;
 	if (body != NULL && json_body(body, &b, err) == -1)
 		goto out;
-	if (request(rc, c, "POST", path, body != NULL ? &b : NULL, err) == -1)
+	if (request_2xx(rc, c, "POST", path, body != NULL ? &b : NULL,
+	    err) == -1)
 		goto out;
-	if (!is_2xx(c)) {
-		response_error(c, err);
-		goto out;
-	}
 	for (;;) {
 		if ((n = body_read(c, &p, REST_BUF, err)) == -1)
 			goto out;
