@@ -101,10 +101,11 @@ struct fork_request {
 };
 
 /*
- * SNAPSHOT_WRITTEN and TAR_CHECKED.  errnum 0: success and bytes is what
- * was written (or read); else an errno (EFBIG: past the limit, EINVAL: a
- * member that may not be there, EIO: a broken archive, EPIPE: the other
- * end went away) and message says what, for logs and error replies.
+ * SNAPSHOT_WRITTEN, TAR_CHECKED and ARCHIVE_DONE.  errnum 0: success and
+ * bytes is what was written (or read); else an errno (EFBIG: past the
+ * limit, EINVAL: a member that may not be there, EIO: a broken archive,
+ * EPIPE: the other end went away, or the archive worker's process for
+ * the job died) and message says what, for logs and error replies.
  */
 struct tar_result {
 	int32_t		 errnum;

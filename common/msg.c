@@ -19,6 +19,12 @@ msg_type_name(uint32_t type)
 		return "APID_CONFIG";
 	case MSG_PROXY_CONFIG:
 		return "PROXY_CONFIG";
+	case MSG_WORKER_CONFIG:
+		return "WORKER_CONFIG";
+	case MSG_WORKER_APID_CHANNEL:
+		return "WORKER_APID_CHANNEL";
+	case MSG_APID_WORKER_CHANNEL:
+		return "APID_WORKER_CHANNEL";
 	case MSG_READY:
 		return "READY";
 	case MSG_HEALTH_REQUEST:
@@ -121,6 +127,12 @@ msg_type_name(uint32_t type)
 		return "DOCKER_ARCHIVE_PUT";
 	case MSG_DOCKER_ARCHIVE_STAT:
 		return "DOCKER_ARCHIVE_STAT";
+	case MSG_ARCHIVE_FD:
+		return "ARCHIVE_FD";
+	case MSG_ARCHIVE_JOB:
+		return "ARCHIVE_JOB";
+	case MSG_ARCHIVE_DONE:
+		return "ARCHIVE_DONE";
 	case MSG_ERROR:
 		return "ERROR";
 	default:

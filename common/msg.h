@@ -3,7 +3,8 @@
  *
  * Numbering by direction: 100s control (managerd -> child and back),
  * 200s apid -> managerd, 300s managerd -> apid, 400s managerd -> proxy,
- * 500s proxy -> managerd, 900 errors (any reply direction).
+ * 500s proxy -> managerd, 600s apid -> archive-worker, 700s
+ * archive-worker -> apid, 900 errors (any reply direction).
  * The header's peerid is the request id chosen by the sender of a request
  * and echoed in its reply.  Payloads are built with msgw_* and read with
  * msgr_*: fixed-width fields, length-prefixed strings, exact length.
@@ -30,6 +31,24 @@ enum msg_type {
 	 * str docker_socket, str instance_id.
 	 */
 	MSG_PROXY_CONFIG = 101,
+	/*
+	 * managerd -> archive-worker, no fd.  worker_config (archive_msg.h):
+	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir.
+	 */
+	MSG_WORKER_CONFIG = 102,
+	/*
+	 * managerd -> archive-worker, empty, fd = the worker's end of a
+	 * socketpair whose other end goes to apid (APID_WORKER_CHANNEL).
+	 * Sent once the worker is READY.  A new one replaces the channel the
+	 * worker had.  No reply.
+	 */
+	MSG_WORKER_APID_CHANNEL = 103,
+	/*
+	 * managerd -> apid, empty, fd = apid's end of that socketpair.  Sent
+	 * once apid is READY, so before any reply that makes apid start an
+	 * archive job.  A new one replaces the channel apid had.  No reply.
+	 */
+	MSG_APID_WORKER_CHANNEL = 104,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
 
@@ -166,6 +185,23 @@ enum msg_type {
 	MSG_DOCKER_EXEC_STARTED = 505,	/* empty */
 	MSG_DOCKER_EXEC_EXIT = 506,	/* exec_exit */
 	MSG_DOCKER_ARCHIVE_STAT = 507,	/* archive_stat */
+
+	/*
+	 * apid -> archive-worker, on the channel managerd made.  A job is
+	 * its descriptors, each in an ARCHIVE_FD, then one ARCHIVE_JOB, all
+	 * with the job's id (apid's) as peerid; archive_job_nfds() says how
+	 * many descriptors each kind takes, in what order (archive_msg.h).
+	 * At most ARCHIVE_JOBS_MAX jobs are in flight on one channel.
+	 */
+	MSG_ARCHIVE_FD = 600,		/* empty, fd = the job's next one */
+	MSG_ARCHIVE_JOB = 601,		/* archive_job -> ARCHIVE_DONE */
+
+	/*
+	 * archive-worker -> apid: tar_result (file_msg.h), peerid = the job
+	 * id.  Exactly one per ARCHIVE_JOB, also when the job's process died
+	 * (errnum EPIPE, message "the archive worker died: ...").
+	 */
+	MSG_ARCHIVE_DONE = 700,
 
 	/* Any reply direction: u32 enum error_kind, str message. */
 	MSG_ERROR = 900,
