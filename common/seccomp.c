@@ -75,6 +75,7 @@ static const struct seccomp_rule base_rules[] = {
 /* Filled before the filter is loaded; the SIGSYS handler only reads. */
 static char		 trap_procname[32];
 static char		*trap_names[TRAP_NAMES_MAX];
+static int		 trap_ready;
 
 int
 seccomp_mode_parse(const char *word)
@@ -144,6 +145,13 @@ trap_prepare(const char *procname)
 	int			 nr;
 
 	snprintf(trap_procname, sizeof(trap_procname), "%s", procname);
+	/*
+	 * A second filter in a forked child (the archive worker's jobs):
+	 * the handler and the names are there already, and the first
+	 * filter need not allow sigaction.
+	 */
+	if (trap_ready)
+		return 0;
 	for (nr = 0; nr < TRAP_NAMES_MAX; nr++) {
 		if (trap_names[nr] == NULL)
 			trap_names[nr] = seccomp_syscall_resolve_num_arch(
@@ -163,6 +171,7 @@ trap_prepare(const char *procname)
 		log_warn("sigprocmask");
 		return -1;
 	}
+	trap_ready = 1;
 	return 0;
 }
 

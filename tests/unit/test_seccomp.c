@@ -43,6 +43,7 @@
 
 #include "seccomp.h"
 #include "seccomp_child.h"
+#include "worker.h"
 
 static void
 call_socket_inet(void)
@@ -163,6 +164,115 @@ test_proxy_forbidden(void **state)
 	expect_killed(proxy_seccomp_load, calls, SC_NELEM(calls));
 }
 
+static void
+call_prctl_dumpable(void)
+{
+	syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+static void
+call_thread(void)
+{
+	syscall(SYS_clone, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+	    CLONE_THREAD | CLONE_SYSVSEM, 0, NULL, NULL, 0);
+}
+
+static void
+call_clone_newuser(void)
+{
+	syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, NULL, NULL, 0);
+}
+
+static void
+call_sendmsg(void)
+{
+	syscall(SYS_sendmsg, 0, NULL, 0);
+}
+
+static void
+call_recvmsg(void)
+{
+	syscall(SYS_recvmsg, 0, NULL, 0);
+}
+
+static void
+call_pipe2(void)
+{
+	int	 fds[2];
+
+	syscall(SYS_pipe2, fds, 0);
+}
+
+static void
+call_fcntl_getfl(void)
+{
+	syscall(SYS_fcntl, 0, F_GETFL);
+}
+
+static void
+call_lseek(void)
+{
+	syscall(SYS_lseek, 0, 0, SEEK_CUR);
+}
+
+/* A job's process: the zygote's filter, then its own on top. */
+static int
+job_filters_load(enum seccomp_mode mode)
+{
+	if (worker_seccomp_load(mode) == -1)
+		return -1;
+	return job_seccomp_load(mode);
+}
+
+static void
+test_worker_forbidden(void **state)
+{
+	static const struct forbidden	 calls[] = {
+		{ "execve", call_execve },
+		{ "openat", call_openat },
+		{ "socket(AF_INET)", call_socket_inet },
+		{ "socket(AF_UNIX)", call_socket_unix },
+		{ "connect", call_connect },
+		{ "ptrace", call_ptrace },
+		{ "kill", call_kill },
+		{ "clone(CLONE_THREAD)", call_thread },
+		{ "clone(CLONE_NEWUSER)", call_clone_newuser },
+		{ "mmap(PROT_EXEC)", call_mmap_exec },
+		{ "mprotect(PROT_EXEC)", call_mprotect_exec },
+		{ "ioctl(TIOCSTI)", call_ioctl_tiocsti },
+		{ "fcntl(F_DUPFD)", call_fcntl_dupfd },
+		{ "prctl(PR_SET_DUMPABLE)", call_prctl_dumpable },
+		{ "setuid", call_setuid },
+		{ "lseek", call_lseek },
+	};
+
+	(void)state;
+	expect_killed(worker_seccomp_load, calls, SC_NELEM(calls));
+}
+
+/* What the zygote may do, a job may not: it reads and writes, no more. */
+static void
+test_job_forbidden(void **state)
+{
+	static const struct forbidden	 calls[] = {
+		{ "fork", call_fork },
+		{ "execve", call_execve },
+		{ "openat", call_openat },
+		{ "socket(AF_UNIX)", call_socket_unix },
+		{ "sendmsg", call_sendmsg },
+		{ "recvmsg", call_recvmsg },
+		{ "pipe2", call_pipe2 },
+		{ "fcntl(F_GETFL)", call_fcntl_getfl },
+		{ "prctl(PR_SET_NO_NEW_PRIVS)", call_prctl },
+		{ "kill", call_kill },
+		{ "mmap(PROT_EXEC)", call_mmap_exec },
+		{ "lseek", call_lseek },
+	};
+
+	(void)state;
+	expect_killed(job_filters_load, calls, SC_NELEM(calls));
+}
+
 /* what every process may still do */
 
 /* clone3 fails with ENOSYS (glibc then falls back to clone), no kill. */
@@ -209,6 +319,10 @@ test_base_set(void **state)
 	    "managerd base set");
 	expect_exit_zero(run_child(base_child, (void *)proxy_seccomp_load),
 	    "dockerd-proxy base set");
+	expect_exit_zero(run_child(base_child, (void *)worker_seccomp_load),
+	    "archive-worker base set");
+	expect_exit_zero(run_child(base_child, (void *)job_filters_load),
+	    "archive job base set");
 }
 
 /* Send one byte with fd attached, as imsg does. */
@@ -864,6 +978,8 @@ main(void)
 		cmocka_unit_test(test_managerd_allowed),
 		cmocka_unit_test(test_proxy_forbidden),
 		cmocka_unit_test(test_proxy_allowed),
+		cmocka_unit_test(test_worker_forbidden),
+		cmocka_unit_test(test_job_forbidden),
 		cmocka_unit_test(test_trap_mode),
 		cmocka_unit_test(test_log_mode),
 	};

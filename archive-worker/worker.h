@@ -1,0 +1,166 @@
+/*
+ * archive-worker: the only process that parses tar streams a sandbox
+ * made.  A zygote that never parses anything itself: for each job apid
+ * sends it forks a process that gives up everything but the job's
+ * descriptors, loads a second, stricter seccomp filter, does the job
+ * with blocking I/O, writes its result into a pipe and exits.
+ */
+#ifndef AS_ARCHIVE_WORKER_H
+#define AS_ARCHIVE_WORKER_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "archive_msg.h"
+#include "file_msg.h"
+#include "peer.h"
+#include "seccomp.h"
+
+/* What a job tells the zygote (and the zygote apid), as tar_result. */
+#define JOB_MESSAGE_MAX	512
+struct job_result {
+	int32_t		 errnum;
+	uint64_t	 bytes;
+	char		 message[JOB_MESSAGE_MAX];
+};
+
+/* zygote.c: the jobs, on the loop. */
+void	zygote_init(struct event_base *, enum seccomp_mode);
+/* A (new) channel to apid from managerd: the old one's jobs are orphans. */
+void	zygote_channel(int fd);
+/* managerd's messages (WORKER_APID_CHANNEL). */
+void	zygote_dispatch_parent(struct peer *, struct imsg *);
+
+/* job.c: the job's own process, from fork to _exit. */
+__attribute__((noreturn)) void job_child(const struct archive_job *,
+	    const int fds[2], int result_fd, enum seccomp_mode);
+/* The job itself: 0, or -1 with res->errnum and res->message set. */
+int	job_run(const struct archive_job *, const int fds[2],
+	    struct job_result *);
+#ifdef ARCHIVE_WORKER_TESTS
+/* Test builds only: called in a job's process once its filter is on. */
+extern void	(*job_test_hook)(const struct archive_job *);
+#endif
+
+/* The kinds (archive_msg.h); each returns as job_run does. */
+int	job_first_file(const struct archive_job *, const int fds[2],
+	    struct job_result *);
+int	job_snapshot(const struct archive_job *, const int fds[2],
+	    struct job_result *);
+int	job_check(const struct archive_job *, const int fds[2],
+	    struct job_result *);
+int	job_spool(const struct archive_job *, const int fds[2],
+	    struct job_result *);
+int	job_upload(const struct archive_job *, const int fds[2],
+	    struct job_result *);
+
+/* job_error.c */
+int	job_fail(struct job_result *, int errnum, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/*
+ * A name as a message may show it: printable ASCII as it is, any other
+ * byte (and '\') as \xHH, cut with "..." to fit size.
+ */
+const char *name_quote(const char *name, char *buf, size_t size);
+/* 0, or -1 with errno (EPIPE once the reader went away). */
+int	write_all(int fd, const void *, size_t);
+
+/* worker_seccomp.c: the zygote's filter, and each job's on top of it. */
+int	worker_seccomp_load(enum seccomp_mode);
+int	job_seccomp_load(enum seccomp_mode);
+
+/*
+ * tar_read.c: a tar stream read from a descriptor (see the file for the
+ * formats and why it is ours).
+ */
+#define TAR_BLOCK	512
+#define TAR_READ_BUF	(64 * 1024)
+#define TAR_NAME_MAX	(64 * 1024)	/* a pax path or a GNU long name */
+#define TAR_PAX_MAX	(1024 * 1024)	/* one pax header's records */
+
+enum tar_type {
+	TAR_REG,
+	TAR_DIR,
+	TAR_SYMLINK,
+	TAR_HARDLINK,
+	TAR_OTHER		/* devices, FIFOs, unknown types */
+};
+
+struct tar_member {
+	enum tar_type	 type;
+	char		 typeflag;
+	char		*name;		/* bytes, NUL-ended */
+	char		*link;		/* symlink or hard link; else NULL */
+	uint32_t	 mode;		/* permission bits */
+	uint64_t	 uid;
+	uint64_t	 gid;
+	int64_t		 mtime;
+	uint64_t	 size;		/* data bytes that follow */
+};
+
+#define PAX_SIZE	0x1
+#define PAX_UID		0x2
+#define PAX_GID		0x4
+#define PAX_MTIME	0x8
+
+struct tar_reader {
+	int			 fd;
+	unsigned char		*buf;
+	size_t			 off;
+	size_t			 len;
+	uint64_t		 offset;	/* bytes taken from fd */
+	uint64_t		 data_left;	/* of the current member */
+	uint64_t		 pad_left;
+	int			 ended;		/* end-of-archive read */
+	int			 failed;
+	/* What extended headers said about the next member. */
+	char			*pax_path;
+	char			*pax_link;
+	char			*gnu_name;
+	char			*gnu_link;
+	int			 pax_has;	/* PAX_* */
+	int64_t			 pax_num[4];	/* size, uid, gid, mtime */
+	struct tar_member	 m;
+	char			 err[256];
+};
+
+int	tar_reader_init(struct tar_reader *, int fd);
+void	tar_reader_free(struct tar_reader *);
+/*
+ * 1 and *m (valid until the next call) for the next member, 0 at the
+ * end of the archive, -1 (errno EIO or ENOMEM, tar_error() says why).
+ */
+int	tar_next(struct tar_reader *, struct tar_member **m);
+/* The current member's data: bytes read, 0 at its end, or -1. */
+ssize_t	tar_data(struct tar_reader *, void *, size_t);
+uint64_t tar_offset(const struct tar_reader *);
+const char *tar_error(const struct tar_reader *);
+
+/*
+ * tar_write.c: libarchive writing to a descriptor, names as bytes.
+ * Nothing past max bytes is written; once abandoned, nothing at all.
+ */
+struct archive;
+struct tar_out {
+	struct archive	*a;
+	int		 fd;
+	uint64_t	 max;
+	uint64_t	 written;
+	int		 over;		/* max would have been passed */
+	int		 err;		/* errno of a failed write(2) */
+	int		 dead;		/* abandoned */
+};
+#define TAR_OUT_SNAPSHOT	0	/* ustar, pax only where needed */
+#define TAR_OUT_UPLOAD		1	/* pax: mtimes keep nanoseconds */
+int	tar_out_open(struct tar_out *, int fd, uint64_t max, int format);
+/* Stop, without padding or end blocks that would make it look whole. */
+void	tar_out_abandon(struct tar_out *);
+/* Ends a whole archive (padding, end blocks): 0, or -1. */
+int	tar_out_close(struct tar_out *);
+void	tar_out_free(struct tar_out *);
+const char *tar_out_error(struct tar_out *);
+
+#endif /* AS_ARCHIVE_WORKER_H */
