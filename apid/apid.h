@@ -371,6 +371,8 @@ struct tar_job_spec {
 	void				*arg;
 };
 int	tar_jobs_init(struct event_base *);
+/* managerd's APID_WORKER_CHANNEL: the channel to the archive worker. */
+void	tar_jobs_channel(struct peer *, struct imsg *);
 /* 0; or -1 with errno, and done is never called. */
 int	tar_job_start(const struct tar_job_spec *);
 

@@ -374,6 +374,10 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 		tar_check_request(p, imsg);
 		return;
 	}
+	if (imsg->hdr.type == MSG_APID_WORKER_CHANNEL) {
+		tar_jobs_channel(p, imsg);
+		return;
+	}
 	if (imsg->fd != -1 && imsg->hdr.type != MSG_SNAPSHOT_SINK)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	TAILQ_FOREACH(ar, &apid->pending, entry)

@@ -52,6 +52,8 @@ struct tar_job {
 
 static int		 notify_fd[2] = { -1, -1 };
 static struct event	*notify_ev;
+/* The archive worker's channel: held, until the jobs move there. */
+static int		 worker_fd = -1;
 
 static void
 job_free(struct tar_job *job)
@@ -257,6 +259,16 @@ tar_jobs_init(struct event_base *base)
 	notify_fd[0] = notify_fd[1] = -1;
 	errno = EIO;
 	return -1;
+}
+
+void
+tar_jobs_channel(struct peer *p, struct imsg *imsg)
+{
+	if (imsg->len != 0 || imsg->fd == -1)
+		peer_bad_message(p, imsg, "needs a descriptor and nothing else");
+	if (worker_fd != -1)
+		close(worker_fd);
+	worker_fd = imsg_take_fd(imsg);
 }
 
 /* libarchive waits on its descriptors: they must block. */

@@ -1,6 +1,6 @@
 /*
- * managerd: loads the configuration, creates the listener, starts apid and
- * dockerd-proxy, then gives up what it does not need (chroot into the data
+ * managerd: loads the configuration, creates the listener, starts apid,
+ * dockerd-proxy and archive-worker, then gives up what it does not need (chroot into the data
  * directory, no capabilities, Landlock, seccomp), reconciles its records
  * with Docker, and only then lets apid serve.
  * A child that dies takes the service down with a non-zero status, so the
@@ -198,6 +198,23 @@ send_proxy_config(void)
 }
 
 static void
+send_worker_config(void)
+{
+	struct config		*conf = &env->conf;
+	struct worker_config	 wc;
+	struct msgw		 w;
+
+	wc.log_level = conf->log_level;
+	wc.seccomp_mode = conf->seccomp_mode;
+	wc.privsep_user = conf->privsep_user;
+	wc.chroot_dir = conf->chroot_dir;
+	msgw_init(&w);
+	msg_put_worker_config(&w, &wc);
+	if (peer_send(&env->worker_peer, MSG_WORKER_CONFIG, 0, -1, &w) == -1)
+		fatalx("cannot send configuration to archive-worker");
+}
+
+static void
 child_exit_status(struct child *c, int status)
 {
 	if (WIFSIGNALED(status))
@@ -259,13 +276,17 @@ shutdown_all(int status)
 
 	channel_close(&env->apid_peer);
 	channel_close(&env->proxy_peer);
+	channel_close(&env->worker_peer);
 	if (env->apid.pid > 0)
 		kill(env->apid.pid, SIGTERM);
 	if (env->proxy.pid > 0)
 		kill(env->proxy.pid, SIGTERM);
+	if (env->worker.pid > 0)
+		kill(env->worker.pid, SIGTERM);
 	for (n = 0; n < SHUTDOWN_WAIT_STEPS; n++) {
-		/* Both are asked each time: no short circuit. */
-		if (child_gone(&env->apid) + child_gone(&env->proxy) == 2)
+		/* All are asked each time: no short circuit. */
+		if (child_gone(&env->apid) + child_gone(&env->proxy) +
+		    child_gone(&env->worker) == 3)
 			exit(status);
 		nanosleep(&step, NULL);
 	}
@@ -285,6 +306,8 @@ reap_children(void)
 			c = &env->apid;
 		else if (pid == env->proxy.pid)
 			c = &env->proxy;
+		else if (pid == env->worker.pid)
+			c = &env->worker;
 		else
 			continue;
 		child_exit_status(c, status);
@@ -348,9 +371,10 @@ child_ready(struct child *c)
 	if (c->ready)
 		return;
 	c->ready = 1;
+	worker_channel_give(c);
 	if (c == &env->proxy)
 		recover_start(recovered);
-	if (env->apid.ready && env->proxy.ready)
+	if (env->apid.ready && env->proxy.ready && env->worker.ready)
 		log_info("agent-sandbox %s ready on %s:%d", PACKAGE_VERSION,
 		    env->conf.host, env->conf.port);
 }
@@ -408,6 +432,7 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&env->calls);
 	env->next_call_id = 1;
 	env->listener = -1;
+	env->worker_channel[0] = env->worker_channel[1] = -1;
 	log_init(LOG_TO_STDERR, LOG_LEVEL_INFO, "managerd");
 	if (config_load(&env->conf, environ, err, sizeof(err)) == -1) {
 		fprintf(stderr, "configuration error: %s\n", err);
@@ -454,8 +479,12 @@ main(int argc, char *argv[])
 	child_start(&env->apid, &env->apid_peer, "apid", dispatch_apid);
 	child_start(&env->proxy, &env->proxy_peer, "dockerd-proxy",
 	    dispatch_proxy);
+	child_start(&env->worker, &env->worker_peer, "archive-worker",
+	    dispatch_worker);
+	worker_channel_open();
 	/* apid gets its listener once reconciliation is over. */
 	send_proxy_config();
+	send_worker_config();
 
 	/* json-c seeds its hash on first use (getrandom): do it now. */
 	warm = json_object_new_object();

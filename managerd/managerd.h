@@ -13,6 +13,7 @@
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
+#include "archive_msg.h"
 
 /* A sandbox as managerd keeps it and as its record file stores it. */
 struct sandbox_record {
@@ -24,7 +25,7 @@ struct sandbox_record {
 };
 
 struct child {
-	const char	*name;		/* "apid", "dockerd-proxy" */
+	const char	*name;		/* "apid", "dockerd-proxy", ... */
 	pid_t		 pid;
 	int		 ready;
 };
@@ -85,8 +86,12 @@ struct managerd {
 	struct event_base	*base;
 	struct child		 apid;
 	struct child		 proxy;
+	struct child		 worker;	/* archive-worker */
 	struct peer		 apid_peer;
 	struct peer		 proxy_peer;
+	struct peer		 worker_peer;
+	/* apid <-> worker: each end goes once its process is ready. */
+	int			 worker_channel[2];
 	struct proxy_calls	 calls;
 	uint32_t		 next_call_id;
 	int			 listener;
@@ -212,6 +217,12 @@ void	dispatch_apid(struct peer *, struct imsg *);
 
 /* dispatch_proxy.c */
 void	dispatch_proxy(struct peer *, struct imsg *);
+
+/* dispatch_worker.c: the archive worker (READY), and its channel. */
+void	dispatch_worker(struct peer *, struct imsg *);
+void	worker_channel_open(void);
+/* Hand c (apid or the worker) its end of the channel, if it has none. */
+void	worker_channel_give(struct child *c);
 /*
  * Ask dockerd-proxy for something.  fd (-1: none) goes with the request
  * and is consumed either way.  Returns the call's id, or 0 on failure.

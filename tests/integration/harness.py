@@ -77,7 +77,8 @@ def binaries():
         return (os.path.join(prefix, "sbin", "managerd"),
                 os.path.join(prefix, "libexec", "agent-sandbox"))
     libexec = tempfile.mkdtemp(prefix="as-libexec-")
-    for name, sub in (("apid", "apid"), ("dockerd-proxy", "dockerd-proxy")):
+    for name, sub in (("apid", "apid"), ("dockerd-proxy", "dockerd-proxy"),
+                      ("archive-worker", "archive-worker")):
         os.symlink(os.path.join(BUILDDIR, sub, name),
                    os.path.join(libexec, name))
     return os.path.join(BUILDDIR, "managerd", "managerd"), libexec

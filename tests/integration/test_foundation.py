@@ -259,10 +259,12 @@ class Separation(unittest.TestCase):
     def pids(self):
         return {"managerd": self.server.proc.pid,
                 "apid": self.kids["apid"],
-                "dockerd-proxy": self.kids["dockerd-proxy"]}
+                "dockerd-proxy": self.kids["dockerd-proxy"],
+                "archive-worker": self.kids["archive-worker"]}
 
-    def test_three_processes(self):
-        self.assertEqual(sorted(self.kids), ["apid", "dockerd-proxy"])
+    def test_four_processes(self):
+        self.assertEqual(sorted(self.kids),
+                         ["apid", "archive-worker", "dockerd-proxy"])
 
     def test_every_process_runs_under_seccomp(self):
         for name, pid in self.pids().items():
@@ -282,6 +284,16 @@ class Separation(unittest.TestCase):
         self.assertTrue(all(int(u) != 0 for u in uids), uids)
         self.assertNotEqual(os.readlink("/proc/%d/root" % pid), "/")
         self.assertEqual(os.listdir("/proc/%d/root/" % pid), [])
+
+    def test_archive_worker_is_unprivileged_and_chrooted(self):
+        pid = self.kids["archive-worker"]
+        uids = harness.proc_status(pid)["Uid"].split()
+        self.assertTrue(all(int(u) != 0 for u in uids), uids)
+        self.assertEqual(os.listdir("/proc/%d/root/" % pid), [])
+        # It parses what sandboxes make, and links what that takes; apid
+        # no longer does.
+        with open("/proc/%d/maps" % pid) as f:
+            self.assertIn("libarchive", f.read())
 
     def test_managerd_sees_only_its_data_dir(self):
         pid = self.server.proc.pid
@@ -401,6 +413,9 @@ class Supervision(unittest.TestCase):
 
     def test_proxy_killed(self):
         self.kill_and_expect_shutdown("dockerd-proxy", "apid")
+
+    def test_archive_worker_killed(self):
+        self.kill_and_expect_shutdown("archive-worker", "apid")
 
     def test_managerd_killed_children_follow(self):
         os.kill(self.server.proc.pid, signal.SIGKILL)
@@ -534,7 +549,8 @@ class NotRoot(unittest.TestCase):
             # setpriv execs managerd: the pid is managerd's.
             pids = harness.daemon_pids(server)
             self.assertEqual(sorted(pids),
-                             ["apid", "dockerd-proxy", "managerd"])
+                             ["apid", "archive-worker", "dockerd-proxy",
+                              "managerd"])
             for name, pid in pids.items():
                 st = harness.proc_status(pid)
                 self.assertEqual(st["Seccomp"], "2", name)
