@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,27 +162,6 @@ apid_drop_privileges(struct apid_settings *s)
 		fatalx("cannot install the seccomp filter");
 }
 
-/*
- * One malloc arena for all threads, set before the first thread exists:
- * when a thread's own arena shrinks, glibc opens
- * /proc/sys/vm/overcommit_memory, and the seccomp filter forbids every
- * open.  AddressSanitizer's allocator has no arenas (and its mallopt
- * does nothing), so a sanitized build goes without.
- */
-static void
-one_malloc_arena(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-	return;
-#endif
-#endif
-	if (mallopt(M_ARENA_MAX, 1) == 0)
-		fatalx("cannot limit malloc to one arena");
-}
-
 static struct event_base *
 apid_event_base(void)
 {
@@ -224,8 +202,6 @@ main(int argc, char *argv[])
 	warm_up();
 	route_openapi_init();
 	apid->base = apid_event_base();
-	/* Threads: one arena first, then glibc's thread set-up (tar_job.c). */
-	one_malloc_arena();
 	if (tar_jobs_init(apid->base) == -1)
 		fatal("tar jobs");
 	if ((apid->http = evhttp_new(apid->base)) == NULL)

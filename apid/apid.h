@@ -16,6 +16,7 @@
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
+#include "archive_msg.h"
 
 struct apid_request;
 /*
@@ -346,35 +347,58 @@ void	route_exec(struct evhttp_request *, char **params);
 void	route_exec_stream(struct evhttp_request *, char **params);
 
 /*
- * tar_job.c: libarchive reads and writes block, so each tar job runs on a
- * thread of its own and the event loop hears of its end through done,
- * called from the loop exactly once.  From tar_job_start() on, the job
- * owns in_fd, out_fd and body, and closes or frees them when it ends
- * (also when it fails to start).  A job ends early when a descriptor
- * breaks: closing the other end of its pipe is how it is stopped.
+ * tar_job.c: apid parses no tar; each job runs in the archive worker
+ * (archive_msg.h says what each kind does), and done is called from the
+ * loop exactly once.  From tar_job_start() on, the job owns its
+ * descriptors and closes them when it ends (also when it fails to
+ * start).  A job ends early when a descriptor breaks: closing the other
+ * end of its pipe is how it is stopped.
  */
 enum tar_job_kind {
-	TAR_JOB_FIRST_FILE,	/* in: Docker's tar of a file; out: its bytes */
-	TAR_JOB_UPLOAD,		/* body -> out: the tar file_write_ready says */
-	TAR_JOB_SNAPSHOT,	/* in: Docker's tar of /workspace; out: file */
-	TAR_JOB_CHECK		/* in: a stored snapshot; no out */
+	TAR_JOB_FIRST_FILE = ARCHIVE_JOB_FIRST_FILE,
+	TAR_JOB_SNAPSHOT = ARCHIVE_JOB_SNAPSHOT,
+	TAR_JOB_CHECK = ARCHIVE_JOB_CHECK,
+	TAR_JOB_SPOOL = ARCHIVE_JOB_SPOOL,
+	TAR_JOB_UPLOAD = ARCHIVE_JOB_UPLOAD
 };
 struct tar_job_spec {
 	enum tar_job_kind		 kind;
-	int				 in_fd;		/* -1: UPLOAD */
+	/* FIRST_FILE, SNAPSHOT: Docker's tar in, out; CHECK: in only. */
+	int				 in_fd;
 	int				 out_fd;	/* -1: CHECK */
-	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT */
-	struct evbuffer			*body;		/* UPLOAD, taken over */
+	/*
+	 * SPOOL: the body pipe, the spool file; UPLOAD: the spool file
+	 * (or a pipe of exactly size bytes), the tar pipe.  Each kind
+	 * uses its pair only: the other is not looked at.
+	 */
+	int				 fds[2];
+	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT, SPOOL */
+	uint64_t			 size;		/* UPLOAD: the file's bytes */
 	const struct file_write_ready	*upload;	/* UPLOAD, copied */
-	/* result->bytes: file bytes, tar bytes written, or tar bytes read */
+	/*
+	 * result->bytes: file bytes (FIRST_FILE), tar bytes written
+	 * (SNAPSHOT, UPLOAD), archive bytes read (CHECK), body bytes
+	 * (SPOOL).  errnum EPIPE: the worker, or its job, died.
+	 */
 	void	(*done)(const struct tar_result *, void *arg);
 	void				*arg;
 };
 int	tar_jobs_init(struct event_base *);
 /* managerd's APID_WORKER_CHANNEL: the channel to the archive worker. */
 void	tar_jobs_channel(struct peer *, struct imsg *);
-/* 0; or -1 with errno, and done is never called. */
+/*
+ * 0; or -1 with errno (ENXIO: no archive worker, EINVAL: a bad spec),
+ * and done is never called.
+ */
 int	tar_job_start(const struct tar_job_spec *);
+
+/*
+ * body_pipe.c: the bridge until uploads are spooled.  An upload's body,
+ * held in apid, written from the loop into a pipe that an UPLOAD job
+ * reads as its spool.  Takes body (freed on failure too); returns the
+ * pipe's read end, or -1.
+ */
+int	body_pipe_start(struct evbuffer *body);
 
 /*
  * http_frame.c: the request framing of http_intake.c's connection filter,
@@ -505,12 +529,7 @@ int	snapshot_id_plausible(const char *id);
 /* ?sandbox_id= of a query: 1 and *value malloc'd, 0 absent, -1 ENOMEM. */
 int	snapshot_list_filter(const char *query, char **value);
 
-/*
- * Files (API.md §3.7, §4.9-4.11, §6): the upload tar and the listing.
- */
-/* tar_upload.c: parents, then the file; tar bytes written, or -1. */
-int64_t	tar_upload(int out_fd, const struct file_write_ready *,
-	    struct evbuffer *body, char *err, size_t errlen);
+/* Files (API.md §3.7, §4.9-4.11, §6): the listing. */
 
 /* file_list.c */
 struct file_entry {

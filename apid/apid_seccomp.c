@@ -7,24 +7,17 @@
  *
  * apid parses everything clients send, so it is the process most likely
  * to be compromised; what it may do is what this table lists, on top of
- * the base set in common/seccomp.c.  Measured with strace -f over start-
- * up, GET /healthz, bad and half requests, keep-alive, client resets and
- * shutdown, and over file downloads, uploads and listings and snapshot
- * checks (the tar jobs' threads).
+ * the base set in common/seccomp.c.  It parses no tar (the archive
+ * worker does), so it has no threads, no clone and no lseek.  Measured
+ * with strace -f over start-up, GET /healthz, bad and half requests,
+ * keep-alive, client resets and shutdown, and over file downloads,
+ * uploads and listings, snapshots, rollbacks and forks.
  */
 #include <sys/ioctl.h>
 
 #include <fcntl.h>
-#include <sched.h>
 
 #include "seccomp.h"
-
-/* What pthread_create asks for must include these; no namespace. */
-#define CLONE_THREAD_FLAGS	(CLONE_VM | CLONE_FS | CLONE_FILES | \
-	    CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM)
-#define CLONE_THREAD_MASK	(CLONE_THREAD_FLAGS | CLONE_NEWNS | \
-	    CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | \
-	    CLONE_NEWPID | CLONE_NEWNET | CLONE_VFORK | CLONE_PTRACE)
 
 static const struct seccomp_rule apid_rules[] = {
 	/* The event loop; the backend is pinned to epoll in apid.c. */
@@ -49,26 +42,12 @@ static const struct seccomp_rule apid_rules[] = {
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
 	/* bulk_pipe.c: 1 MiB pipes for tar streams and file contents. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETPIPE_SZ)),
-	/* imsg with managerd, which passes descriptors (SCM_RIGHTS). */
+	/*
+	 * imsg with managerd and the archive worker, which pass
+	 * descriptors (SCM_RIGHTS).
+	 */
 	SC_ALLOW(sendmsg),
 	SC_ALLOW(recvmsg),
-	/*
-	 * Tar jobs (tar_job.c): libarchive blocks, so each job runs on a
-	 * thread.  pthread_create is clone with the thread flags (clone3
-	 * fails with ENOSYS in the base set, and glibc falls back to
-	 * clone); a clone without CLONE_THREAD and CLONE_VM, a new process,
-	 * stays forbidden.  The new thread registers its robust futex list;
-	 * signals are blocked around the creation and in the thread.
-	 */
-	SC_ALLOW_ARG(clone, SC_ARG_MASKED_EQ(0, CLONE_THREAD_MASK,
-	    CLONE_THREAD_FLAGS)),
-	SC_ALLOW(set_robust_list),
-	SC_ALLOW(rt_sigprocmask),
-	/*
-	 * libarchive on a stored snapshot (a regular file, TAR_CHECK) skips
-	 * file data by seeking; the job reports the offset it reached.
-	 */
-	SC_ALLOW(lseek),
 };
 
 int

@@ -8,9 +8,9 @@
  * if the client expects one); a client that goes away before that gets
  * nothing sent on its behalf: managerd and Docker never hear of it, and
  * no file is touched.  Then the tar pipe's read end goes with
- * FILE_WRITE; at FILE_WRITE_READY an UPLOAD job (tar_job.c,
- * tar_upload.c) takes the body's chains (no copy) and writes the tar
- * into the tar pipe; FILE_INFO is the answer.  The state lives until
+ * FILE_WRITE; at FILE_WRITE_READY an UPLOAD job in the archive worker
+ * (tar_job.c) reads the body from a pipe apid fills (body_pipe.c) and
+ * writes the tar into the tar pipe; FILE_INFO is the answer.  The state lives until
  * managerd's last word has come and the job has ended.  An answer given
  * before the whole body was read closes the connection (the rest of the
  * body must never be taken for a request).
@@ -144,17 +144,22 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 		return;
 	}
 	memset(&spec, 0, sizeof(spec));
-	spec.in_fd = -1;
-	/* The body's chains move to the job: no copy. */
-	spec.body = st->body;
-	st->body = NULL;
 	spec.kind = TAR_JOB_UPLOAD;
-	spec.out_fd = st->tar_fd;
+	spec.size = evbuffer_get_length(st->body);
+	/* The body goes from memory into a pipe the job reads. */
+	spec.fds[0] = body_pipe_start(st->body);
+	st->body = NULL;
+	spec.fds[1] = st->tar_fd;
 	spec.upload = &fw;
 	spec.done = upload_job_done;
 	spec.arg = st;
 	st->tar_fd = -1;
-	if (tar_job_start(&spec) == -1) {
+	if (spec.fds[0] == -1) {
+		close(spec.fds[1]);
+		log_warn("upload: cannot pass the body on");
+		strlcpy(st->job_err, "cannot pass the body on",
+		    sizeof(st->job_err));
+	} else if (tar_job_start(&spec) == -1) {
 		log_warn("upload: cannot start the tar job");
 		strlcpy(st->job_err, "cannot start the archive writer",
 		    sizeof(st->job_err));

@@ -1,8 +1,9 @@
 /*
  * managerd's MSG_TAR_CHECK (API.md §7.3): before a stored snapshot is
- * imported into a sandbox, apid (the only process that parses tar) reads
- * every member header on a tar job and answers TAR_CHECKED with the same
- * peerid: errnum 0, or EINVAL naming the member that may not be there.
+ * imported into a sandbox, a CHECK job in the archive worker reads every
+ * member header, and apid answers TAR_CHECKED with the same peerid:
+ * errnum 0, or EINVAL naming the member that may not be there (EPIPE if
+ * the worker died).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,264 +1,193 @@
 /*
- * Tar jobs: libarchive reads and writes block, and the event loop must
- * not, so each job runs its libarchive call on a detached thread of its
- * own.  The thread touches nothing but its job; when it is done it writes
- * the job's address into one process-wide notification pipe, and the loop
- * reads it back, calls done and frees the job.  So done runs on the loop,
- * exactly once per started job.
+ * Tar jobs: apid parses no archive itself (DESIGN.md §1).  Each job goes
+ * to the archive worker on the channel managerd handed us: its
+ * descriptors, one ARCHIVE_FD each, then ARCHIVE_JOB; the worker's
+ * ARCHIVE_DONE ends it and done runs, on the loop, exactly once per
+ * started job.  A descriptor belongs to its message once queued: when
+ * it has gone, apid holds no copy, so the other end of a pipe sees EOF
+ * (or EPIPE) the moment the worker's job ends, and closing that other
+ * end is how a job is stopped.
  *
- * Between start and done the job is the thread's alone: the loop keeps
- * only the notification pipe.  The one libevent object the thread uses
- * is an upload's body, an evbuffer the job owns outright (its chains
- * moved out of the request, no callbacks, not bound to any event base),
- * which it reads, drains and frees; nothing of the event loop's.
- *
- * The thread closes the job's descriptors as soon as its call returns:
- * the reader of out_fd sees EOF (or the writer of in_fd EPIPE) at once,
- * not after the loop's next turn.  apid ignores SIGPIPE (apid.c), so a
- * reader that went away is an EPIPE that ends the job.
+ * At most ARCHIVE_JOBS_MAX jobs are in flight; more wait here, in the
+ * order they came, holding their descriptors.  When the channel goes
+ * (the worker died, or managerd sent a new one) every job sent or
+ * waiting fails with EPIPE, from the loop's next turn: done is never
+ * called from inside tar_job_start().
  */
 #include <sys/types.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <malloc.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "apid.h"
 #include "log.h"
-#include "tar_snapshot.h"
 
-/* libarchive's and our own buffers live on the heap: a small stack. */
-#define TAR_JOB_STACK		(256 * 1024)
-#define TAR_JOB_ERRLEN		512
-/* What a download's tar may still hold after its file: padding. */
-#define FIRST_FILE_DRAIN_MAX	(1024 * 1024)
-#define NOTIFY_BATCH		64
+#define WORKER_GONE	"the archive worker went away"
+#define WORKER_DOWN	"the archive worker is not running"
 
 struct tar_job {
-	struct tar_job_spec		 spec;
-	struct file_write_ready		 upload;	/* own copy */
-	struct tar_result		 result;
-	char				 err[TAR_JOB_ERRLEN];
+	TAILQ_ENTRY(tar_job)	 entry;
+	uint32_t		 id;
+	int			 fds[2];	/* ours until queued */
+	int			 nfds;
+	struct archive_job	 aj;
+	void			(*done)(const struct tar_result *, void *);
+	void			*arg;
 };
+TAILQ_HEAD(tar_jobs, tar_job);
 
-static int		 notify_fd[2] = { -1, -1 };
-static struct event	*notify_ev;
-/* The archive worker's channel: held, until the jobs move there. */
-static int		 worker_fd = -1;
+static struct {
+	struct event_base	*base;
+	struct peer		 peer;
+	int			 connected;
+	struct tar_jobs		 waiting;
+	struct tar_jobs		 running;
+	struct tar_jobs		 failed;	/* their done on the next turn */
+	unsigned int		 nrunning;
+	uint32_t		 next_id;
+	struct event		*fail_ev;
+} w;
 
 static void
 job_free(struct tar_job *job)
 {
-	if (job->spec.in_fd != -1)
-		close(job->spec.in_fd);
-	if (job->spec.out_fd != -1)
-		close(job->spec.out_fd);
-	if (job->spec.body != NULL)
-		evbuffer_free(job->spec.body);
-	free(job->upload.name);
-	free(job->result.message);
+	int	 i;
+
+	for (i = 0; i < job->nfds; i++)
+		if (job->fds[i] != -1)
+			close(job->fds[i]);
+	archive_job_free(&job->aj);
 	free(job);
 }
 
-/*
- * Docker's tar of one file ends with padding after the file's data; read
- * it so the writer is not told EPIPE for a download that went well.
- */
 static void
-drain(int fd)
+fail_cb(evutil_socket_t fd, short events, void *arg)
 {
-	char	 buf[8192];
-	size_t	 total = 0;
-	ssize_t	 n;
+	struct tar_jobs		 jobs;
+	struct tar_job		*job;
+	struct tar_result	 res;
+	char			 text[] = WORKER_GONE;
 
-	while (total < FIRST_FILE_DRAIN_MAX) {
-		n = read(fd, buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		total += (size_t)n;
-	}
-}
-
-static void
-job_run(struct tar_job *job)
-{
-	struct tar_job_spec	*s = &job->spec;
-	int64_t			 r = -1;
-	ssize_t			 n;
-	off_t			 off;
-
-	errno = 0;
-	switch (s->kind) {
-	case TAR_JOB_FIRST_FILE:
-		n = tar_first_file(s->in_fd, s->max_bytes, s->out_fd);
-		if (n >= 0) {
-			r = n;
-			drain(s->in_fd);
-		} else if (errno == ENOENT)
-			strlcpy(job->err, "not a regular file",
-			    sizeof(job->err));
-		else if (errno == EFBIG)
-			strlcpy(job->err, "larger than the limit",
-			    sizeof(job->err));
-		else
-			snprintf(job->err, sizeof(job->err),
-			    "extracting the file: %s", strerror(errno));
-		break;
-	case TAR_JOB_SNAPSHOT:
-		r = tar_snapshot_rewrite(s->in_fd, s->out_fd, s->max_bytes,
-		    job->err, sizeof(job->err));
-		break;
-	case TAR_JOB_CHECK:
-		if (tar_snapshot_check(s->in_fd, job->err,
-		    sizeof(job->err)) == 0) {
-			off = lseek(s->in_fd, 0, SEEK_CUR);
-			r = off > 0 ? off : 0;
-		}
-		break;
-	case TAR_JOB_UPLOAD:
-		r = tar_upload(s->out_fd, &job->upload, s->body, job->err,
-		    sizeof(job->err));
-		break;
-	default:
-		errno = EINVAL;
-		strlcpy(job->err, "unknown tar job", sizeof(job->err));
-		break;
-	}
-	if (r >= 0) {
-		job->result.errnum = 0;
-		job->result.bytes = (uint64_t)r;
-		return;
-	}
-	job->result.errnum = errno != 0 ? errno : EIO;
-	if (job->err[0] == '\0')
-		snprintf(job->err, sizeof(job->err), "%s",
-		    strerror(job->result.errnum));
-}
-
-static void *
-job_thread(void *arg)
-{
-	struct tar_job	*job = arg;
-	ssize_t		 n;
-
-	job_run(job);
-	/* Close now: the other ends learn at once that the job is over. */
-	if (job->spec.in_fd != -1) {
-		close(job->spec.in_fd);
-		job->spec.in_fd = -1;
-	}
-	if (job->spec.out_fd != -1) {
-		close(job->spec.out_fd);
-		job->spec.out_fd = -1;
-	}
-	if (job->spec.body != NULL) {
-		evbuffer_free(job->spec.body);
-		job->spec.body = NULL;
-	}
-	/* A pointer is less than PIPE_BUF: the write is atomic. */
-	do {
-		n = write(notify_fd[1], &job, sizeof(job));
-	} while (n == -1 && errno == EINTR);
-	if (n != sizeof(job))
-		fatal("tar job: cannot notify the event loop");
-	return NULL;
-}
-
-static void
-notify_cb(evutil_socket_t fd, short events, void *arg)
-{
-	struct tar_job	*jobs[NOTIFY_BATCH], *job;
-	ssize_t		 n;
-	size_t		 i;
-	int		 trim = 0;
-
-	n = read(fd, jobs, sizeof(jobs));
-	if (n == -1 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0 || n % (ssize_t)sizeof(jobs[0]) != 0)
-		fatalx("tar job: broken notification pipe");
-	for (i = 0; i < (size_t)n / sizeof(jobs[0]); i++) {
-		job = jobs[i];
-		if (job->result.errnum != 0 &&
-		    (job->result.message = strdup(job->err)) == NULL)
-			log_warnx("tar job: out of memory for a message");
-		job->spec.done(&job->result, job->spec.arg);
-		trim = trim || job->spec.kind == TAR_JOB_UPLOAD;
+	/* done may start jobs: take the list first. */
+	TAILQ_INIT(&jobs);
+	TAILQ_CONCAT(&jobs, &w.failed, entry);
+	while ((job = TAILQ_FIRST(&jobs)) != NULL) {
+		TAILQ_REMOVE(&jobs, job, entry);
+		res.errnum = EPIPE;
+		res.bytes = 0;
+		res.message = text;
+		job->done(&res, job->arg);
 		job_free(job);
 	}
-	/*
-	 * An upload's body came in small chains that glibc keeps in its
-	 * heap once freed: give the pages back, or apid's memory would stay
-	 * at its largest upload.
-	 */
-	if (trim)
-		malloc_trim(0);
 }
 
-static void *
-warm_thread(void *arg)
+/* The channel is gone: every job on it fails. */
+static void
+worker_drop(const char *why)
 {
-	return arg;
+	if (!w.connected)
+		return;
+	log_warnx("archive worker: %s", why);
+	peer_stop(&w.peer);
+	close(w.peer.ibuf.sock);
+	w.connected = 0;
+	w.nrunning = 0;
+	TAILQ_CONCAT(&w.failed, &w.running, entry);
+	TAILQ_CONCAT(&w.failed, &w.waiting, entry);
+	event_active(w.fail_ev, EV_TIMEOUT, 1);
 }
 
-/*
- * glibc sets up its thread machinery (signal handlers of its own) on the
- * first pthread_create; do that before the seccomp filter, so that the
- * jobs' threads need only clone and their own bookkeeping.
- */
+static void
+worker_closed(struct peer *p)
+{
+	worker_drop("it closed its channel");
+}
+
+/* Queue the job's messages; -1 if the channel cannot take them. */
 static int
-warm_up_threads(void)
+job_send(struct tar_job *job)
 {
-	pthread_t	 tid;
-	int		 rc;
+	struct msgw	 m;
+	int		 i;
 
-	if ((rc = pthread_create(&tid, NULL, warm_thread, NULL)) != 0 ||
-	    (rc = pthread_join(tid, NULL)) != 0) {
-		errno = rc;
-		return -1;
+	for (i = 0; i < job->nfds; i++) {
+		if (peer_send(&w.peer, MSG_ARCHIVE_FD, job->id, job->fds[i],
+		    NULL) == -1) {
+			job->fds[i] = -1;	/* closed by peer_send */
+			return -1;
+		}
+		job->fds[i] = -1;
 	}
-	return 0;
+	msgw_init(&m);
+	msg_put_archive_job(&m, &job->aj);
+	return peer_send(&w.peer, MSG_ARCHIVE_JOB, job->id, -1, &m);
 }
 
-/* Before the privileges are dropped (apid.c). */
+/* Send what may go now. */
+static void
+jobs_pump(void)
+{
+	struct tar_job	*job;
+
+	while (w.connected && w.nrunning < ARCHIVE_JOBS_MAX &&
+	    (job = TAILQ_FIRST(&w.waiting)) != NULL) {
+		TAILQ_REMOVE(&w.waiting, job, entry);
+		TAILQ_INSERT_TAIL(&w.running, job, entry);
+		w.nrunning++;
+		if (job_send(job) == -1) {
+			worker_drop("cannot queue a job for it");
+			return;
+		}
+	}
+}
+
+static void
+worker_done(struct peer *p, struct imsg *imsg)
+{
+	struct tar_result	 res;
+	struct tar_job		*job;
+
+	if (imsg->fd != -1 || msg_get_tar_result(imsg, &res) == -1)
+		peer_bad_message(p, imsg, "malformed result");
+	TAILQ_FOREACH(job, &w.running, entry)
+		if (job->id == imsg->hdr.peerid)
+			break;
+	if (job == NULL)
+		peer_bad_message(p, imsg, "the result of no job");
+	TAILQ_REMOVE(&w.running, job, entry);
+	w.nrunning--;
+	job->done(&res, job->arg);
+	tar_result_free(&res);
+	job_free(job);
+	jobs_pump();
+}
+
+static void
+worker_dispatch(struct peer *p, struct imsg *imsg)
+{
+	if (imsg->hdr.type != MSG_ARCHIVE_DONE)
+		peer_bad_message(p, imsg, "not for apid");
+	worker_done(p, imsg);
+}
+
 int
 tar_jobs_init(struct event_base *base)
 {
-	int	 flags;
-
-	if (warm_up_threads() == -1)
+	w.base = base;
+	w.next_id = 1;
+	TAILQ_INIT(&w.waiting);
+	TAILQ_INIT(&w.running);
+	TAILQ_INIT(&w.failed);
+	if ((w.fail_ev = event_new(base, -1, 0, fail_cb, NULL)) == NULL) {
+		errno = ENOMEM;
 		return -1;
-
-	if (pipe2(notify_fd, O_CLOEXEC) == -1)
-		return -1;
-	/* Only the loop's end is non-blocking; threads may wait to write. */
-	if ((flags = fcntl(notify_fd[0], F_GETFL)) == -1 ||
-	    fcntl(notify_fd[0], F_SETFL, flags | O_NONBLOCK) == -1)
-		goto fail;
-	if ((notify_ev = event_new(base, notify_fd[0], EV_READ | EV_PERSIST,
-	    notify_cb, NULL)) == NULL || event_add(notify_ev, NULL) == -1)
-		goto fail;
+	}
 	return 0;
- fail:
-	if (notify_ev != NULL)
-		event_free(notify_ev);
-	notify_ev = NULL;
-	close(notify_fd[0]);
-	close(notify_fd[1]);
-	notify_fd[0] = notify_fd[1] = -1;
-	errno = EIO;
-	return -1;
 }
 
 void
@@ -266,107 +195,121 @@ tar_jobs_channel(struct peer *p, struct imsg *imsg)
 {
 	if (imsg->len != 0 || imsg->fd == -1)
 		peer_bad_message(p, imsg, "needs a descriptor and nothing else");
-	if (worker_fd != -1)
-		close(worker_fd);
-	worker_fd = imsg_take_fd(imsg);
+	worker_drop("a new channel replaces the old one");
+	peer_init(&w.peer, w.base, imsg_take_fd(imsg), "archive-worker",
+	    worker_dispatch, worker_closed, NULL);
+	w.connected = 1;
 }
 
-/* libarchive waits on its descriptors: they must block. */
+/* The descriptors of a spec, in the worker's order; how many. */
 static int
-set_blocking(int fd)
+spec_fds(const struct tar_job_spec *s, int fds[2])
 {
-	int	 flags;
-
-	if (fd == -1)
-		return 0;
-	if ((flags = fcntl(fd, F_GETFL)) == -1)
-		return -1;
-	if ((flags & O_NONBLOCK) == 0)
-		return 0;
-	return fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-}
-
-static int
-spec_valid(const struct tar_job_spec *s)
-{
-	if (s->done == NULL)
-		return 0;
 	switch (s->kind) {
 	case TAR_JOB_FIRST_FILE:
 	case TAR_JOB_SNAPSHOT:
-		return s->in_fd != -1 && s->out_fd != -1 && s->body == NULL;
+		fds[0] = s->in_fd;
+		fds[1] = s->out_fd;
+		return 2;
 	case TAR_JOB_CHECK:
-		return s->in_fd != -1 && s->out_fd == -1 && s->body == NULL;
+		fds[0] = s->in_fd;
+		fds[1] = -1;
+		return 1;
+	case TAR_JOB_SPOOL:
 	case TAR_JOB_UPLOAD:
-		return s->in_fd == -1 && s->out_fd != -1 &&
-		    s->body != NULL && s->upload != NULL &&
-		    s->upload->name != NULL;
+		fds[0] = s->fds[0];
+		fds[1] = s->fds[1];
+		return 2;
 	default:
+		fds[0] = fds[1] = -1;
 		return 0;
 	}
+}
+
+/*
+ * An upload as FILE_WRITE_READY describes it: every parent of the name
+ * a directory member, mode 0755, with the file's mtime.
+ */
+static int
+upload_job(struct archive_job *aj, const struct tar_job_spec *s)
+{
+	const struct file_write_ready	*fw = s->upload;
+	const char			*p;
+	uint32_t			 i;
+
+	if (fw == NULL || fw->name == NULL)
+		return -1;
+	if ((aj->name = strdup(fw->name)) == NULL)
+		return -1;
+	aj->size = s->size;
+	aj->uid = fw->uid;
+	aj->gid = fw->gid;
+	aj->mode = fw->mode;
+	aj->mtime = fw->mtime;
+	for (p = fw->name; (p = strchr(p, '/')) != NULL &&
+	    aj->ndirs <= ARCHIVE_DIRS_MAX; p++)
+		aj->ndirs++;
+	if (aj->ndirs == 0 || aj->ndirs > ARCHIVE_DIRS_MAX)
+		return 0;
+	if ((aj->dirs = calloc(aj->ndirs, sizeof(*aj->dirs))) == NULL)
+		return -1;
+	for (i = 0; i < aj->ndirs; i++) {
+		aj->dirs[i].mode = 0755;
+		aj->dirs[i].mtime = fw->mtime;
+	}
+	return 0;
+}
+
+/* The job as the worker gets it; -1 (errno) if it may not have it. */
+static int
+job_make(struct tar_job *job, const struct tar_job_spec *s)
+{
+	job->aj.kind = (uint32_t)s->kind;
+	job->aj.max_bytes = s->max_bytes;
+	if (s->kind == TAR_JOB_UPLOAD && upload_job(&job->aj, s) == -1) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (s->done == NULL || !archive_job_valid(&job->aj) ||
+	    job->nfds != archive_job_nfds(job->aj.kind) ||
+	    job->fds[0] == -1 || (job->nfds > 1 && job->fds[1] == -1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 int
 tar_job_start(const struct tar_job_spec *spec)
 {
 	struct tar_job	*job;
-	pthread_attr_t	 attr;
-	pthread_t	 tid;
-	sigset_t	 all, old;
-	int		 rc, saved;
+	int		 fds[2], nfds, saved, i;
 
+	nfds = spec_fds(spec, fds);
 	if ((job = calloc(1, sizeof(*job))) == NULL) {
 		saved = errno;
-		goto fail_spec;
+		for (i = 0; i < nfds; i++)
+			if (fds[i] != -1)
+				close(fds[i]);
+		errno = saved;
+		return -1;
 	}
-	job->spec = *spec;
-	if (notify_ev == NULL || !spec_valid(spec)) {
-		saved = notify_ev == NULL ? ENXIO : EINVAL;
-		goto fail_job;
+	job->nfds = nfds;
+	memcpy(job->fds, fds, sizeof(fds));
+	if (job_make(job, spec) == -1 || !w.connected) {
+		saved = w.connected ? errno : ENXIO;
+		if (!w.connected)
+			log_warnx("tar job: %s", WORKER_DOWN);
+		job_free(job);
+		errno = saved;
+		return -1;
 	}
-	if (spec->kind == TAR_JOB_UPLOAD) {
-		job->upload = *spec->upload;
-		if ((job->upload.name = strdup(spec->upload->name)) == NULL) {
-			saved = ENOMEM;
-			goto fail_job;
-		}
-		/* The caller's may go as soon as we return. */
-		job->spec.upload = &job->upload;
-	} else
-		job->spec.upload = NULL;
-	if (set_blocking(spec->in_fd) == -1 ||
-	    set_blocking(spec->out_fd) == -1) {
-		saved = errno;
-		goto fail_job;
-	}
-	if ((rc = pthread_attr_init(&attr)) != 0) {
-		saved = rc;
-		goto fail_job;
-	}
-	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	(void)pthread_attr_setstacksize(&attr, TAR_JOB_STACK);
-	/* Signals are the loop's business, never a job's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&tid, &attr, job_thread, job);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		saved = rc;
-		goto fail_job;
-	}
+	job->done = spec->done;
+	job->arg = spec->arg;
+	job->id = w.next_id++;
+	if (w.next_id == 0)
+		w.next_id = 1;
+	TAILQ_INSERT_TAIL(&w.waiting, job, entry);
+	jobs_pump();
 	return 0;
- fail_job:
-	job_free(job);
-	errno = saved;
-	return -1;
- fail_spec:
-	if (spec->in_fd != -1)
-		close(spec->in_fd);
-	if (spec->out_fd != -1)
-		close(spec->out_fd);
-	if (spec->body != NULL)
-		evbuffer_free(spec->body);
-	errno = saved;
-	return -1;
 }

@@ -96,7 +96,15 @@ tar_checked(struct imsg *reply, void *arg)
 		    "malformed tar result");
 	if (res.errnum == 0)
 		ic->done(ic->arg, 0, NULL);
-	else {
+	else if (res.errnum == EPIPE) {
+		/* Not the snapshot's fault: the check itself did not run. */
+		if (asprintf(&text, "cannot check snapshot %s: %s", ic->id,
+		    res.message != NULL ? res.message : strerror(res.errnum))
+		    == -1)
+			text = NULL;
+		ic->done(ic->arg, ERR_BACKEND, text != NULL ? text :
+		    "the snapshot cannot be checked");
+	} else {
 		if (asprintf(&text, "snapshot %s cannot be restored: %s",
 		    ic->id, res.message != NULL ? res.message :
 		    strerror(res.errnum)) == -1)

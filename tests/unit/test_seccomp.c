@@ -23,8 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
-#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -91,6 +90,58 @@ call_fcntl_setfd(void)
 /* forbidden calls */
 
 static void
+call_prctl_dumpable(void)
+{
+	syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+static void
+call_thread(void)
+{
+	syscall(SYS_clone, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+	    CLONE_THREAD | CLONE_SYSVSEM, 0, NULL, NULL, 0);
+}
+
+static void
+call_clone_newuser(void)
+{
+	syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, NULL, NULL, 0);
+}
+
+static void
+call_sendmsg(void)
+{
+	syscall(SYS_sendmsg, 0, NULL, 0);
+}
+
+static void
+call_recvmsg(void)
+{
+	syscall(SYS_recvmsg, 0, NULL, 0);
+}
+
+static void
+call_pipe2(void)
+{
+	int	 fds[2];
+
+	syscall(SYS_pipe2, fds, 0);
+}
+
+static void
+call_fcntl_getfl(void)
+{
+	syscall(SYS_fcntl, 0, F_GETFL);
+}
+
+static void
+call_lseek(void)
+{
+	syscall(SYS_lseek, 0, 0, SEEK_CUR);
+}
+
+
+static void
 test_apid_forbidden(void **state)
 {
 	static const struct forbidden	 calls[] = {
@@ -103,6 +154,8 @@ test_apid_forbidden(void **state)
 		{ "ptrace", call_ptrace },
 		{ "kill", call_kill },
 		{ "fork", call_fork },
+		{ "clone(CLONE_THREAD)", call_thread },
+		{ "lseek", call_lseek },
 		{ "mmap(PROT_EXEC)", call_mmap_exec },
 		{ "mprotect(PROT_EXEC)", call_mprotect_exec },
 		{ "ioctl(TIOCSTI)", call_ioctl_tiocsti },
@@ -162,57 +215,6 @@ test_proxy_forbidden(void **state)
 
 	(void)state;
 	expect_killed(proxy_seccomp_load, calls, SC_NELEM(calls));
-}
-
-static void
-call_prctl_dumpable(void)
-{
-	syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
-}
-
-static void
-call_thread(void)
-{
-	syscall(SYS_clone, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
-	    CLONE_THREAD | CLONE_SYSVSEM, 0, NULL, NULL, 0);
-}
-
-static void
-call_clone_newuser(void)
-{
-	syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, NULL, NULL, 0);
-}
-
-static void
-call_sendmsg(void)
-{
-	syscall(SYS_sendmsg, 0, NULL, 0);
-}
-
-static void
-call_recvmsg(void)
-{
-	syscall(SYS_recvmsg, 0, NULL, 0);
-}
-
-static void
-call_pipe2(void)
-{
-	int	 fds[2];
-
-	syscall(SYS_pipe2, fds, 0);
-}
-
-static void
-call_fcntl_getfl(void)
-{
-	syscall(SYS_fcntl, 0, F_GETFL);
-}
-
-static void
-call_lseek(void)
-{
-	syscall(SYS_lseek, 0, 0, SEEK_CUR);
 }
 
 /* A job's process: the zygote's filter, then its own on top. */
@@ -456,78 +458,6 @@ apid_stop(evutil_socket_t fd, short ev, void *arg)
 	event_base_loopbreak(arg);
 }
 
-/*
- * What a tar job's thread does besides libarchive's reads and writes:
- * the heap, small blocks and large ones (an upload's chains, libarchive's
- * buffers), given back before the thread ends.
- */
-static void *
-apid_tar_thread(void *arg)
-{
-	int	*fds = arg;
-	char	*small[256], *large;
-	char	 c = 'x';
-	size_t	 i;
-
-	(void)lseek(fds[0], 0, SEEK_CUR);	/* ESPIPE, but allowed */
-	for (i = 0; i < 256; i++)
-		if ((small[i] = malloc(4096)) != NULL)
-			memset(small[i], 1, 4096);
-	if ((large = malloc(4 * 1024 * 1024)) != NULL)
-		memset(large, 1, 4 * 1024 * 1024);
-	for (i = 0; i < 256; i++)
-		free(small[i]);
-	free(large);
-	if (write(fds[1], &c, 1) != 1)
-		return NULL;
-	return arg;
-}
-
-/*
- * A thread the way tar_job.c starts one, signals blocked: joined, or
- * detached (as the jobs are: its end runs on its own, under the filter).
- */
-static int
-apid_thread_round(int detached)
-{
-	pthread_attr_t	 attr;
-	pthread_t	 tid;
-	sigset_t	 all, old;
-	void		*ret;
-	int		 fds[2];
-	char		 c;
-
-	if (pipe2(fds, O_CLOEXEC) == -1)
-		return -1;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (detached)
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&tid, &attr, apid_tar_thread, fds) != 0)
-		return -1;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (!detached && (pthread_join(tid, &ret) != 0 || ret != fds))
-		return -1;
-	if (read(fds[0], &c, 1) != 1 || c != 'x')
-		return -1;
-	/* Its frees happened on the loop's heap: give the pages back. */
-	malloc_trim(0);
-	if (detached)
-		usleep(100 * 1000);	/* let it end before the pipe goes */
-	close(fds[0]);
-	close(fds[1]);
-	return 0;
-}
-
-static void *
-apid_warm_thread(void *arg)
-{
-	return arg;
-}
-
 static int
 apid_child(void *arg)
 {
@@ -555,21 +485,8 @@ apid_child(void *arg)
 	    base)) == NULL || event_add(stop, NULL) == -1)
 		return 5;
 
-	/* apid.c: one malloc arena, then glibc's thread set-up. */
-	if (mallopt(M_ARENA_MAX, 1) == 0)
-		return 13;
-	{
-		pthread_t	 tid;
-
-		if (pthread_create(&tid, NULL, apid_warm_thread, NULL) != 0 ||
-		    pthread_join(tid, NULL) != 0)
-			return 11;
-	}
-
 	if (apid_seccomp_load(SECCOMP_MODE_KILL) != 0)
 		return 6;
-	if (apid_thread_round(0) == -1 || apid_thread_round(1) == -1)
-		return 12;
 	if (event_base_dispatch(base) == -1)
 		return 7;
 	if (run->served != 1)
