@@ -195,12 +195,20 @@ snap_store(struct snap_op *op)
 	reply_snapshot(op->apid_id, &rec);
 }
 
-/* Both the proxy and apid have finished: the first failure wins. */
+/*
+ * Both the proxy and apid have finished: the first failure wins.  A
+ * rewrite whose process died (EPIPE: it writes a file, not a pipe) went
+ * first, and the proxy's broken pipe only follows from it.
+ */
 static void
 snap_finish(struct snap_op *op)
 {
 	if (op->errnum == EFBIG)
 		reply_too_large(op->apid_id);
+	else if (op->errnum == EPIPE)
+		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: %s",
+		    op->sb->rec.id, op->message != NULL ? op->message :
+		    strerror(op->errnum));
 	else if (op->proxy_text != NULL)
 		apid_error(op->apid_id, op->proxy_kind, "%s", op->proxy_text);
 	else if (op->stat_kind != ARCHIVE_KIND_DIR)

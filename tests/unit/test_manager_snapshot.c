@@ -348,7 +348,7 @@ test_snapshot_failures(void **state)
 {
 	struct snapshot_info	 info;
 	struct snap_sent	 s;
-	char			 sb[SANDBOX_ID_LEN + 1];
+	char			 sb[SANDBOX_ID_LEN + 1], text[160];
 
 	create_ok(0, sb, sizeof(sb));
 	/* The proxy's error is relayed; nothing stays. */
@@ -359,6 +359,21 @@ test_snapshot_failures(void **state)
 	close(s.sink);
 	tar_result(MSG_SNAPSHOT_WRITTEN, s.req, EIO, 0, "truncated archive");
 	expect_apid_error(s.req, ERR_BACKEND, "Docker is down");
+	assert_int_equal(count_files(""), 0);
+
+	/*
+	 * The archive worker's process died: that is what happened, and
+	 * the proxy's broken pipe only follows from it.
+	 */
+	snapshot_started(sb, NULL, &s);
+	close(s.sink);
+	tar_result(MSG_SNAPSHOT_WRITTEN, s.req, EPIPE, 0, "the archive "
+	    "worker died: killed by signal 9 (SIGKILL)");
+	close(s.pipe);
+	error_reply(s.call, ERR_BACKEND, "/workspace: the reader went away");
+	snprintf(text, sizeof(text), "cannot snapshot %s: the archive worker "
+	    "died: killed by signal 9 (SIGKILL)", sb);
+	expect_apid_error(s.req, ERR_BACKEND, text);
 	assert_int_equal(count_files(""), 0);
 
 	/* The sandbox stays usable: the lock was given back. */
@@ -816,7 +831,7 @@ static void
 test_rollback_bad_tar(void **state)
 {
 	char		 a[SANDBOX_ID_LEN + 1], snap[SNAPSHOT_ID_LEN + 1];
-	char		 text[128];
+	char		 text[192];
 	uint32_t	 req, call;
 
 	sandbox_and_snapshot(a, snap);
@@ -832,6 +847,18 @@ test_rollback_bad_tar(void **state)
 	assert_non_null(sandbox_find(a));
 	assert_true(record_exists(a));
 	assert_null(sandbox_find(a)->rec.source_snapshot_id);
+
+	/* A check that died says so, and is not the snapshot's fault. */
+	req = send_rollback(a, snap);
+	call = expect_tar_check();
+	tar_result(MSG_TAR_CHECKED, call, EPIPE, 0, "the archive worker "
+	    "died: killed by signal 31 (SIGSYS: a forbidden system call)");
+	snprintf(text, sizeof(text), "cannot check snapshot %s: the archive "
+	    "worker died: killed by signal 31 (SIGSYS: a forbidden system "
+	    "call)", snap);
+	expect_apid_error(req, ERR_BACKEND, text);
+	no_proxy_message();
+	assert_true(record_exists(a));
 	/* And not locked: a delete goes through. */
 	destroy_ok(a);
 }
