@@ -191,8 +191,8 @@ as_build_install() {
 	log "built and installed to $AS_PREFIX in $(as_elapsed "$start")"
 }
 
-# Directories the daemons expect: apid's (and the proxy's) empty chroot,
-# owned by root and writable by nobody else.
+# Directories the daemons expect: apid's and the archive worker's (and the
+# proxy's) empty chroot, owned by root and writable by nobody else.
 as_prepare_dirs() {
 	local chroot_dir=${AGENT_SANDBOX_CHROOT_DIR:-$AS_CHROOT_DIR_DEFAULT}
 
