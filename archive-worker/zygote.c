@@ -154,8 +154,9 @@ job_start(struct job *job, const struct archive_job *aj)
 
 	if (job_fork(job, aj) == 0)
 		return;
-	log_warn("cannot start archive job %u", job->id);
 	res.errnum = errno != 0 ? errno : EAGAIN;
+	log_warnx("cannot start archive job %u: %s", job->id,
+	    strerror(res.errnum));
 	res.bytes = 0;
 	snprintf(text, sizeof(text), "cannot start the archive job: %s",
 	    strerror(res.errnum));
@@ -265,8 +266,8 @@ death_message(int status, char *buf, size_t size)
 	int		 sig;
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		snprintf(buf, size, "the archive worker's job ended without "
-		    "a result");
+		snprintf(buf, size, "the archive worker's job sent no valid "
+		    "result");
 		return;
 	}
 	if (WIFEXITED(status)) {

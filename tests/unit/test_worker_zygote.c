@@ -33,6 +33,8 @@
 
 #define HOOK_SIGSYS	31	/* CHECK jobs with this max_bytes misbehave */
 #define HOOK_SIGSEGV	11
+#define HOOK_SILENT	1	/* exits 0 without a result */
+#define HOOK_EXIT3	3	/* exits 3 */
 
 struct zygote_run {
 	pid_t		 pid;
@@ -52,6 +54,10 @@ misbehave(const struct archive_job *j)
 		(void)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
 	if (j->max_bytes == HOOK_SIGSEGV)
 		*nowhere = 1;
+	if (j->max_bytes == HOOK_SILENT)
+		_exit(0);
+	if (j->max_bytes == HOOK_EXIT3)
+		_exit(3);
 }
 
 static void
@@ -312,6 +318,22 @@ test_job_dies(void **state)
 	    "signal 11 (SIGSEGV)");
 	tar_result_free(&res);
 	expect_serving(&z, 4);
+
+	check_job(&j, HOOK_SILENT);
+	send_job(&z, 5, &j, small_tar("f", "x"), -1);
+	assert_int_equal(recv_done(&z, &res), 5);
+	assert_int_equal(res.errnum, EPIPE);
+	assert_string_equal(res.message, "the archive worker's job sent no "
+	    "valid result");
+	tar_result_free(&res);
+	check_job(&j, HOOK_EXIT3);
+	send_job(&z, 6, &j, small_tar("f", "x"), -1);
+	assert_int_equal(recv_done(&z, &res), 6);
+	assert_int_equal(res.errnum, EPIPE);
+	assert_string_equal(res.message, "the archive worker died: exited "
+	    "with status 3");
+	tar_result_free(&res);
+	expect_serving(&z, 7);
 	expect_exit_zero_status(zygote_stop(&z));
 }
 
