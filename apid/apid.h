@@ -376,6 +376,12 @@ struct tar_job_spec {
 	uint64_t			 size;		/* UPLOAD: the file's bytes */
 	const struct file_write_ready	*upload;	/* UPLOAD, copied */
 	/*
+	 * UPLOAD: one per parent of upload->name, in order (copied); NULL:
+	 * each parent new, mode 0755, with the file's mtime.
+	 */
+	const struct archive_dir	*dirs;
+	uint32_t			 ndirs;
+	/*
 	 * result->bytes: file bytes (FIRST_FILE), tar bytes written
 	 * (SNAPSHOT, UPLOAD), archive bytes read (CHECK), body bytes
 	 * (SPOOL).  errnum EPIPE: the worker, or its job, died.

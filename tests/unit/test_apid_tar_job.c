@@ -219,6 +219,8 @@ test_upload_job(void **state)
 	struct done_log		 d;
 	struct imsg		 imsg;
 	char			 name[] = "a/b c/\xe9";
+	struct archive_dir	 dirs[2] = { { 02775, 1600000000, 5 },
+				    { 0700, -1, 999999999 } };
 	int			 spool[2], tar[2];
 	uint32_t		 id;
 
@@ -262,6 +264,47 @@ test_upload_job(void **state)
 	assert_int_equal(d.errnum, EINVAL);
 	assert_string_equal(d.message,
 	    "the spool file holds 3 bytes, the upload 99");
+	close(spool[1]);
+	close(tar[0]);
+
+	/* Parents as managerd found them go as they are. */
+	assert_int_equal(pipe(spool), 0);
+	assert_int_equal(pipe(tar), 0);
+	spec.fds[0] = spool[0];
+	spec.fds[1] = tar[1];
+	spec.dirs = dirs;
+	spec.ndirs = 2;
+	assert_int_equal(start(&spec), 0);
+	recv_msg(&imsg, MSG_ARCHIVE_FD);
+	id = imsg.hdr.peerid;
+	imsg_free(&imsg);
+	recv_msg(&imsg, MSG_ARCHIVE_FD);
+	imsg_free(&imsg);
+	recv_msg(&imsg, MSG_ARCHIVE_JOB);
+	assert_int_equal(msg_get_archive_job(&imsg, &aj), 0);
+	imsg_free(&imsg);
+	assert_int_equal(aj.ndirs, 2);
+	assert_int_equal(aj.dirs[0].mode, 02775);
+	assert_true(aj.dirs[0].mtime == 1600000000);
+	assert_int_equal(aj.dirs[0].mtime_nsec, 5);
+	assert_int_equal(aj.dirs[1].mode, 0700);
+	assert_true(aj.dirs[1].mtime == -1);
+	assert_int_equal(aj.dirs[1].mtime_nsec, 999999999);
+	archive_job_free(&aj);
+	send_done(id, 0, 10240, NULL);
+	assert_int_equal(d.calls, 2);
+	close(spool[1]);
+	close(tar[0]);
+
+	/* Their count must be the name's parents'. */
+	assert_int_equal(pipe(spool), 0);
+	assert_int_equal(pipe(tar), 0);
+	spec.fds[0] = spool[0];
+	spec.fds[1] = tar[1];
+	spec.ndirs = 1;
+	errno = 0;
+	assert_int_equal(start(&spec), -1);
+	assert_int_equal(errno, EINVAL);
 	close(spool[1]);
 	close(tar[0]);
 	disconnect_worker();
