@@ -16,6 +16,7 @@
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
+#include "utf8.h"
 
 struct apid_request;
 /*
@@ -120,18 +121,6 @@ int	auth_check(const char *authorization, const char *x_api_key,
 /* 0: go on; -1: the 401 has been sent. */
 int	auth_request(struct evhttp_request *, char *const *keys,
 	    size_t nkeys, int insecure_no_auth);
-
-/* utf8.c: Python's decode("utf-8", "replace"), whole or incremental. */
-struct utf8_decoder {
-	unsigned char	 pend[4];
-	size_t		 npend;
-};
-/* Output room utf8_decode needs for len input bytes. */
-#define UTF8_DECODE_BOUND(len)	(3 * ((len) + 4))
-void	utf8_decoder_init(struct utf8_decoder *);
-size_t	utf8_decode(struct utf8_decoder *, const void *in, size_t len,
-	    int final, char *out);
-int	utf8_valid(const void *, size_t);
 
 /* jsonout.c: JSON text the way Python's json.dumps() writes it. */
 int	jsonout_string(struct evbuffer *, const char *utf8, size_t len,
