@@ -192,13 +192,6 @@ int	path_in_workspace(const char *normalized);
 int	glob_match(const char *pattern, const char *string);
 int	image_allowed(char *const *patterns, size_t count, const char *image);
 
-/*
- * utf8.c: one code point of strict UTF-8 (no overlongs, no surrogates) and
- * its length; a byte that is not UTF-8 is 0xdc00 + it, as surrogateescape
- * decodes it.
- */
-size_t	utf8_next_or_escape(const unsigned char *, size_t len, uint32_t *cp);
-
 /* clock.c: wall and monotonic time in seconds; replaceable by tests. */
 extern double	(*clock_wall)(void);
 extern double	(*clock_monotonic)(void);

@@ -20,6 +20,7 @@
 
 #include "format.h"
 #include "managerd.h"
+#include "utf8.h"
 
 /* One env entry while sorting; pos keeps the sort stable. */
 struct env_ent {
@@ -489,10 +490,7 @@ decode_surrogate_pairs(char *s)
 			    lo >= 0xdc00 && lo <= 0xdfff) {
 				cp = 0x10000 + ((hi - 0xd800) << 10) +
 				    (lo - 0xdc00);
-				s[w++] = (char)(0xf0 | (cp >> 18));
-				s[w++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-				s[w++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-				s[w++] = (char)(0x80 | (cp & 0x3f));
+				w += utf8_encode(cp, (unsigned char *)s + w);
 				r += 12;
 				continue;
 			}
