@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "ids.h"
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
@@ -44,7 +45,6 @@ struct proxy {
 
 /* Names and labels of API.md §11, plus our instance label. */
 #define SANDBOX_NAME_PREFIX	"agent-sandbox-"
-#define SANDBOX_ID_PREFIX	"sb_"
 #define LABEL_MANAGED		"io.agent-sandbox.managed"
 #define LABEL_ID		"io.agent-sandbox.id"
 #define LABEL_INSTANCE		"io.agent-sandbox.instance"
