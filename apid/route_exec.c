@@ -9,12 +9,11 @@
  * line; a blocking exec answers 502).
  *
  * Backpressure: a stream reads the pipe only while the client's output
- * buffer is small and resumes when evhttp has written it out
- * (pipe_reader.c); a slow client fills the pipe, which stops the proxy
- * and Docker.
+ * buffer is small and resumes when it has drained (pipe_reader.c); a
+ * slow client fills the pipe, which stops the proxy and Docker.
  * A client that goes away gets the exec cancelled (MSG_EXEC_CANCEL) and
  * its pipe closed; the state stays until EXEC_EXIT or MSG_ERROR says
- * managerd is done with the id, and then the detached evhttp request is
+ * managerd is done with the id, and then the detached request is
  * answered, which frees it.
  */
 #include <sys/queue.h>
@@ -27,17 +26,14 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
 #include "log.h"
 
 struct exec_state {
 	struct apid_request	*ar;
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	int			 stream;	/* .../exec/stream */
 	struct pipe_reader	 out;		/* the output's frames */
 	int			 started;	/* EXEC_STARTED came */
@@ -87,8 +83,7 @@ exec_emit(void *arg, struct evbuffer *line)
 		evbuffer_drain(line, evbuffer_get_length(line));
 		return 0;
 	}
-	evhttp_send_reply_chunk_with_cb(st->req, line, pipe_reader_sent,
-	    &st->out);
+	http_reply_chunk(st->req, line);
 	return 0;
 }
 
@@ -240,7 +235,7 @@ exec_gone(struct apid_request *ar)
 		return;
 	}
 	/*
-	 * We are inside evhttp's connection teardown: not here, but on the
+	 * We are inside the connection's teardown: not here, but on the
 	 * loop's next turn, through an event made with the state (which
 	 * cannot fail now).
 	 */
@@ -260,10 +255,8 @@ exec_reply(struct apid_request *ar, struct imsg *imsg)
 		if (st->gone)
 			return APID_REPLY_MORE;
 		if (st->stream) {
-			evhttp_add_header(evhttp_request_get_output_headers(
-			    st->req), "Content-Type", "application/x-ndjson");
-			evhttp_send_reply_start(st->req, 200,
-			    respond_reason(200));
+			http_reply_start(st->req, 200, "application/x-ndjson",
+			    -1);
 			st->reply_started = 1;
 		}
 		(void)pipe_reader_resume(&st->out);
@@ -293,7 +286,7 @@ exec_reply(struct apid_request *ar, struct imsg *imsg)
 }
 
 static void
-exec_start(struct evhttp_request *req, char **params, int stream)
+exec_start(struct http_request *req, char **params, int stream)
 {
 	struct exec_state	*st;
 	struct exec_request	 x;
@@ -372,13 +365,13 @@ exec_start(struct evhttp_request *req, char **params, int stream)
 }
 
 void
-route_exec(struct evhttp_request *req, char **params)
+route_exec(struct http_request *req, char **params)
 {
 	exec_start(req, params, 0);
 }
 
 void
-route_exec_stream(struct evhttp_request *req, char **params)
+route_exec_stream(struct http_request *req, char **params)
 {
 	exec_start(req, params, 1);
 }

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "apid.h"
 #include "log.h"
@@ -24,7 +23,7 @@
 
 struct file_listing {
 	struct apid_request	*ar;
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	struct pipe_reader	 pipe;		/* the output's frames */
 	char			*dir;		/* FILE_LIST_STARTED */
 	int			 started;
@@ -209,7 +208,7 @@ list_gone(struct apid_request *ar)
 		return;
 	}
 	/*
-	 * We are inside evhttp's connection teardown: not here, but on the
+	 * We are inside the connection's teardown: not here, but on the
 	 * loop's next turn, through an event made with the state (which
 	 * cannot fail now).
 	 */
@@ -256,7 +255,7 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 }
 
 void
-route_file_list(struct evhttp_request *req, char **params)
+route_file_list(struct http_request *req, char **params)
 {
 	struct file_listing	*st;
 	struct file_request	 fr;

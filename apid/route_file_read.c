@@ -24,8 +24,6 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
 #include "log.h"
@@ -48,7 +46,7 @@ pipe_nonblock_read(int fds[2])
 
 struct file_read {
 	struct apid_request	*ar;
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	char			*path;		/* as asked, for logs */
 	int			 tar_fd;	/* tar pipe, until STARTED */
 	struct pipe_reader	 out;		/* the job's output */
@@ -98,19 +96,6 @@ read_resume(struct file_read *st)
 }
 
 /*
- * A chunk went out: read on.  If that fails now, no pipe event will come
- * to end the request, and the job and managerd may be done already.
- */
-static void
-read_chunk_sent(struct evhttp_connection *evcon, void *arg)
-{
-	struct file_read	*st = arg;
-
-	if (read_resume(st) == -1)
-		read_maybe_finish(st);
-}
-
-/*
  * Hand the client what may go now: all of it once the job ended well,
  * else all but the last byte of the file.
  */
@@ -140,7 +125,7 @@ read_forward(struct file_read *st)
 		return;
 	}
 	st->sent += n;
-	evhttp_send_reply_chunk_with_cb(st->req, chunk, read_chunk_sent, st);
+	http_reply_chunk(st->req, chunk);
 	evbuffer_free(chunk);
 }
 
@@ -148,7 +133,6 @@ read_forward(struct file_read *st)
 static void
 read_finish(struct file_read *st)
 {
-	struct evkeyvalq	*out;
 	char			*msg;
 
 	pipe_reader_close(&st->out);
@@ -178,16 +162,10 @@ read_finish(struct file_read *st)
 			    st->err_text != NULL ? st->err_text :
 			    st->job_err[0] != '\0' ? st->job_err :
 			    "wrong size");
-			/*
-			 * The headers are out, but evhttp reads this when
-			 * the reply ends: it closes the connection instead
-			 * of keeping it for the next request.
-			 */
-			out = evhttp_request_get_output_headers(st->req);
-			evhttp_remove_header(out, "Connection");
-			evhttp_add_header(out, "Connection", "close");
-		}
-		evhttp_send_reply_end(st->req);
+			/* The client sees a short body and a close. */
+			http_reply_abort(st->req);
+		} else
+			http_reply_end(st->req);
 	}
 	read_free(st);
 }
@@ -288,7 +266,7 @@ read_gone(struct apid_request *ar)
 	if (!read_can_finish(st))
 		return;
 	/*
-	 * We are inside evhttp's connection teardown: not here, but on the
+	 * We are inside the connection's teardown: not here, but on the
 	 * loop's next turn, through an event made with the state (which
 	 * cannot fail now).
 	 */
@@ -300,8 +278,6 @@ static void
 read_started(struct file_read *st)
 {
 	struct tar_job_spec	 spec;
-	struct evkeyvalq	*out;
-	char			 len[32];
 	int			 fds[2];
 
 	if (st->gone)
@@ -329,12 +305,8 @@ read_started(struct file_read *st)
 	}
 	st->job_running = 1;
 	if (st->size > 0) {
-		out = evhttp_request_get_output_headers(st->req);
-		snprintf(len, sizeof(len), "%" PRIu64, st->size);
-		evhttp_add_header(out, "Content-Type",
-		    "application/octet-stream");
-		evhttp_add_header(out, "Content-Length", len);
-		evhttp_send_reply_start(st->req, 200, respond_reason(200));
+		http_reply_start(st->req, 200, "application/octet-stream",
+		    (int64_t)st->size);
 		st->reply_started = 1;
 	}
 	/* Failing, the job sees EPIPE and its end finishes the request. */
@@ -402,7 +374,7 @@ read_reply(struct apid_request *ar, struct imsg *imsg)
 }
 
 void
-route_file_read(struct evhttp_request *req, char **params)
+route_file_read(struct http_request *req, char **params)
 {
 	struct file_read	*st;
 	struct file_request	 fr;
