@@ -73,6 +73,11 @@ check_request_line(struct http_head *h, const char *p, size_t len)
 	}
 	if (spaces != 2 || p[len - 1] == ' ')
 		return head_error(h, 400, "malformed request line");
+	/* Non-strict http-parser takes any letters for "HTTP". */
+	if (len < 9 || memcmp(p + len - 8, "HTTP/", 5) != 0 ||
+	    !isdigit((unsigned char)p[len - 3]) || p[len - 2] != '.' ||
+	    !isdigit((unsigned char)p[len - 1]) || p[len - 9] != ' ')
+		return head_error(h, 400, "malformed HTTP version");
 	return 0;
 }
 
@@ -217,6 +222,11 @@ split_fields(struct http_head *h)
 			f->value = "";
 			continue;
 		}
+		/* http-parser keeps the blanks after a value: OWS. */
+		while (f->value_len > 0 &&
+		    (h->raw[f->value_off + f->value_len - 1] == ' ' ||
+		    h->raw[f->value_off + f->value_len - 1] == '\t'))
+			f->value_len--;
 		f->value = h->raw + f->value_off;
 		h->raw[f->value_off + f->value_len] = '\0';
 	}
@@ -369,6 +379,7 @@ http_head_free(struct http_head *h)
  */
 #define CHUNK_SIZE_DIGITS	15	/* < 2^60: no overflow */
 #define CHUNK_LINE_MAX		4096	/* an extension or a trailer line */
+#define CHUNK_TRAILERS_MAX	(8 * 1024)
 
 static int
 hexval(int c)
@@ -461,7 +472,7 @@ chunk_trailer_byte(struct http_head *h, unsigned char c)
 	}
 	if (++k->line > CHUNK_LINE_MAX || !is_value_byte(c))
 		return head_error(h, 400, "malformed trailer");
-	if (++h->trailer_bytes > HTTP_HEAD_MAX)
+	if (++h->trailer_bytes > CHUNK_TRAILERS_MAX)
 		return head_error(h, 431, "Request Header Fields Too Large");
 	return 0;
 }

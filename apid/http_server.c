@@ -67,18 +67,17 @@ can_take_one(struct http_server *srv)
 	    !TAILQ_EMPTY(&srv->idle);
 }
 
-static void
-make_room(struct http_server *srv)
-{
-	if (srv->nconns >= srv->settings.max_connections)
-		http_conn_shed(TAILQ_FIRST(&srv->idle));
-}
-
 int
 http_server_adopt(struct http_server *srv, int fd)
 {
 	int	 on = 1;
 
+	if (!can_take_one(srv)) {
+		close(fd);
+		return -1;
+	}
+	if (srv->nconns >= srv->settings.max_connections)
+		http_conn_shed(TAILQ_FIRST(&srv->idle));
 	/* NDJSON lines and small replies go out at once (no Nagle wait). */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	if (http_conn_new(srv, fd) == NULL) {
@@ -118,7 +117,6 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		}
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd != -1) {
-			make_room(srv);
 			(void)http_server_adopt(srv, fd);
 			continue;
 		}

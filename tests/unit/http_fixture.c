@@ -247,7 +247,8 @@ fixture_response(struct http_fixture *fx, struct http_response *r, int ms)
 {
 	int64_t	 end = now_ms() + ms;
 
-	memset(r, 0, sizeof(*r));
+	/* r is zeroed or holds the last response, whose body goes now. */
+	response_free(r);
 	for (;;) {
 		if (fx->inlen > 0 && parse_one(fx, r, fx->eof))
 			return 0;

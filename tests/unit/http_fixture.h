@@ -41,7 +41,8 @@ void	 fixture_send_str(struct http_fixture *, const char *);
 void	 fixture_run(struct http_fixture *, int ms);
 /*
  * Run the loop until one whole response has come (0), the server closed
- * first (-1) or ms passed (-2).  A 100 Continue is a response too.
+ * first (-1) or ms passed (-2).  A 100 Continue is a response too.  r
+ * must start zeroed; each call frees what the last one left in it.
  */
 int	 fixture_response(struct http_fixture *, struct http_response *,
 	    int ms);

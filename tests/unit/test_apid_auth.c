@@ -166,7 +166,7 @@ static void
 exchange(struct exchange *x, const char *authorization, const char *xkey)
 {
 	struct http_fixture	 fx;
-	struct http_response	 r;
+	struct http_response	 r = { 0 };
 	char			 head[512];
 
 	memset(x, 0, sizeof(*x));
