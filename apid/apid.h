@@ -398,6 +398,41 @@ int	pipe_reader_open(struct pipe_reader *, int fd);
 int	pipe_reader_resume(struct pipe_reader *);
 void	pipe_reader_close(struct pipe_reader *);
 
+/*
+ * piped.c: a request to managerd whose bytes come back through a pipe
+ * (exec, listing, download); its route's finish runs once every part
+ * (the pipe, managerd's last message, an archive job) has ended.
+ */
+#define PIPED_PIPE	0x1
+#define PIPED_BACKEND	0x2	/* always a part */
+#define PIPED_JOB	0x4
+struct piped_ops {
+	const char	*what;		/* for logs */
+	pipe_data_cb	 data;		/* the pipe's bytes */
+	void		(*finish)(void *arg);
+	void		(*gone)(void *arg);	/* the client left, or NULL */
+};
+struct piped {
+	struct apid_request	*ar;
+	struct http_request	*req;
+	struct pipe_reader	 pipe;
+	unsigned int		 pending;	/* parts not yet ended */
+	int			 gone;
+	const struct piped_ops	*ops;
+	void			*arg;
+};
+/* paced: the pipe is read only as fast as the client takes the reply. */
+void	piped_init(struct piped *, struct http_request *, int paced,
+	    unsigned int parts, const struct piped_ops *, void *arg);
+int	piped_pipe(struct piped *, int bulk);
+int	piped_send(struct piped *, uint32_t type, struct msgw *, int fd,
+	    apid_reply_cb);
+void	*piped_arg(struct apid_request *);
+void	piped_resume(struct piped *);
+void	piped_close(struct piped *);
+int	piped_done(struct piped *, unsigned int part);
+int	piped_pending(const struct piped *, unsigned int part);
+
 /* query.c: query strings as Starlette reads them; FastAPI's 422s. */
 /* The last value of key, decoded: 1 and *val (malloc'd), 0, -1 ENOMEM. */
 int	query_value(const char *query, const char *key, char **val,
