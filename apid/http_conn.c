@@ -99,6 +99,8 @@ http_conn_new(struct http_server *srv, int fd)
 	    c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, CONN_INPUT_MAX);
 	bufferevent_setwatermark(c->bev, EV_WRITE, CONN_OUTPUT_LOW, 0);
+	/* libevent 2.1 reads 4 KiB at a time unless told: uploads are big. */
+	(void)bufferevent_set_max_single_read(c->bev, FEED_MAX);
 	bufferevent_set_timeouts(c->bev, NULL, &srv->settings.send_timeout);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&srv->conns, c, entry);
