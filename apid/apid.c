@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <event2/http.h>
 #include <json-c/json.h>
 
 #include "apid.h"
@@ -28,11 +27,12 @@
 #define PARENT_SOCK_FD	3
 #define APID_MAX_KEYS	256
 /*
- * Each client holds up to 64 KiB of headers and a JSON body in apid;
- * the descriptor limit caps the number of clients (see http_listen()).
- * The reserve is for apid's own descriptors and exec output pipes.
+ * The HTTP server caps the clients itself (http_server.c); descriptors
+ * beyond them are the reserve: each request in progress may hold two
+ * pipe ends (a download: Docker's tar and the file's bytes), and apid
+ * has a few of its own.
  */
-#define APID_MAX_CONNECTIONS	1024
+#define APID_FDS_PER_CONNECTION	3
 #define APID_FD_RESERVE		64
 
 struct apid_settings {
@@ -41,6 +41,7 @@ struct apid_settings {
 	char	*privsep_user;
 	char	*chroot_dir;
 	int	 listener;
+	struct http_settings http;
 };
 
 static struct apid	 apid_state;
@@ -65,6 +66,29 @@ read_keys(struct msgr *r, const struct imsg *imsg)
 }
 
 static void
+seconds_to_timeval(double secs, struct timeval *tv)
+{
+	if (!(secs > 0 && secs <= 86400))
+		fatalx("malformed APID_CONFIG: a timeout of %g s", secs);
+	tv->tv_sec = (time_t)secs;
+	tv->tv_usec = (suseconds_t)((secs - (double)tv->tv_sec) * 1e6);
+}
+
+static void
+read_http_settings(struct msgr *r, struct http_settings *h)
+{
+	http_settings_default(h);
+	seconds_to_timeval(msgr_double(r), &h->head_timeout);
+	seconds_to_timeval(msgr_double(r), &h->body_timeout);
+	seconds_to_timeval(msgr_double(r), &h->idle_timeout);
+	seconds_to_timeval(msgr_double(r), &h->send_timeout);
+	h->max_connections = msgr_u32(r);
+	if (h->max_connections < 1 || h->max_connections > 65536)
+		fatalx("malformed APID_CONFIG: %zu connections",
+		    h->max_connections);
+}
+
+static void
 apid_read_settings(struct imsgbuf *ibuf, struct apid_settings *s)
 {
 	struct imsg	 imsg;
@@ -84,6 +108,7 @@ apid_read_settings(struct imsgbuf *ibuf, struct apid_settings *s)
 	read_keys(&r, &imsg);
 	apid->max_file_bytes = msgr_u64(&r);
 	apid->max_exec_output_bytes = msgr_u64(&r);
+	read_http_settings(&r, &s->http);
 	if (msgr_end(&r) == -1 || s->log_level == NULL ||
 	    s->seccomp_mode == NULL || s->privsep_user == NULL ||
 	    s->chroot_dir == NULL)
@@ -118,19 +143,19 @@ warm_up(void)
 	localtime_r(&now, &tm);
 }
 
+/* Descriptors for max clients and the reserve; what the kernel lets us. */
 static void
-limit_connections(void)
+limit_descriptors(size_t max)
 {
 	struct rlimit	 rl;
-	rlim_t		 want = APID_MAX_CONNECTIONS + APID_FD_RESERVE;
+	rlim_t		 want = max * APID_FDS_PER_CONNECTION + APID_FD_RESERVE;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
 		fatal("getrlimit");
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-		log_warnx("descriptor limit %llu: fewer than %d clients at "
-		    "once", (unsigned long long)rl.rlim_cur,
-		    APID_MAX_CONNECTIONS);
-		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		log_warnx("descriptor limit %llu: fewer than %zu clients can "
+		    "be served at once", (unsigned long long)rl.rlim_max, max);
+		want = rl.rlim_max;
 	}
 	rl.rlim_cur = want;
 	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
@@ -204,11 +229,10 @@ main(int argc, char *argv[])
 	apid->base = apid_event_base();
 	if (tar_jobs_init(apid->base) == -1)
 		fatal("tar jobs");
-	if ((apid->http = evhttp_new(apid->base)) == NULL)
-		fatalx("evhttp_new");
-	http_setup(apid->http);
-	http_listen(apid->http, apid->base, s.listener);
-	limit_connections();
+	if (http_server_init(&apid->http, apid->base, &s.http, http_route) ==
+	    -1 || http_server_listen(&apid->http, s.listener) == -1)
+		fatalx("cannot serve on the listener");
+	limit_descriptors(s.http.max_connections);
 
 	apid_drop_privileges(&s);
 

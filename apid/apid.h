@@ -9,7 +9,6 @@
 #include <sys/queue.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
 #include <json-c/json.h>
 
 #include "msg.h"
@@ -17,6 +16,8 @@
 #include "sandbox_msg.h"
 #include "file_msg.h"
 #include "archive_msg.h"
+#include "utf8.h"
+#include "http.h"
 
 struct apid_request;
 /*
@@ -33,10 +34,10 @@ struct apid_request {
 	TAILQ_ENTRY(apid_request)	 entry;
 	uint32_t			 id;
 	/*
-	 * Still valid after the client went away: evhttp frees a detached
-	 * request when we send its reply, so every request gets one.
+	 * Still valid after the client went away: a detached request is
+	 * freed by its last reply call, so every request gets one.
 	 */
-	struct evhttp_request		*req;
+	struct http_request		*req;
 	int				 client_gone;
 	apid_reply_cb			 reply;
 	/* Optional: told at once when the client goes away. */
@@ -47,7 +48,7 @@ TAILQ_HEAD(apid_requests, apid_request);
 
 struct apid {
 	struct event_base	*base;
-	struct evhttp		*http;
+	struct http_server	 http;
 	struct peer		 parent;
 	struct apid_requests	 pending;
 	uint32_t		 next_id;
@@ -61,38 +62,34 @@ struct apid {
 extern struct apid	*apid;
 
 /* http.c */
-void	http_setup(struct evhttp *);
-void	http_listen(struct evhttp *, struct event_base *, int);
-struct apid_request *apid_request_send(struct evhttp_request *, uint32_t type,
+struct apid_request *apid_request_send(struct http_request *, uint32_t type,
 	    struct msgw *, int fd, apid_reply_cb, void *arg);
 /* Forget a request whose last reply already came (see route_exec.c). */
 void	apid_request_release(struct apid_request *);
 void	apid_dispatch_parent(struct peer *, struct imsg *);
-/* Notice a client that hangs up while we wait for managerd. */
-void	http_watch_close(struct evhttp_request *);
 
 /* respond.c */
-void	respond_json(struct evhttp_request *, int status, json_object *);
-void	respond_buffer(struct evhttp_request *, int status,
+void	respond_json(struct http_request *, int status, json_object *);
+void	respond_buffer(struct http_request *, int status,
 	    const char *content_type, struct evbuffer *);
-void	respond_error(struct evhttp_request *, enum error_kind,
+void	respond_error(struct http_request *, enum error_kind,
 	    const char *message);
-void	respond_error_status(struct evhttp_request *, int status,
+void	respond_error_status(struct http_request *, int status,
 	    const char *code, const char *message);
-int	respond_error_imsg(struct evhttp_request *, struct imsg *);
+int	respond_error_imsg(struct http_request *, struct imsg *);
 const char *respond_reason(int status);
 /*
  * The last word of a reply: the end of the one under way, else a bare
  * 500 (all a request whose client left still needs, to be freed).
  */
-void	respond_end(struct evhttp_request *, int reply_started);
+void	respond_end(struct http_request *, int reply_started);
 
 /* reply.c: forwarding, and the replies several routes answer alike. */
 /* Forward, or answer why we cannot (w may be NULL). */
-void	route_forward(struct evhttp_request *, uint32_t type, struct msgw *,
+void	route_forward(struct http_request *, uint32_t type, struct msgw *,
 	    apid_reply_cb, void *arg);
 /* managerd's MSG_ERROR as the answer; a malformed one is a lie. */
-void	reply_error_msg(struct evhttp_request *, struct imsg *);
+void	reply_error_msg(struct http_request *, struct imsg *);
 /* One SANDBOX_INFO (or MSG_ERROR) as the whole answer. */
 int	reply_sandbox_200(struct apid_request *, struct imsg *);
 int	reply_sandbox_201(struct apid_request *, struct imsg *);
@@ -119,20 +116,8 @@ int	reply_no_content(struct apid_request *, struct imsg *);
 int	auth_check(const char *authorization, const char *x_api_key,
 	    char *const *keys, size_t nkeys);
 /* 0: go on; -1: the 401 has been sent. */
-int	auth_request(struct evhttp_request *, char *const *keys,
+int	auth_request(struct http_request *, char *const *keys,
 	    size_t nkeys, int insecure_no_auth);
-
-/* utf8.c: Python's decode("utf-8", "replace"), whole or incremental. */
-struct utf8_decoder {
-	unsigned char	 pend[4];
-	size_t		 npend;
-};
-/* Output room utf8_decode needs for len input bytes. */
-#define UTF8_DECODE_BOUND(len)	(3 * ((len) + 4))
-void	utf8_decoder_init(struct utf8_decoder *);
-size_t	utf8_decode(struct utf8_decoder *, const void *in, size_t len,
-	    int final, char *out);
-int	utf8_valid(const void *, size_t);
 
 /* jsonout.c: JSON text the way Python's json.dumps() writes it. */
 int	jsonout_string(struct evbuffer *, const char *utf8, size_t len,
@@ -264,16 +249,16 @@ void	body_error_free(struct body_error *);
 void	detail_add(json_object *errors, const char *type, json_object *loc,
 	    const char *msg, json_object *input, json_object *ctx);
 /* The body as one contiguous piece (NULL, 0 when empty or too large). */
-const void *body_bytes(struct evhttp_request *, size_t *len);
-const char *body_ctype(struct evhttp_request *);
+const void *body_bytes(struct http_request *, size_t *len);
+const char *body_ctype(struct http_request *);
 /* Answer a body's error, and free it. */
-void	body_respond_error(struct evhttp_request *, struct body_error *);
+void	body_respond_error(struct http_request *, struct body_error *);
 /* Python repr() of a string that may hold NULs. */
 char	*body_pyrepr(const char *, size_t);
 /* Reads the request body and answers any error; 0 if the struct is set. */
-int	body_read_create(struct evhttp_request *, struct create_request *);
-int	body_read_exec(struct evhttp_request *, struct exec_request *);
-int	body_read_timeout(struct evhttp_request *, int64_t *);
+int	body_read_create(struct http_request *, struct create_request *);
+int	body_read_exec(struct http_request *, struct exec_request *);
+int	body_read_timeout(struct http_request *, int64_t *);
 
 /*
  * What the models (body_sandbox.c, body_exec.c) share.  The v_*()
@@ -326,25 +311,25 @@ int	body_parse_exec(const char *ctype, const void *, size_t,
 	    struct exec_request *, struct body_error *);
 
 /* route_health.c */
-void	route_health(struct evhttp_request *, char **params);
+void	route_health(struct http_request *, char **params);
 
 /* route_openapi.c */
 void	route_openapi_init(void);
-void	route_openapi(struct evhttp_request *, char **params);
+void	route_openapi(struct http_request *, char **params);
 
 /* route_sandbox.c */
-void	route_sandbox_create(struct evhttp_request *, char **params);
-void	route_sandbox_list(struct evhttp_request *, char **params);
-void	route_sandbox_get(struct evhttp_request *, char **params);
-void	route_sandbox_delete(struct evhttp_request *, char **params);
-void	route_sandbox_timeout(struct evhttp_request *, char **params);
+void	route_sandbox_create(struct http_request *, char **params);
+void	route_sandbox_list(struct http_request *, char **params);
+void	route_sandbox_get(struct http_request *, char **params);
+void	route_sandbox_delete(struct http_request *, char **params);
+void	route_sandbox_timeout(struct http_request *, char **params);
 json_object *sandbox_info_json(const struct sandbox_info *);
 /* 0 if the id can travel; else the 404 has been sent. */
-int	sandbox_id_check(struct evhttp_request *, const char *id);
+int	sandbox_id_check(struct http_request *, const char *id);
 
 /* route_exec.c */
-void	route_exec(struct evhttp_request *, char **params);
-void	route_exec_stream(struct evhttp_request *, char **params);
+void	route_exec(struct http_request *, char **params);
+void	route_exec_stream(struct http_request *, char **params);
 
 /*
  * tar_job.c: apid parses no tar; each job runs in the archive worker
@@ -406,46 +391,6 @@ int	tar_job_start(const struct tar_job_spec *);
  */
 int	body_pipe_start(struct evbuffer *body);
 
-/*
- * http_frame.c: the request framing of http_intake.c's connection filter,
- * pure (evbuffers in, evbuffers out) so that it can be tested alone.
- */
-#define UPLOAD_LENGTH_HEADER	"X-Agent-Sandbox-Upload-Length"
-/* Twice evhttp's header limit: evhttp counts lines without their ends. */
-#define FRAME_HEAD_MAX		(128 * 1024 + 1024)
-enum frame_state {
-	FRAME_HEAD,		/* looking for the next head */
-	FRAME_BODY,		/* a body for evhttp, left bytes to go */
-	FRAME_DIVERT,		/* an upload body, left bytes to divert */
-	FRAME_HELD,		/* diverted whole; waits for the release */
-	FRAME_PASS,		/* evhttp frames the rest alone */
-	FRAME_DISCARD		/* refused: nothing more is read */
-};
-struct http_framer {
-	enum frame_state	 state;
-	uint64_t		 left;
-	uint64_t		 divert_len;	/* of the last diversion */
-	int			 expect;	/* it asked for 100 Continue */
-};
-#define FRAME_PROGRESS	0x1	/* bytes were taken from src */
-#define FRAME_DIVERTED	0x2	/* an upload head went to evhttp */
-void	http_frame_init(struct http_framer *);
-int	http_frame(struct http_framer *, struct evbuffer *src,
-	    struct evbuffer *dst, size_t dst_room, struct evbuffer *divert,
-	    size_t divert_room);
-void	http_frame_release(struct http_framer *);
-
-/*
- * http_intake.c: each connection's bufferevent, a filter that takes an
- * upload's body away from evhttp (http_frame.c) until its handler takes
- * it, then reads it whole for the handler.
- */
-void	http_intake_setup(struct evhttp *);
-int	http_intake_pending(struct evhttp_request *, uint64_t len);
-typedef void	(*http_intake_cb)(void *arg, struct evbuffer *body);
-int	http_intake_collect(struct evhttp_request *, http_intake_cb, void *);
-void	http_intake_refuse(struct evhttp_request *);
-
 /* bulk_pipe.c: a pipe2() for bulk bytes, grown to BULK_PIPE_SIZE. */
 #define BULK_PIPE_SIZE	(1024 * 1024)
 int	bulk_pipe(int fds[2], int flags);
@@ -457,7 +402,8 @@ void	tar_check_request(struct peer *, struct imsg *);
  * pipe_reader.c: a non-blocking pipe read from the loop.  data gets what
  * came (-1 stops reading); at EOF, a read error or a stop the reader
  * closes the pipe and calls end, its last touch of the reader.  With a
- * client, reading pauses while the client's output buffer is full.
+ * client, reading pauses while the client's output buffer is full and
+ * resumes when it drains.
  * failed tells an end that was not EOF: what came is not all there was.
  */
 typedef int	(*pipe_data_cb)(void *arg, const unsigned char *, size_t);
@@ -467,13 +413,13 @@ struct pipe_reader {
 	int			 reading;	/* ev is added */
 	int			 failed;	/* ended other than at EOF */
 	const char		*what;		/* for logs */
-	struct evhttp_request	*client;	/* or NULL: never paused */
+	struct http_request	*client;	/* or NULL: never paused */
 	pipe_data_cb		 data;
 	void			(*end)(void *arg);
 	void			*arg;
 };
 void	pipe_reader_init(struct pipe_reader *, const char *what,
-	    struct evhttp_request *client, pipe_data_cb, void (*end)(void *),
+	    struct http_request *client, pipe_data_cb, void (*end)(void *),
 	    void *arg);
 /* Takes fd (closed on failure too); reading starts at resume.  0 or -1. */
 int	pipe_reader_open(struct pipe_reader *, int fd);
@@ -482,18 +428,48 @@ int	pipe_reader_open(struct pipe_reader *, int fd);
  * not called (the caller may be in the middle of its own work).
  */
 int	pipe_reader_resume(struct pipe_reader *);
-/*
- * For evhttp_send_reply_chunk_with_cb(), with the reader as arg: resumes,
- * and calls end if the pipe cannot be watched again.
- */
-void	pipe_reader_sent(struct evhttp_connection *, void *);
 void	pipe_reader_close(struct pipe_reader *);
+
+/*
+ * piped.c: a request to managerd whose bytes come back through a pipe
+ * (exec, listing, download); its route's finish runs once every part
+ * (the pipe, managerd's last message, an archive job) has ended.
+ */
+#define PIPED_PIPE	0x1
+#define PIPED_BACKEND	0x2	/* always a part */
+#define PIPED_JOB	0x4
+struct piped_ops {
+	const char	*what;		/* for logs */
+	pipe_data_cb	 data;		/* the pipe's bytes */
+	void		(*finish)(void *arg);
+	void		(*gone)(void *arg);	/* the client left, or NULL */
+};
+struct piped {
+	struct apid_request	*ar;
+	struct http_request	*req;
+	struct pipe_reader	 pipe;
+	unsigned int		 pending;	/* parts not yet ended */
+	int			 gone;
+	const struct piped_ops	*ops;
+	void			*arg;
+};
+/* paced: the pipe is read only as fast as the client takes the reply. */
+void	piped_init(struct piped *, struct http_request *, int paced,
+	    unsigned int parts, const struct piped_ops *, void *arg);
+int	piped_pipe(struct piped *, int bulk);
+int	piped_send(struct piped *, uint32_t type, struct msgw *, int fd,
+	    apid_reply_cb);
+void	*piped_arg(struct apid_request *);
+void	piped_resume(struct piped *);
+void	piped_close(struct piped *);
+int	piped_done(struct piped *, unsigned int part);
+int	piped_pending(const struct piped *, unsigned int part);
 
 /* query.c: query strings as Starlette reads them; FastAPI's 422s. */
 /* The last value of key, decoded: 1 and *val (malloc'd), 0, -1 ENOMEM. */
 int	query_value(const char *query, const char *key, char **val,
 	    size_t *vlen);
-int	query_get(struct evhttp_request *, const char *key, char **val,
+int	query_get(struct http_request *, const char *key, char **val,
 	    size_t *vlen);
 /*
  * A value holding a NUL becomes "", which names nothing either: a path
@@ -504,12 +480,12 @@ void	query_error(json_object *errors, const char *type, const char *field,
 	    const char *msg, json_object *input, json_object *ctx);
 void	query_missing(json_object *errors, const char *field);
 /* 1 with the 422 sent if errors holds any, else 0; takes errors. */
-int	query_respond(struct evhttp_request *, json_object *errors);
+int	query_respond(struct http_request *, json_object *errors);
 
 /* route_file_read.c, route_file_write.c, route_file_list.c: §4.9-4.11. */
-void	route_file_read(struct evhttp_request *, char **params);
-void	route_file_write(struct evhttp_request *, char **params);
-void	route_file_list(struct evhttp_request *, char **params);
+void	route_file_read(struct http_request *, char **params);
+void	route_file_write(struct http_request *, char **params);
+void	route_file_list(struct http_request *, char **params);
 
 /* body_snapshot.c: the bodies of snapshot, rollback and fork. */
 #define SNAPSHOT_NAME_MAX	128	/* characters */
@@ -521,12 +497,12 @@ int	body_parse_fork(const char *ctype, const void *, size_t,
 	    struct fork_request *, struct body_error *);
 
 /* route_snapshot.c: API.md §4.12-4.17. */
-void	route_snapshot_create(struct evhttp_request *, char **params);
-void	route_sandbox_rollback(struct evhttp_request *, char **params);
-void	route_snapshot_list(struct evhttp_request *, char **params);
-void	route_snapshot_get(struct evhttp_request *, char **params);
-void	route_snapshot_delete(struct evhttp_request *, char **params);
-void	route_snapshot_fork(struct evhttp_request *, char **params);
+void	route_snapshot_create(struct http_request *, char **params);
+void	route_sandbox_rollback(struct http_request *, char **params);
+void	route_snapshot_list(struct http_request *, char **params);
+void	route_snapshot_get(struct http_request *, char **params);
+void	route_snapshot_delete(struct http_request *, char **params);
+void	route_snapshot_fork(struct http_request *, char **params);
 
 /* route_snapshot.c: its pure parts, for the tests. */
 json_object *snapshot_info_json(const struct snapshot_info *);

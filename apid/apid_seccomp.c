@@ -14,6 +14,10 @@
  * uploads and listings, snapshots, rollbacks and forks.
  */
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <fcntl.h>
 
@@ -29,7 +33,11 @@ static const struct seccomp_rule apid_rules[] = {
 	SC_ALLOW(read),
 	SC_ALLOW(readv),
 	SC_ALLOW(writev),
+	/* The lingering close after a refused body (http_conn.c). */
 	SC_ALLOW(shutdown),
+	/* Replies and NDJSON lines go out at once; nothing else is set. */
+	SC_ALLOW_ARG2(setsockopt, SC_ARG_EQ(1, IPPROTO_TCP),
+	    SC_ARG_EQ(2, TCP_NODELAY)),
 	/* evbuffer_read asks how much is pending; no other ioctl. */
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
 	/*

@@ -10,9 +10,6 @@
 #include <strings.h>
 #include <string.h>
 
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
-
 #include "apid.h"
 #include "format.h"
 
@@ -58,16 +55,13 @@ auth_check(const char *authorization, const char *x_api_key,
 }
 
 int
-auth_request(struct evhttp_request *req, char *const *keys, size_t nkeys,
+auth_request(struct http_request *req, char *const *keys, size_t nkeys,
     int insecure_no_auth)
 {
-	struct evkeyvalq	*h;
-
 	if (insecure_no_auth)
 		return 0;
-	h = evhttp_request_get_input_headers(req);
-	if (auth_check(evhttp_find_header(h, "Authorization"),
-	    evhttp_find_header(h, "X-API-Key"), keys, nkeys) == AUTH_OK)
+	if (auth_check(http_request_field(req, "Authorization"),
+	    http_request_field(req, "X-API-Key"), keys, nkeys) == AUTH_OK)
 		return 0;
 	/* respond_error_status adds "WWW-Authenticate: Bearer" to a 401. */
 	respond_error_status(req, 401, "unauthorized",

@@ -6,7 +6,7 @@
  * §1.3, §1.4, §4.2, §4.6, §4.7).  This file holds what every model
  * shares: the 422 entries, pydantic's lax coercions, the steps up to "an
  * object to validate", and the checks after the schema; the models are
- * body_sandbox.c and body_exec.c.  The parsing is pure (no evhttp) so
+ * body_sandbox.c and body_exec.c.  The parsing is pure (no HTTP layer) so
  * the tests can drive it; body_read_* at the end are the HTTP glue.
  *
  * What apid checks beyond the schema, with 400s, is only what could not
@@ -633,7 +633,7 @@ env_take(const struct jv *in, struct env_list *env, struct body_error *e)
 /* HTTP glue. */
 
 void
-body_respond_error(struct evhttp_request *req, struct body_error *e)
+body_respond_error(struct http_request *req, struct body_error *e)
 {
 	if (e->status == 422)
 		respond_json(req, 422, e->detail);
@@ -644,25 +644,25 @@ body_respond_error(struct evhttp_request *req, struct body_error *e)
 }
 
 const void *
-body_bytes(struct evhttp_request *req, size_t *len)
+body_bytes(struct http_request *req, size_t *len)
 {
-	struct evbuffer	*b = evhttp_request_get_input_buffer(req);
+	const void	*p = http_request_body(req, len);
 
-	*len = evbuffer_get_length(b);
-	if (*len == 0 || *len > BODY_MAX_JSON)
+	if (*len > BODY_MAX_JSON) {
+		*len = 0;
 		return NULL;
-	return evbuffer_pullup(b, -1);
+	}
+	return p;
 }
 
 const char *
-body_ctype(struct evhttp_request *req)
+body_ctype(struct http_request *req)
 {
-	return evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Content-Type");
+	return http_request_field(req, "Content-Type");
 }
 
 int
-body_read_create(struct evhttp_request *req, struct create_request *c)
+body_read_create(struct http_request *req, struct create_request *c)
 {
 	struct body_error	 e;
 	const void		*data;
@@ -677,7 +677,7 @@ body_read_create(struct evhttp_request *req, struct create_request *c)
 }
 
 int
-body_read_exec(struct evhttp_request *req, struct exec_request *x)
+body_read_exec(struct http_request *req, struct exec_request *x)
 {
 	struct body_error	 e;
 	const void		*data;
@@ -692,7 +692,7 @@ body_read_exec(struct evhttp_request *req, struct exec_request *x)
 }
 
 int
-body_read_timeout(struct evhttp_request *req, int64_t *seconds)
+body_read_timeout(struct http_request *req, int64_t *seconds)
 {
 	struct body_error	 e;
 	const void		*data;

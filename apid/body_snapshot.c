@@ -43,18 +43,6 @@ body_optional(const char *ctype, const void *data, size_t len,
 	return 1;
 }
 
-/* Python's len() of a valid UTF-8 string: its code points. */
-static size_t
-utf8_chars(const char *s, size_t len)
-{
-	size_t	 i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
 /* Field(max_length=SNAPSHOT_NAME_MAX) on a str. */
 static int
 v_name(struct vctx *v, const struct loc *l, const struct jv *in)
@@ -64,7 +52,7 @@ v_name(struct vctx *v, const struct loc *l, const struct jv *in)
 
 	if (v_string(v, l, in) == -1)
 		return -1;
-	if (utf8_chars(in->u.s.s, in->u.s.len) <= SNAPSHOT_NAME_MAX)
+	if (utf8_nchars(in->u.s.s, in->u.s.len) <= SNAPSHOT_NAME_MAX)
 		return 0;
 	snprintf(msg, sizeof(msg), "String should have at most %d characters",
 	    SNAPSHOT_NAME_MAX);

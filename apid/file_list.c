@@ -3,7 +3,7 @@
  * <st_size> <mtime>\n<name>\0") to the FileList of API.md §3.7: records
  * that do not fit are skipped, as upstream skips lines it cannot split;
  * entries are sorted by name, byte order (code point order for UTF-8).
- * Pure: no evhttp, so the tests drive it.
+ * Pure: no HTTP layer, so the tests drive it.
  */
 #include <sys/types.h>
 

@@ -17,41 +17,6 @@
 
 #include "apid.h"
 
-/*
- * Decode one character of valid UTF-8 (what utf8_decode produces).  A
- * malformed byte, which cannot come from there, reads as U+FFFD.
- */
-static size_t
-utf8_next(const unsigned char *p, size_t n, uint32_t *cp)
-{
-	size_t	 k, i;
-
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] < 0xe0)
-		k = 2;
-	else if (p[0] >= 0xe0 && p[0] < 0xf0)
-		k = 3;
-	else if (p[0] >= 0xf0 && p[0] < 0xf5)
-		k = 4;
-	else
-		goto bad;
-	if (k > n)
-		goto bad;
-	*cp = p[0] & (0x7f >> k);
-	for (i = 1; i < k; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			goto bad;
-		*cp = (*cp << 6) | (p[i] & 0x3f);
-	}
-	return k;
-bad:
-	*cp = 0xfffd;
-	return 1;
-}
-
 static int
 needs_escape(unsigned char c, int ensure_ascii)
 {
@@ -102,7 +67,14 @@ jsonout_string(struct evbuffer *b, const char *s, size_t len,
 			rc |= evbuffer_add(b, "\\f", 2);
 			break;
 		default:
-			k = utf8_next(p + i, len - i, &cp);
+			/*
+			 * The text is utf8_decode()'s output; a malformed
+			 * byte, which cannot come from there, is U+FFFD.
+			 */
+			if ((k = utf8_char(p + i, len - i, &cp)) == 0) {
+				cp = 0xfffd;
+				k = 1;
+			}
 			if (cp >= 0x10000) {
 				cp -= 0x10000;
 				snprintf(esc, sizeof(esc), "\\u%04x\\u%04x",

@@ -1,9 +1,12 @@
 /*
  * Reading the pipe a route's bytes come through (an exec's frames, a
  * downloaded file) from the event loop.  A reader tied to a client reads
- * only while that client's output buffer is below PIPE_HIGH_WATER: a slow
- * client fills the pipe, which stops whoever writes into it.  Its owner
- * resumes it when evhttp has written out a chunk (pipe_reader_sent).
+ * only while that client's output buffer is below HTTP_BACKLOG_HIGH: a
+ * slow client fills the pipe, which stops whoever writes into it.  It
+ * resumes by itself when the client's output has drained.  The request
+ * must outlive the reader's owner or be freed first (a route's last
+ * reply comes before it frees its state), since the drain callback
+ * points into that state.
  */
 #include <sys/queue.h>
 
@@ -11,14 +14,11 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "apid.h"
 #include "log.h"
 
-#define PIPE_HIGH_WATER		(64 * 1024)
 #define PIPE_READ_SIZE		(64 * 1024)
 /* Reads per wakeup, so one busy pipe cannot starve the others. */
 #define PIPE_READS_PER_EVENT	4
@@ -26,17 +26,7 @@
 /* One loop, one read at a time: the readers share the buffer. */
 static unsigned char	 readbuf[PIPE_READ_SIZE];
 
-static size_t
-client_backlog(struct evhttp_request *req)
-{
-	struct evhttp_connection	*evcon;
-	struct bufferevent		*bev;
-
-	if ((evcon = evhttp_request_get_connection(req)) == NULL ||
-	    (bev = evhttp_connection_get_bufferevent(evcon)) == NULL)
-		return 0;
-	return evbuffer_get_length(bufferevent_get_output(bev));
-}
+static void	pipe_reader_drained(void *);
 
 static void
 pipe_reader_cb(evutil_socket_t fd, short events, void *arg)
@@ -47,9 +37,11 @@ pipe_reader_cb(evutil_socket_t fd, short events, void *arg)
 
 	for (i = 0; i < PIPE_READS_PER_EVENT; i++) {
 		if (pr->client != NULL &&
-		    client_backlog(pr->client) >= PIPE_HIGH_WATER) {
+		    http_request_backlog(pr->client) >= HTTP_BACKLOG_HIGH) {
 			event_del(pr->ev);
 			pr->reading = 0;
+			http_request_on_drained(pr->client, pipe_reader_drained,
+			    pr);
 			return;
 		}
 		n = read(fd, readbuf, sizeof(readbuf));
@@ -77,7 +69,7 @@ pipe_reader_cb(evutil_socket_t fd, short events, void *arg)
 
 void
 pipe_reader_init(struct pipe_reader *pr, const char *what,
-    struct evhttp_request *client, pipe_data_cb data, void (*end)(void *),
+    struct http_request *client, pipe_data_cb data, void (*end)(void *),
     void *arg)
 {
 	pr->fd = -1;
@@ -119,11 +111,11 @@ pipe_reader_resume(struct pipe_reader *pr)
 }
 
 /*
- * A chunk went out.  Nothing else would end a reader that cannot be
- * watched again, so that ends it here, as a failing pipe does.
+ * The client's output drained.  Nothing else would end a reader that
+ * cannot be watched again, so that ends it here, as a failing pipe does.
  */
-void
-pipe_reader_sent(struct evhttp_connection *evcon, void *arg)
+static void
+pipe_reader_drained(void *arg)
 {
 	struct pipe_reader	*pr = arg;
 

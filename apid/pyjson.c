@@ -136,30 +136,9 @@ static int
 sbuf_add_cp(struct sbuf *b, uint32_t cp)
 {
 	unsigned char	 u[4];
-	size_t		 n;
 
-	if (cp >= 0xd800 && cp <= 0xdfff)
-		cp = 0xfffd;		/* a lone surrogate has no UTF-8 */
-	if (cp < 0x80) {
-		u[0] = (unsigned char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = 0xc0 | (cp >> 6);
-		u[1] = 0x80 | (cp & 0x3f);
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = 0xe0 | (cp >> 12);
-		u[1] = 0x80 | ((cp >> 6) & 0x3f);
-		u[2] = 0x80 | (cp & 0x3f);
-		n = 3;
-	} else {
-		u[0] = 0xf0 | (cp >> 18);
-		u[1] = 0x80 | ((cp >> 12) & 0x3f);
-		u[2] = 0x80 | ((cp >> 6) & 0x3f);
-		u[3] = 0x80 | (cp & 0x3f);
-		n = 4;
-	}
-	return sbuf_add(b, u, n);
+	/* A lone surrogate has no UTF-8: it becomes U+FFFD. */
+	return sbuf_add(b, u, utf8_encode(cp, u));
 }
 
 static int
@@ -633,18 +612,6 @@ scan_once(struct jparser *p, size_t i, struct jv *v, size_t *next)
 	return scan_number(p, i, v, next);
 }
 
-/* Python positions count characters: skip UTF-8 continuation bytes. */
-static size_t
-char_offset(const unsigned char *s, size_t byteoff)
-{
-	size_t	 i, n = 0;
-
-	for (i = 0; i < byteoff; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
 int
 pyjson_parse(const void *data, size_t len, struct jv *out,
     struct pyjson_error *err)
@@ -678,7 +645,8 @@ pyjson_parse(const void *data, size_t len, struct jv *out,
 	err->msg = p.msg;
 	if (p.fatal)
 		return PYJSON_FATAL;
-	err->pos = char_offset(p.s, p.pos);
+	/* Python positions count characters, not bytes. */
+	err->pos = utf8_nchars(p.s, p.pos);
 	return PYJSON_ERROR;
 }
 

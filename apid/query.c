@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/http.h>
 
 #include "apid.h"
 
@@ -105,13 +104,10 @@ query_value(const char *q, const char *key, char **val, size_t *vlen)
 }
 
 int
-query_get(struct evhttp_request *req, const char *key, char **val,
+query_get(struct http_request *req, const char *key, char **val,
     size_t *vlen)
 {
-	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
-
-	return query_value(uri != NULL ? evhttp_uri_get_query(uri) : NULL,
-	    key, val, vlen);
+	return query_value(req->query, key, val, vlen);
 }
 
 void
@@ -140,7 +136,7 @@ query_missing(json_object *errors, const char *field)
 }
 
 int
-query_respond(struct evhttp_request *req, json_object *errors)
+query_respond(struct http_request *req, json_object *errors)
 {
 	json_object	*root;
 

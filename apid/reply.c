@@ -6,12 +6,11 @@
  */
 #include <sys/queue.h>
 
-#include <event2/http.h>
 
 #include "apid.h"
 
 void
-route_forward(struct evhttp_request *req, uint32_t type, struct msgw *w,
+route_forward(struct http_request *req, uint32_t type, struct msgw *w,
     apid_reply_cb reply, void *arg)
 {
 	if (w != NULL && w->overflow) {
@@ -24,7 +23,7 @@ route_forward(struct evhttp_request *req, uint32_t type, struct msgw *w,
 }
 
 void
-reply_error_msg(struct evhttp_request *req, struct imsg *imsg)
+reply_error_msg(struct http_request *req, struct imsg *imsg)
 {
 	if (respond_error_imsg(req, imsg) == -1)
 		peer_bad_message(&apid->parent, imsg, "malformed error");
@@ -100,6 +99,6 @@ reply_no_content(struct apid_request *ar, struct imsg *imsg)
 	}
 	if (imsg->hdr.type != MSG_OK || imsg->len != 0)
 		peer_bad_message(&apid->parent, imsg, "wrong reply");
-	evhttp_send_reply(ar->req, 204, respond_reason(204), NULL);
+	http_reply(ar->req, 204, NULL, NULL);
 	return APID_REPLY_DONE;
 }

@@ -6,8 +6,6 @@
 #include <sys/queue.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,27 +32,11 @@ static const struct {
 const char *
 respond_reason(int status)
 {
-	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 204: return "No Content";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 413: return "Payload Too Large";
-	case 422: return "Unprocessable Entity";
-	case 429: return "Too Many Requests";
-	case 500: return "Internal Server Error";
-	case 502: return "Bad Gateway";
-	default: return "Unknown";
-	}
+	return http_reason(status);
 }
 
 void
-respond_json(struct evhttp_request *req, int status, json_object *obj)
+respond_json(struct http_request *req, int status, json_object *obj)
 {
 	struct evbuffer	*buf;
 	const char	*text;
@@ -65,29 +47,25 @@ respond_json(struct evhttp_request *req, int status, json_object *obj)
 	if ((buf = evbuffer_new()) == NULL || text == NULL ||
 	    evbuffer_add(buf, text, len) == -1) {
 		log_warnx("%s: out of memory", __func__);
-		evhttp_send_error(req, 500, NULL);
 		if (buf != NULL)
 			evbuffer_free(buf);
+		http_reply_abort(req);
 		return;
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/json");
-	evhttp_send_reply(req, status, respond_reason(status), buf);
+	http_reply(req, status, "application/json", buf);
 	evbuffer_free(buf);
 }
 
 /* A body already built (exec results), with its content type. */
 void
-respond_buffer(struct evhttp_request *req, int status,
+respond_buffer(struct http_request *req, int status,
     const char *content_type, struct evbuffer *buf)
 {
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", content_type);
-	evhttp_send_reply(req, status, respond_reason(status), buf);
+	http_reply(req, status, content_type, buf);
 }
 
 void
-respond_error_status(struct evhttp_request *req, int status, const char *code,
+respond_error_status(struct http_request *req, int status, const char *code,
     const char *message)
 {
 	json_object	*root, *err;
@@ -99,14 +77,13 @@ respond_error_status(struct evhttp_request *req, int status, const char *code,
 	    json_object_new_string(message));
 	json_object_object_add(root, "error", err);
 	if (status == 401)
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "WWW-Authenticate", "Bearer");
+		http_add_field(req, "WWW-Authenticate", "Bearer");
 	respond_json(req, status, root);
 	json_object_put(root);
 }
 
 void
-respond_error(struct evhttp_request *req, enum error_kind kind,
+respond_error(struct http_request *req, enum error_kind kind,
     const char *message)
 {
 	size_t	 i;
@@ -126,7 +103,7 @@ respond_error(struct evhttp_request *req, enum error_kind kind,
  * malformed (the caller treats that as a protocol violation).
  */
 int
-respond_error_imsg(struct evhttp_request *req, struct imsg *imsg)
+respond_error_imsg(struct http_request *req, struct imsg *imsg)
 {
 	struct msgr	 r;
 	uint32_t	 kind;
@@ -146,10 +123,10 @@ respond_error_imsg(struct evhttp_request *req, struct imsg *imsg)
 }
 
 void
-respond_end(struct evhttp_request *req, int reply_started)
+respond_end(struct http_request *req, int reply_started)
 {
 	if (reply_started)
-		evhttp_send_reply_end(req);
+		http_reply_end(req);
 	else
-		evhttp_send_reply(req, 500, respond_reason(500), NULL);
+		http_reply_abort(req);
 }

@@ -2,7 +2,8 @@
  * GET /v1/sandboxes/{sb}/files/list?path= (API.md §4.11): a listing.  It
  * is an exec under managerd's control whose output pipe carries frames,
  * like POST .../exec (route_exec.c); its stdout is parsed by file_list.c
- * once EXEC_EXIT has come and the pipe is at EOF, in either order.
+ * once EXEC_EXIT has come and the pipe is at EOF, in either order
+ * (piped.c).
  */
 #include <sys/queue.h>
 
@@ -14,8 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/event.h>
-#include <event2/http.h>
 
 #include "apid.h"
 #include "log.h"
@@ -23,27 +22,20 @@
 #define LIST_STDERR_MAX		4096
 
 struct file_listing {
-	struct apid_request	*ar;
-	struct evhttp_request	*req;
-	struct pipe_reader	 pipe;		/* the output's frames */
+	struct piped		 pd;		/* the output's frames */
 	char			*dir;		/* FILE_LIST_STARTED */
 	int			 started;
-	int			 exited;
-	int			 gone;
 	struct exec_exit	 exit;
 	struct frame_parser	 fp;
 	struct capture		 out;		/* stdout, up to the max */
 	struct capture		 err;		/* stderr, its start */
 	int			 too_large;	/* or out of memory */
-	struct event		*later;		/* list_finish_later */
 };
 
 static void
 list_free(struct file_listing *st)
 {
-	pipe_reader_close(&st->pipe);
-	if (st->later != NULL)
-		event_free(st->later);
+	pipe_reader_close(&st->pd.pipe);
 	free(st->dir);
 	capture_free(&st->out);
 	capture_free(&st->err);
@@ -98,14 +90,14 @@ list_respond(struct file_listing *st)
 		if (asprintf(&msg, "cannot list %s: listing too large",
 		    st->dir) == -1)
 			msg = NULL;
-		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
+		respond_error(st->pd.req, ERR_BACKEND, msg != NULL ? msg :
 		    "listing too large");
-	} else if (st->pipe.failed) {
+	} else if (st->pd.pipe.failed) {
 		/* What came is not the whole listing: no partial answer. */
 		if (asprintf(&msg, "cannot list %s: the output was lost",
 		    st->dir) == -1)
 			msg = NULL;
-		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
+		respond_error(st->pd.req, ERR_BACKEND, msg != NULL ? msg :
 		    "the listing's output was lost");
 	} else if (st->exit.exit_code == 0) {
 		if (file_list_parse(st->out.stream[EXEC_STDOUT].data != NULL ?
@@ -114,29 +106,29 @@ list_respond(struct file_listing *st)
 			if (errno == E2BIG && asprintf(&msg, "cannot list %s: "
 			    "more than %d entries", st->dir,
 			    FILE_LIST_MAX_ENTRIES) != -1) {
-				respond_error(st->req, ERR_BACKEND, msg);
+				respond_error(st->pd.req, ERR_BACKEND, msg);
 				free(msg);
 			} else
-				respond_error(st->req, ERR_INTERNAL,
+				respond_error(st->pd.req, ERR_INTERNAL,
 				    "out of memory");
 			return;
 		}
 		if ((o = file_list_json(st->dir, &fe)) == NULL)
-			respond_error(st->req, ERR_INTERNAL, "out of memory");
+			respond_error(st->pd.req, ERR_INTERNAL, "out of memory");
 		else {
-			respond_json(st->req, 200, o);
+			respond_json(st->pd.req, 200, o);
 			json_object_put(o);
 		}
 		file_entries_free(&fe);
 	} else if (st->exit.exit_code == 2) {
 		if (asprintf(&msg, "%s: not found", st->dir) == -1)
 			msg = NULL;
-		respond_error(st->req, ERR_NOT_FOUND, msg != NULL ? msg :
+		respond_error(st->pd.req, ERR_NOT_FOUND, msg != NULL ? msg :
 		    "not found");
 	} else if (st->exit.exit_code == 3) {
 		if (asprintf(&msg, "%s is not a directory", st->dir) == -1)
 			msg = NULL;
-		respond_error(st->req, ERR_INVALID_REQUEST, msg != NULL ? msg :
+		respond_error(st->pd.req, ERR_INVALID_REQUEST, msg != NULL ? msg :
 		    "not a directory");
 	} else {
 		err = list_stderr(st);
@@ -144,20 +136,18 @@ list_respond(struct file_listing *st)
 		    err != NULL ? err : "") == -1)
 			msg = NULL;
 		free(err);
-		respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
+		respond_error(st->pd.req, ERR_BACKEND, msg != NULL ? msg :
 		    "cannot list");
 	}
 	free(msg);
 }
 
 static void
-list_finish(struct file_listing *st)
+list_finish(void *arg)
 {
-	pipe_reader_close(&st->pipe);
-	if (st->gone)
-		respond_end(st->req, 0);
-	else
-		list_respond(st);
+	struct file_listing	*st = arg;
+
+	list_respond(st);
 	list_free(st);
 }
 
@@ -174,52 +164,23 @@ list_data(void *arg, const unsigned char *buf, size_t n)
 	return 0;
 }
 
+/* managerd treats a listing as an exec: it ends it. */
 static void
-list_pipe_end(void *arg)
+list_gone(void *arg)
 {
 	struct file_listing	*st = arg;
 
-	if (st->exited) {
-		apid_request_release(st->ar);
-		list_finish(st);
-	}
-}
-
-static void
-list_finish_later(evutil_socket_t fd, short events, void *arg)
-{
-	struct file_listing	*st = arg;
-
-	apid_request_release(st->ar);
-	list_finish(st);
-}
-
-static void
-list_gone(struct apid_request *ar)
-{
-	struct file_listing	*st = ar->arg;
-
-	st->gone = 1;
-	pipe_reader_close(&st->pipe);
-	if (!st->exited) {
-		/* managerd treats a listing as an exec: it ends it. */
-		if (peer_compose(&apid->parent, MSG_EXEC_CANCEL, ar->id, -1,
-		    NULL, 0) == -1)
-			log_warnx("listing: cannot cancel");
-		return;
-	}
-	/*
-	 * We are inside evhttp's connection teardown: not here, but on the
-	 * loop's next turn, through an event made with the state (which
-	 * cannot fail now).
-	 */
-	event_active(st->later, EV_TIMEOUT, 1);
+	if (piped_pending(&st->pd, PIPED_BACKEND) &&
+	    peer_compose(&apid->parent, MSG_EXEC_CANCEL, st->pd.ar->id, -1,
+	    NULL, 0) == -1)
+		log_warnx("listing: cannot cancel");
+	piped_close(&st->pd);
 }
 
 static int
 list_reply(struct apid_request *ar, struct imsg *imsg)
 {
-	struct file_listing	*st = ar->arg;
+	struct file_listing	*st = piped_arg(ar);
 
 	switch (imsg->hdr.type) {
 	case MSG_FILE_LIST_STARTED:
@@ -228,26 +189,15 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 		if ((st->dir = msg_get_string(imsg, MSG_MAX_PATH)) == NULL)
 			peer_bad_message(&apid->parent, imsg, "malformed");
 		st->started = 1;
-		/* Failing, it closes the pipe and sets failed: EXEC_EXIT ends. */
-		if (!st->gone)
-			(void)pipe_reader_resume(&st->pipe);
+		piped_resume(&st->pd);
 		return APID_REPLY_MORE;
 	case MSG_EXEC_EXIT:
-		if (!st->started || st->exited)
+		if (!st->started || !piped_pending(&st->pd, PIPED_BACKEND) ||
+		    msg_get_exec_exit(imsg, &st->exit) == -1)
 			peer_bad_message(&apid->parent, imsg, "unexpected");
-		if (msg_get_exec_exit(imsg, &st->exit) == -1)
-			peer_bad_message(&apid->parent, imsg, "malformed");
-		st->exited = 1;
-		if (st->pipe.fd != -1)
-			return APID_REPLY_MORE;		/* finish at EOF */
-		list_finish(st);
-		return APID_REPLY_DONE;
+		return piped_done(&st->pd, PIPED_BACKEND);
 	case MSG_ERROR:
-		pipe_reader_close(&st->pipe);
-		if (st->gone)
-			respond_end(st->req, 0);
-		else
-			reply_error_msg(st->req, imsg);
+		reply_error_msg(st->pd.req, imsg);
 		list_free(st);
 		return APID_REPLY_DONE;
 	default:
@@ -255,15 +205,19 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 	}
 }
 
+static const struct piped_ops list_ops = {
+	"listing", list_data, list_finish, list_gone
+};
+
 void
-route_file_list(struct evhttp_request *req, char **params)
+route_file_list(struct http_request *req, char **params)
 {
 	struct file_listing	*st;
 	struct file_request	 fr;
 	struct msgw		 w;
 	char			*path;
 	size_t			 len;
-	int			 fds[2], rc;
+	int			 wfd, rc;
 
 	if ((rc = query_get(req, "path", &path, &len)) == -1) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
@@ -289,35 +243,17 @@ route_file_list(struct evhttp_request *req, char **params)
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	st->req = req;
-	pipe_reader_init(&st->pipe, "listing", NULL, list_data, list_pipe_end,
-	    st);
+	piped_init(&st->pd, req, 0, PIPED_PIPE, &list_ops, st);
 	frame_parser_init(&st->fp);
 	capture_init(&st->out, FILE_LIST_OUTPUT_MAX);
 	capture_init(&st->err, LIST_STDERR_MAX);
-	if ((st->later = event_new(apid->base, -1, 0, list_finish_later,
-	    st)) == NULL) {
-		respond_error(req, ERR_INTERNAL, "out of memory");
-		list_free(st);
-		return;
-	}
-	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == -1) {
-		log_warn("listing: pipe2");
+	if ((wfd = piped_pipe(&st->pd, 0)) == -1) {
 		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
 		list_free(st);
 		return;
 	}
-	if (pipe_reader_open(&st->pipe, fds[0]) == -1) {
-		close(fds[1]);
-		respond_error(req, ERR_INTERNAL, "out of memory");
-		list_free(st);
-		return;
-	}
-	if ((st->ar = apid_request_send(req, MSG_FILE_LIST, &w, fds[1],
-	    list_reply, st)) == NULL) {
+	if (piped_send(&st->pd, MSG_FILE_LIST, &w, wfd, list_reply) == -1) {
 		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
 		list_free(st);
-		return;
 	}
-	st->ar->gone = list_gone;
 }

@@ -9,13 +9,13 @@
  * many bytes) closes the connection, so the client sees a short body,
  * never a wrong whole one.
  *
- * The state lives until managerd is done with the id, the pipe is closed
- * and the job has ended, in whatever order.
+ * The request is over when managerd's last message (OK or MSG_ERROR)
+ * has come, the pipe is closed and the job has ended, in whatever order
+ * (piped.c).
  */
 #include <sys/queue.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,59 +23,31 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
 #include "log.h"
 
-static int
-pipe_nonblock_read(int fds[2])
-{
-	int	 flags;
-
-	if (bulk_pipe(fds, 0) == -1)
-		return -1;
-	if ((flags = fcntl(fds[0], F_GETFL)) == -1 ||
-	    fcntl(fds[0], F_SETFL, flags | O_NONBLOCK) == -1) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	return 0;
-}
-
 struct file_read {
-	struct apid_request	*ar;
-	struct evhttp_request	*req;
+	struct piped		 pd;		/* the job's output */
 	char			*path;		/* as asked, for logs */
 	int			 tar_fd;	/* tar pipe, until STARTED */
-	struct pipe_reader	 out;		/* the job's output */
 	struct evbuffer		*pend;		/* read, not yet forwarded */
 	uint64_t		 size;		/* FILE_READ_STARTED */
 	uint64_t		 got;		/* read from the job */
 	uint64_t		 sent;		/* forwarded to the client */
 	int			 started;
 	int			 reply_started;
-	int			 job_running;
 	int			 job_ok;	/* ended well, size bytes */
-	int			 backend_done;	/* OK or MSG_ERROR came */
 	int			 failed;	/* the body cannot be whole */
-	int			 gone;
-	int			 finishing;
 	int			 err_kind;	/* MSG_ERROR after STARTED */
 	char			*err_text;
 	char			 job_err[256];
-	struct event		*later;		/* read_finish_later */
 };
 
 static void
 read_free(struct file_read *st)
 {
-	pipe_reader_close(&st->out);
-	if (st->later != NULL)
-		event_free(st->later);
+	pipe_reader_close(&st->pd.pipe);
 	if (st->tar_fd != -1)
 		close(st->tar_fd);
 	if (st->pend != NULL)
@@ -85,29 +57,19 @@ read_free(struct file_read *st)
 	free(st);
 }
 
-static void read_maybe_finish(struct file_read *);
-
-/* -1 if the pipe cannot be watched: it is closed, the body is short. */
-static int
-read_resume(struct file_read *st)
-{
-	if (st->gone || pipe_reader_resume(&st->out) == 0)
-		return 0;
-	st->failed = 1;
-	return -1;
-}
-
-/*
- * A chunk went out: read on.  If that fails now, no pipe event will come
- * to end the request, and the job and managerd may be done already.
- */
+/* The body cannot be whole any more: stop reading, say why. */
 static void
-read_chunk_sent(struct evhttp_connection *evcon, void *arg)
+read_fail(struct file_read *st, const char *why)
 {
-	struct file_read	*st = arg;
-
-	if (read_resume(st) == -1)
-		read_maybe_finish(st);
+	st->failed = 1;
+	/* The proxy stops on EPIPE rather than wait for a reader. */
+	if (st->tar_fd != -1) {
+		close(st->tar_fd);
+		st->tar_fd = -1;
+	}
+	if (why != NULL && st->job_err[0] == '\0')
+		strlcpy(st->job_err, why, sizeof(st->job_err));
+	piped_close(&st->pd);
 }
 
 /*
@@ -121,7 +83,7 @@ read_forward(struct file_read *st)
 	uint64_t	 room;
 	size_t		 n;
 
-	if (st->gone || st->failed || !st->reply_started)
+	if (st->pd.gone || st->failed || !st->reply_started)
 		return;
 	n = evbuffer_get_length(st->pend);
 	if (!st->job_ok) {
@@ -140,37 +102,44 @@ read_forward(struct file_read *st)
 		return;
 	}
 	st->sent += n;
-	evhttp_send_reply_chunk_with_cb(st->req, chunk, read_chunk_sent, st);
+	http_reply_chunk(st->pd.req, chunk);
 	evbuffer_free(chunk);
+}
+
+/* Nothing went out yet: the (empty) file, or an error envelope. */
+static void
+read_answer_whole(struct file_read *st)
+{
+	char	*msg;
+
+	if (!st->failed && st->job_ok) {
+		respond_buffer(st->pd.req, 200, "application/octet-stream",
+		    st->pend);
+		return;
+	}
+	if (st->err_text != NULL) {
+		respond_error(st->pd.req, st->err_kind, st->err_text);
+		return;
+	}
+	if (asprintf(&msg, "cannot read %s: %s", st->path,
+	    st->job_err[0] != '\0' ? st->job_err : "the download failed") == -1)
+		msg = NULL;
+	respond_error(st->pd.req, ERR_BACKEND, msg != NULL ? msg :
+	    "the download failed");
+	free(msg);
 }
 
 /* The last word: the whole body, or a connection closed short. */
 static void
-read_finish(struct file_read *st)
+read_finish(void *arg)
 {
-	struct evkeyvalq	*out;
-	char			*msg;
+	struct file_read	*st = arg;
 
-	pipe_reader_close(&st->out);
-	if (st->gone) {
-		respond_end(st->req, st->reply_started);
-	} else if (!st->reply_started) {
-		/* An empty file waits for the job: nothing went out yet. */
-		if (!st->failed && st->job_ok)
-			respond_buffer(st->req, 200,
-			    "application/octet-stream", st->pend);
-		else if (st->err_text != NULL)
-			respond_error(st->req, st->err_kind, st->err_text);
-		else {
-			if (asprintf(&msg, "cannot read %s: %s", st->path,
-			    st->job_err[0] != '\0' ? st->job_err :
-			    "the download failed") == -1)
-				msg = NULL;
-			respond_error(st->req, ERR_BACKEND, msg != NULL ? msg :
-			    "the download failed");
-			free(msg);
-		}
-	} else {
+	if (st->pd.gone)
+		respond_end(st->pd.req, st->reply_started);
+	else if (!st->reply_started)
+		read_answer_whole(st);
+	else {
 		if (!st->failed && st->job_ok)
 			read_forward(st);
 		if (st->failed || !st->job_ok || st->sent != st->size) {
@@ -178,35 +147,12 @@ read_finish(struct file_read *st)
 			    st->err_text != NULL ? st->err_text :
 			    st->job_err[0] != '\0' ? st->job_err :
 			    "wrong size");
-			/*
-			 * The headers are out, but evhttp reads this when
-			 * the reply ends: it closes the connection instead
-			 * of keeping it for the next request.
-			 */
-			out = evhttp_request_get_output_headers(st->req);
-			evhttp_remove_header(out, "Connection");
-			evhttp_add_header(out, "Connection", "close");
-		}
-		evhttp_send_reply_end(st->req);
+			/* The client sees a short body and a close. */
+			http_reply_abort(st->pd.req);
+		} else
+			http_reply_end(st->pd.req);
 	}
 	read_free(st);
-}
-
-static int
-read_can_finish(const struct file_read *st)
-{
-	return st->backend_done && !st->job_running && st->out.fd == -1;
-}
-
-/* From the loop (a pipe or job event): managerd is done with the id. */
-static void
-read_maybe_finish(struct file_read *st)
-{
-	if (!read_can_finish(st) || st->finishing)
-		return;
-	st->finishing = 1;
-	apid_request_release(st->ar);
-	read_finish(st);
 }
 
 static int
@@ -233,229 +179,181 @@ read_data(void *arg, const unsigned char *buf, size_t n)
 }
 
 static void
-read_pipe_end(void *arg)
-{
-	struct file_read	*st = arg;
-
-	if (st->out.failed)
-		st->failed = 1;
-	read_maybe_finish(st);
-}
-
-static void
 read_job_done(const struct tar_result *res, void *arg)
 {
 	struct file_read	*st = arg;
 
-	st->job_running = 0;
-	if (res->errnum == 0 && res->bytes == st->size)
+	if (res->errnum == 0 && res->bytes == st->size) {
 		st->job_ok = 1;
-	else {
-		st->failed = 1;
-		if (res->errnum != 0)
-			strlcpy(st->job_err, res->message != NULL ?
-			    res->message : strerror(res->errnum),
-			    sizeof(st->job_err));
-		else
-			strlcpy(st->job_err, "wrong size",
-			    sizeof(st->job_err));
-		pipe_reader_close(&st->out);
-	}
-	/* The held-back byte may go now. */
-	if (st->job_ok && st->out.fd == -1)
-		read_forward(st);
-	read_maybe_finish(st);
+		/* The held-back byte may go now, if all of it is here. */
+		if (!piped_pending(&st->pd, PIPED_PIPE))
+			read_forward(st);
+	} else
+		read_fail(st, res->errnum != 0 ? (res->message != NULL ?
+		    res->message : strerror(res->errnum)) : "wrong size");
+	(void)piped_done(&st->pd, PIPED_JOB);
 }
 
+/* The job and the proxy stop on EPIPE; managerd then ends the call. */
 static void
-read_finish_later(evutil_socket_t fd, short events, void *arg)
+read_gone(void *arg)
 {
-	read_maybe_finish(arg);
+	read_fail(arg, NULL);
 }
 
-static void
-read_gone(struct apid_request *ar)
-{
-	struct file_read	*st = ar->arg;
-
-	st->gone = 1;
-	/* The job and the proxy stop on EPIPE. */
-	pipe_reader_close(&st->out);
-	if (st->tar_fd != -1) {
-		close(st->tar_fd);
-		st->tar_fd = -1;
-	}
-	if (!read_can_finish(st))
-		return;
-	/*
-	 * We are inside evhttp's connection teardown: not here, but on the
-	 * loop's next turn, through an event made with the state (which
-	 * cannot fail now).
-	 */
-	event_active(st->later, EV_TIMEOUT, 1);
-}
-
-/* FILE_READ_STARTED: the job, then the 200 (unless the file is empty). */
-static void
-read_started(struct file_read *st)
+static int
+read_start_job(struct file_read *st, int out_fd)
 {
 	struct tar_job_spec	 spec;
-	struct evkeyvalq	*out;
-	char			 len[32];
-	int			 fds[2];
 
-	if (st->gone)
-		return;
-	if (pipe_nonblock_read(fds) == -1) {
-		log_warn("download: pipe2");
-		goto fail;
-	}
-	if (pipe_reader_open(&st->out, fds[0]) == -1) {
-		close(fds[1]);
-		goto fail;
-	}
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = TAR_JOB_FIRST_FILE;
 	spec.in_fd = st->tar_fd;
-	spec.out_fd = fds[1];
+	spec.out_fd = out_fd;
 	spec.max_bytes = st->size;
 	spec.done = read_job_done;
 	spec.arg = st;
 	st->tar_fd = -1;		/* the job's now, even on failure */
 	if (tar_job_start(&spec) == -1) {
 		log_warn("download: cannot start the tar job");
-		pipe_reader_close(&st->out);
-		goto fail;
+		return -1;
 	}
-	st->job_running = 1;
+	return 0;
+}
+
+/* FILE_READ_STARTED: the job, then the 200 (unless the file is empty). */
+static void
+read_started(struct file_read *st)
+{
+	int	 wfd;
+
+	if (st->pd.gone) {
+		(void)piped_done(&st->pd, PIPED_JOB);	/* none will run */
+		return;
+	}
+	if ((wfd = piped_pipe(&st->pd, 1)) == -1 ||
+	    read_start_job(st, wfd) == -1) {
+		(void)piped_done(&st->pd, PIPED_JOB);
+		read_fail(st, "cannot start the extraction");
+		return;
+	}
 	if (st->size > 0) {
-		out = evhttp_request_get_output_headers(st->req);
-		snprintf(len, sizeof(len), "%" PRIu64, st->size);
-		evhttp_add_header(out, "Content-Type",
-		    "application/octet-stream");
-		evhttp_add_header(out, "Content-Length", len);
-		evhttp_send_reply_start(st->req, 200, respond_reason(200));
+		http_reply_start(st->pd.req, 200, "application/octet-stream",
+		    (int64_t)st->size);
 		st->reply_started = 1;
 	}
 	/* Failing, the job sees EPIPE and its end finishes the request. */
-	(void)read_resume(st);
-	return;
- fail:
-	st->failed = 1;
-	strlcpy(st->job_err, "cannot start the extraction",
-	    sizeof(st->job_err));
-	if (st->tar_fd != -1) {
-		close(st->tar_fd);
-		st->tar_fd = -1;
-	}
+	piped_resume(&st->pd);
+}
+
+/* managerd's MSG_ERROR once the file has started: the body is cut. */
+static void
+read_error_late(struct file_read *st, struct imsg *imsg)
+{
+	struct msgr	 r;
+
+	msgr_init(&r, imsg);
+	st->err_kind = (int)msgr_u32(&r);
+	st->err_text = msgr_str(&r, MSG_MAX_STRING);
+	if (msgr_end(&r) == -1 || st->err_text == NULL ||
+	    st->err_kind < ERR_INVALID_REQUEST || st->err_kind > ERR_KIND_MAX)
+		peer_bad_message(&apid->parent, imsg, "malformed error");
+	read_fail(st, NULL);
 }
 
 static int
 read_reply(struct apid_request *ar, struct imsg *imsg)
 {
-	struct file_read	*st = ar->arg;
-	struct msgr		 r;
+	struct file_read	*st = piped_arg(ar);
 
+	if (!piped_pending(&st->pd, PIPED_BACKEND))
+		peer_bad_message(&apid->parent, imsg, "after the end");
 	switch (imsg->hdr.type) {
 	case MSG_FILE_READ_STARTED:
-		if (st->started || st->backend_done ||
-		    msg_get_u64(imsg, &st->size) == -1)
+		if (st->started || msg_get_u64(imsg, &st->size) == -1)
 			peer_bad_message(&apid->parent, imsg, "unexpected");
 		st->started = 1;
 		read_started(st);
 		return APID_REPLY_MORE;
 	case MSG_OK:
-		if (!st->started || st->backend_done || imsg->len != 0)
+		if (!st->started || imsg->len != 0)
 			peer_bad_message(&apid->parent, imsg, "unexpected");
-		break;
+		return piped_done(&st->pd, PIPED_BACKEND);
 	case MSG_ERROR:
-		if (st->backend_done)
-			peer_bad_message(&apid->parent, imsg, "unexpected");
-		if (!st->started) {
-			/* Nothing went out: a normal error. */
-			if (st->gone)
-				respond_end(st->req, 0);
-			else
-				reply_error_msg(st->req, imsg);
-			read_free(st);
-			return APID_REPLY_DONE;
+		if (st->started) {
+			read_error_late(st, imsg);
+			return piped_done(&st->pd, PIPED_BACKEND);
 		}
-		msgr_init(&r, imsg);
-		st->err_kind = (int)msgr_u32(&r);
-		st->err_text = msgr_str(&r, MSG_MAX_STRING);
-		if (msgr_end(&r) == -1 || st->err_text == NULL ||
-		    st->err_kind < ERR_INVALID_REQUEST ||
-		    st->err_kind > ERR_KIND_MAX)
-			peer_bad_message(&apid->parent, imsg, "malformed error");
-		st->failed = 1;
-		pipe_reader_close(&st->out);
-		break;
+		/* Nothing went out: a normal error. */
+		reply_error_msg(st->pd.req, imsg);
+		read_free(st);
+		return APID_REPLY_DONE;
 	default:
 		peer_bad_message(&apid->parent, imsg, "wrong reply type");
 	}
-	st->backend_done = 1;
-	if (!read_can_finish(st))
-		return APID_REPLY_MORE;		/* the job or pipe finishes */
-	st->finishing = 1;
-	read_finish(st);
-	return APID_REPLY_DONE;
 }
 
-void
-route_file_read(struct evhttp_request *req, char **params)
+static const struct piped_ops read_ops = {
+	"download", read_data, read_finish, read_gone
+};
+
+/* ?path= and the message; NULL if answered. */
+static char *
+read_path(struct http_request *req, char **params, struct msgw *w)
 {
-	struct file_read	*st;
 	struct file_request	 fr;
 	json_object		*errors;
-	struct msgw		 w;
 	char			*path;
 	size_t			 len;
-	int			 fds[2], rc;
+	int			 rc;
 
 	if ((errors = json_object_new_array()) == NULL ||
 	    (rc = query_get(req, "path", &path, &len)) == -1) {
 		if (errors != NULL)
 			json_object_put(errors);
 		respond_error(req, ERR_INTERNAL, "out of memory");
-		return;
+		return NULL;
 	}
 	if (rc == 0)
 		query_missing(errors, "path");
-	if (query_respond(req, errors)) {
+	if (query_respond(req, errors) || sandbox_id_check(req,
+	    params[0]) == -1) {
 		free(path);
-		return;
-	}
-	if (sandbox_id_check(req, params[0]) == -1) {
-		free(path);
-		return;
+		return NULL;
 	}
 	query_refuse_nul(path, len);
-	if ((st = calloc(1, sizeof(*st))) == NULL) {
+	fr.sandbox_id = params[0];
+	fr.path = path;
+	msgw_init(w);
+	msg_put_file_request(w, &fr);
+	if (w->overflow || strlen(path) > MSG_MAX_PATH) {
+		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+void
+route_file_read(struct http_request *req, char **params)
+{
+	struct file_read	*st;
+	struct msgw		 w;
+	char			*path;
+	int			 fds[2];
+
+	if ((path = read_path(req, params, &w)) == NULL)
+		return;
+	if ((st = calloc(1, sizeof(*st))) == NULL ||
+	    (st->pend = evbuffer_new()) == NULL) {
+		free(st);
 		free(path);
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	st->req = req;
 	st->path = path;
 	st->tar_fd = -1;
-	pipe_reader_init(&st->out, "download", req, read_data, read_pipe_end,
-	    st);
-	if ((st->pend = evbuffer_new()) == NULL ||
-	    (st->later = event_new(apid->base, -1, 0, read_finish_later,
-	    st)) == NULL) {
-		respond_error(req, ERR_INTERNAL, "out of memory");
-		read_free(st);
-		return;
-	}
-	fr.sandbox_id = params[0];
-	fr.path = path;
-	msgw_init(&w);
-	msg_put_file_request(&w, &fr);
-	if (w.overflow || strlen(path) > MSG_MAX_PATH) {
-		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
-		read_free(st);
-		return;
-	}
+	piped_init(&st->pd, req, 1, PIPED_PIPE | PIPED_JOB, &read_ops, st);
 	/* Docker's tar comes through a pipe the job reads blocking. */
 	if (bulk_pipe(fds, 0) == -1) {
 		log_warn("download: pipe2");
@@ -464,11 +362,8 @@ route_file_read(struct evhttp_request *req, char **params)
 		return;
 	}
 	st->tar_fd = fds[0];
-	if ((st->ar = apid_request_send(req, MSG_FILE_READ, &w, fds[1],
-	    read_reply, st)) == NULL) {
+	if (piped_send(&st->pd, MSG_FILE_READ, &w, fds[1], read_reply) == -1) {
 		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
 		read_free(st);
-		return;
 	}
-	st->ar->gone = read_gone;
 }

@@ -1,19 +1,14 @@
 /*
  * PUT /v1/sandboxes/{sb}/files?path=&mode= (API.md §4.10): an upload.
- * With a Content-Length the body has not been read: the connection's
- * filter (http_intake.c) holds it back, and the request carries its
- * declared length in UPLOAD_LENGTH_HEADER.  A chunked body evhttp has
- * read (at most its JSON limit).  After the 413 checks the handler takes
- * the diverted body and waits for all of it (a 100 Continue goes first
- * if the client expects one); a client that goes away before that gets
- * nothing sent on its behalf: managerd and Docker never hear of it, and
- * no file is touched.  Then the tar pipe's read end goes with
- * FILE_WRITE; at FILE_WRITE_READY an UPLOAD job in the archive worker
- * (tar_job.c) reads the body from a pipe apid fills (body_pipe.c) and
- * writes the tar into the tar pipe; FILE_INFO is the answer.  The state lives until
- * managerd's last word has come and the job has ended.  An answer given
- * before the whole body was read closes the connection (the rest of the
- * body must never be taken for a request).
+ * After the 413 checks of the head the body is read (only now, once the
+ * key and the request are checked) into memory, and only when all of it
+ * has come does managerd hear of the upload: a client that goes away
+ * half-way leaves no file touched.  Then the tar pipe's read end goes
+ * with FILE_WRITE; at FILE_WRITE_READY an UPLOAD job in the archive
+ * worker (tar_job.c) reads the body from a pipe apid fills
+ * (body_pipe.c) and writes the tar into the tar pipe; FILE_INFO is the
+ * answer.  The state lives until managerd's last word has come and the
+ * job has ended.
  *
  * FILE_INFO alone does not prove the upload: the proxy sends the tar to
  * Docker as it comes (chunked), and Docker accepts a tar that stops at a
@@ -33,8 +28,6 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
 #include "log.h"
@@ -43,7 +36,7 @@
 
 struct file_upload {
 	struct apid_request	*ar;
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	int			 tar_fd;	/* tar pipe, until WRITE_READY */
 	int			 ready;
 	int			 job_running;
@@ -56,6 +49,7 @@ struct file_upload {
 	uint32_t		 mode;
 	char			 job_err[256];	/* why not */
 	json_object		*info;		/* FileInfo (NULL: cannot render) */
+	int			 body_lost;	/* out of memory while reading */
 	int			 info_waits;	/* FILE_INFO came before the job end */
 };
 
@@ -222,55 +216,6 @@ upload_reply(struct apid_request *ar, struct imsg *imsg)
 	return APID_REPLY_DONE;
 }
 
-/* Content-Length all digits and above max (API.md §4.10 step 1). */
-static int
-content_length_over(struct evhttp_request *req, uint64_t max)
-{
-	const char	*cl;
-	uint64_t	 v = 0;
-	size_t		 i;
-
-	cl = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Content-Length");
-	if (cl == NULL || *cl == '\0')
-		return 0;
-	for (i = 0; cl[i] != '\0'; i++) {
-		if (!isdigit((unsigned char)cl[i]))
-			return 0;
-		if (v > (UINT64_MAX - 9) / 10)
-			v = UINT64_MAX;		/* saturate: still over */
-		else
-			v = v * 10 + (uint64_t)(cl[i] - '0');
-	}
-	return v > max;
-}
-
-/*
- * The declared length of a body the connection's filter holds back: 1
- * with *len set, 0 if the body is evhttp's, -1 if answered (400).  The
- * header counts only with a diverted body of that length waiting on the
- * request's connection: the filter strips any copy a client sends, and
- * this check makes one it could not strip (once the filter has left the
- * connection to evhttp, say after a chunked request) worthless.
- */
-static int
-upload_length(struct evhttp_request *req, uint64_t *len)
-{
-	const char	*v, *errstr;
-
-	v = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    UPLOAD_LENGTH_HEADER);
-	if (v == NULL)
-		return 0;
-	*len = (uint64_t)strtonum(v, 1, LLONG_MAX, &errstr);
-	if (errstr != NULL || !http_intake_pending(req, *len)) {
-		respond_error(req, ERR_INVALID_REQUEST,
-		    "the request body cannot be read");
-		return -1;
-	}
-	return 1;
-}
-
 /* ^[0-7]{3,4}$ */
 static int
 mode_valid(const char *m, size_t len)
@@ -287,7 +232,7 @@ mode_valid(const char *m, size_t len)
 
 /* The 422s of the query; 0 with path (and mode) set if none. */
 static int
-upload_query(struct evhttp_request *req, char **path, size_t *pathlen,
+upload_query(struct http_request *req, char **path, size_t *pathlen,
     uint32_t *mode)
 {
 	json_object	*errors, *ctx;
@@ -337,7 +282,7 @@ upload_query(struct evhttp_request *req, char **path, size_t *pathlen,
 static void
 upload_send(struct file_upload *st)
 {
-	struct evhttp_request	*req = st->req;
+	struct http_request	*req = st->req;
 	struct file_write	 fw;
 	struct msgw		 w;
 	int			 fds[2];
@@ -365,63 +310,70 @@ upload_send(struct file_upload *st)
 	st->ar->gone = upload_gone;
 }
 
-/* The intake's answer: the whole diverted body, or NULL (client gone). */
 static void
-upload_collected(void *arg, struct evbuffer *body)
+upload_body_data(void *arg, const char *data, size_t len)
 {
 	struct file_upload	*st = arg;
 
-	if (body == NULL) {
-		/*
-		 * Nothing was sent.  The client is gone (the detached request
-		 * is freed, no more), or apid ran out of memory (a 500, and
-		 * the connection closes).
-		 */
+	if (evbuffer_add(st->body, data, len) == -1) {
+		log_warnx("upload: out of memory for the body");
+		st->body_lost = 1;
+		http_body_pause(st->req);
+	}
+}
+
+/* The whole body, or none: a client gone half-way costs nothing more. */
+static void
+upload_body_end(void *arg, int ok)
+{
+	struct file_upload	*st = arg;
+	char			*msg;
+
+	if (ok && !st->body_lost) {
+		upload_send(st);
+		return;
+	}
+	if (ok || st->req->conn == NULL)
 		respond_end(st->req, 0);
-		upload_free(st);
-		return;
+	else {
+		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
+		    apid->max_file_bytes) == -1)
+			msg = NULL;
+		respond_error(st->req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ?
+		    msg : "file too large");
+		free(msg);
 	}
-	if (evbuffer_add_buffer(st->body, body) == -1) {
-		log_warnx("upload: out of memory");
-		respond_error(st->req, ERR_INTERNAL, "out of memory");
-		upload_free(st);
-		return;
-	}
-	/* The body was read: the connection may live on. */
-	evhttp_remove_header(evhttp_request_get_output_headers(st->req),
-	    "Connection");
-	upload_send(st);
+	upload_free(st);
+}
+
+static void
+upload_refuse_size(struct http_request *req)
+{
+	char	*msg;
+
+	if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
+	    apid->max_file_bytes) == -1)
+		msg = NULL;
+	respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
+	    "file too large");
+	free(msg);
 }
 
 void
-route_file_write(struct evhttp_request *req, char **params)
+route_file_write(struct http_request *req, char **params)
 {
 	struct file_upload	*st;
 	struct file_write	 fw;
 	struct msgw		 w;
-	char			*path, *msg;
+	char			*path;
 	size_t			 pathlen;
-	uint64_t		 bodylen, declared;
 	uint32_t		 mode;
-	int			 diverted;
 
 	if (upload_query(req, &path, &pathlen, &mode) == -1)
 		return;
-	bodylen = evbuffer_get_length(evhttp_request_get_input_buffer(req));
-	if ((diverted = upload_length(req, &declared)) == -1) {
-		free(path);
-		return;
-	}
-	if (diverted)
-		bodylen = declared;
-	if ((!diverted && content_length_over(req, apid->max_file_bytes)) ||
-	    bodylen > apid->max_file_bytes) {
-		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
-		    apid->max_file_bytes) == -1)
-			msg = NULL;
-		respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
-		    "file too large");
-		free(msg);
+	/* §4.10 step 1: a declared length over the cap, from the head. */
+	if (req->head.has_length && req->head.length > apid->max_file_bytes) {
+		upload_refuse_size(req);
 		free(path);
 		return;
 	}
@@ -434,7 +386,7 @@ route_file_write(struct evhttp_request *req, char **params)
 	fw.sandbox_id = params[0];
 	fw.path = path;
 	fw.mode = mode;
-	fw.size = bodylen;
+	fw.size = req->head.length;
 	msgw_init(&w);
 	msg_put_file_write(&w, &fw);
 	if (w.overflow || strlen(path) > MSG_MAX_PATH) {
@@ -455,24 +407,6 @@ route_file_write(struct evhttp_request *req, char **params)
 	st->tar_fd = -1;
 	st->path = path;
 	st->mode = mode;
-	if (!diverted) {
-		/* evhttp's body (chunked or none): its chains move. */
-		if (evbuffer_add_buffer(st->body,
-		    evhttp_request_get_input_buffer(req)) == -1) {
-			respond_error(req, ERR_INTERNAL, "out of memory");
-			upload_free(st);
-			return;
-		}
-		upload_send(st);
-		return;
-	}
-	if (http_intake_collect(req, upload_collected, st) == -1) {
-		log_warn("upload: cannot read the body");
-		respond_error(req, ERR_INTERNAL,
-		    "cannot read the request body");
-		upload_free(st);
-		return;
-	}
-	/* Reading the body, notice EOF too (http.c). */
-	http_watch_close(req);
+	(void)http_body_stream(req, apid->max_file_bytes, upload_body_data,
+	    upload_body_end, st);
 }

@@ -34,7 +34,7 @@ health_reply(struct apid_request *ar, struct imsg *imsg)
 }
 
 void
-route_health(struct evhttp_request *req, char **params)
+route_health(struct http_request *req, char **params)
 {
 	if (apid_request_send(req, MSG_HEALTH_REQUEST, NULL, -1,
 	    health_reply, NULL) == NULL)

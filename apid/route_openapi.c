@@ -3,7 +3,6 @@
  * once at start-up and served without authentication, as /healthz is.
  */
 #include <event2/buffer.h>
-#include <event2/http.h>
 
 #include <stdlib.h>
 
@@ -23,7 +22,7 @@ route_openapi_init(void)
 }
 
 void
-route_openapi(struct evhttp_request *req, char **params)
+route_openapi(struct http_request *req, char **params)
 {
 	struct evbuffer	*buf;
 

@@ -49,7 +49,7 @@ sandbox_info_json(const struct sandbox_info *si)
  * as managerd would.
  */
 int
-sandbox_id_check(struct evhttp_request *req, const char *id)
+sandbox_id_check(struct http_request *req, const char *id)
 {
 	char	*msg;
 
@@ -65,7 +65,7 @@ sandbox_id_check(struct evhttp_request *req, const char *id)
 }
 
 void
-route_sandbox_create(struct evhttp_request *req, char **params)
+route_sandbox_create(struct http_request *req, char **params)
 {
 	struct create_request	 c;
 	struct msgw		 w;
@@ -103,7 +103,7 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 }
 
 void
-route_sandbox_list(struct evhttp_request *req, char **params)
+route_sandbox_list(struct http_request *req, char **params)
 {
 	json_object	*list = json_object_new_array();
 
@@ -115,7 +115,7 @@ route_sandbox_list(struct evhttp_request *req, char **params)
 }
 
 void
-route_sandbox_get(struct evhttp_request *req, char **params)
+route_sandbox_get(struct http_request *req, char **params)
 {
 	struct msgw	 w;
 
@@ -127,7 +127,7 @@ route_sandbox_get(struct evhttp_request *req, char **params)
 }
 
 void
-route_sandbox_delete(struct evhttp_request *req, char **params)
+route_sandbox_delete(struct http_request *req, char **params)
 {
 	struct msgw	 w;
 
@@ -139,7 +139,7 @@ route_sandbox_delete(struct evhttp_request *req, char **params)
 }
 
 void
-route_sandbox_timeout(struct evhttp_request *req, char **params)
+route_sandbox_timeout(struct http_request *req, char **params)
 {
 	struct msgw	 w;
 	int64_t		 secs;

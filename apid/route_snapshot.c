@@ -26,8 +26,6 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
 #include "format.h"
@@ -73,7 +71,7 @@ snapshot_id_plausible(const char *id)
 
 /* 0 if the id can travel; else the 404 has been sent. */
 static int
-snapshot_id_check(struct evhttp_request *req, const char *id)
+snapshot_id_check(struct http_request *req, const char *id)
 {
 	char	*msg;
 
@@ -92,7 +90,7 @@ snapshot_id_check(struct evhttp_request *req, const char *id)
 
 /* One SNAPSHOT_INFO as the whole answer. */
 static void
-snapshot_reply(struct evhttp_request *req, struct imsg *imsg, int status)
+snapshot_reply(struct http_request *req, struct imsg *imsg, int status)
 {
 	struct snapshot_info	 si;
 	json_object		*o;
@@ -120,7 +118,7 @@ snapshot_reply_200(struct apid_request *ar, struct imsg *imsg)
 /* POST /v1/sandboxes/{sb}/snapshots */
 
 struct snap_state {
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	uint32_t		 id;	/* the SNAPSHOT_CREATE's */
 	int			 rfd;	/* pipe read end until the job */
 	int			 sink;	/* SNAPSHOT_SINK came */
@@ -228,7 +226,7 @@ snap_reply(struct apid_request *ar, struct imsg *imsg)
 }
 
 void
-route_snapshot_create(struct evhttp_request *req, char **params)
+route_snapshot_create(struct http_request *req, char **params)
 {
 	struct snapshot_create	 sc;
 	struct snap_state	*st;
@@ -285,7 +283,7 @@ route_snapshot_create(struct evhttp_request *req, char **params)
 
 /* POST /v1/sandboxes/{sb}/rollback */
 void
-route_sandbox_rollback(struct evhttp_request *req, char **params)
+route_sandbox_rollback(struct http_request *req, char **params)
 {
 	struct rollback_request	 rq;
 	struct body_error	 e;
@@ -352,16 +350,13 @@ snapshot_list_filter(const char *query, char **value)
 
 /* GET /v1/snapshots?sandbox_id= */
 void
-route_snapshot_list(struct evhttp_request *req, char **params)
+route_snapshot_list(struct http_request *req, char **params)
 {
-	const struct evhttp_uri	*uri;
 	json_object		*list;
 	struct msgw		 w;
 	char			*filter;
 
-	uri = evhttp_request_get_evhttp_uri(req);
-	if (snapshot_list_filter(uri != NULL ? evhttp_uri_get_query(uri) :
-	    NULL, &filter) == -1) {
+	if (snapshot_list_filter(req->query, &filter) == -1) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return;
 	}
@@ -384,7 +379,7 @@ route_snapshot_list(struct evhttp_request *req, char **params)
 
 /* GET /v1/snapshots/{snap} */
 void
-route_snapshot_get(struct evhttp_request *req, char **params)
+route_snapshot_get(struct http_request *req, char **params)
 {
 	struct msgw	 w;
 
@@ -397,7 +392,7 @@ route_snapshot_get(struct evhttp_request *req, char **params)
 
 /* DELETE /v1/snapshots/{snap} */
 void
-route_snapshot_delete(struct evhttp_request *req, char **params)
+route_snapshot_delete(struct http_request *req, char **params)
 {
 	struct msgw	 w;
 
@@ -410,7 +405,7 @@ route_snapshot_delete(struct evhttp_request *req, char **params)
 
 /* POST /v1/snapshots/{snap}/fork */
 void
-route_snapshot_fork(struct evhttp_request *req, char **params)
+route_snapshot_fork(struct http_request *req, char **params)
 {
 	struct fork_request	 fr;
 	struct body_error	 e;

@@ -1,7 +1,7 @@
 /*
  * agent-sandbox-mcp's internal interfaces: the JSON-RPC layer (mcp_rpc.c),
- * the tool table and its calls (mcp_tools.c), argument schemas and checks
- * (mcp_args.c) and UTF-8 repair (mcp_utf8.c).
+ * the tool table and its calls (mcp_tools.c) and argument schemas and
+ * checks (mcp_args.c).
  */
 #ifndef AS_CLIENT_MCP_H
 #define AS_CLIENT_MCP_H
@@ -67,8 +67,5 @@ int		 args_check(const struct mcp_arg *, size_t, json_object *,
 		    char *, size_t);
 /* A checked argument, or NULL if absent or null. */
 json_object	*args_get(json_object *, const char *);
-
-/* mcp_utf8.c: bytes as UTF-8, each ill-formed subpart made U+FFFD. */
-char	*utf8_repair(const unsigned char *, size_t, size_t *outlen);
 
 #endif /* AS_CLIENT_MCP_H */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mcp.h"
+#include "utf8.h"
 
 /* What a tool produced: text (any bytes; repaired to UTF-8 later). */
 struct tool_out {
@@ -637,8 +638,7 @@ call_result(const char *text, size_t len, int error)
 	char		*s;
 	size_t		 slen;
 
-	if ((s = utf8_repair((const unsigned char *)text, len, &slen)) ==
-	    NULL)
+	if ((s = utf8_repair(text, len, &slen)) == NULL)
 		return NULL;
 	res = json_object_new_object();
 	content = json_object_new_array();

@@ -18,6 +18,7 @@
 
 #include "rest.h"
 #include "rest_internal.h"
+#include "utf8.h"
 
 #define REST_MAX_LINE	(16 * 1024 * 1024)	/* one NDJSON line */
 #define REST_MAX_ERROR	(1024 * 1024)		/* an error body */
@@ -76,11 +77,8 @@ parse_json(const unsigned char *data, size_t len)
 static void
 copy_text(char *dst, size_t dstlen, const char *s, size_t n)
 {
-	if (n >= dstlen) {
-		n = dstlen - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
+	if (n >= dstlen)
+		n = utf8_cut(s, dstlen - 1);
 	memcpy(dst, s, n);
 	dst[n] = '\0';
 }

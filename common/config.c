@@ -31,6 +31,9 @@
 #define INT_SETTING_MAX		INT_MAX
 #define BYTES_SETTING_MAX	(1LL << 53)
 #define FLOAT_SETTING_MAX	1e6
+/* A day; and what one process can hold with its descriptor reserve. */
+#define HTTP_TIMEOUT_MAX	86400.0
+#define HTTP_CONNECTIONS_MAX	65536
 
 struct loader {
 	char *const	*envp;
@@ -465,7 +468,7 @@ static int
 get_long(struct loader *ld, const char *var, long def, long min, long max,
     long *out)
 {
-	long long	 v;
+	long long	 v = 0;
 
 	if (get_llong(ld, var, def, min, max, &v) == -1)
 		return -1;
@@ -674,6 +677,26 @@ load_vars(struct loader *ld)
 	return 0;
 }
 
+/* apid's HTTP timeouts and connection cap (docs/configuration.md). */
+static int
+load_http_vars(struct loader *ld)
+{
+	struct config	*c = ld->conf;
+
+	if (get_double(ld, "AGENT_SANDBOX_HTTP_HEADER_TIMEOUT_SECONDS", 10.0,
+	    HTTP_TIMEOUT_MAX, &c->http_header_timeout) == -1 ||
+	    get_double(ld, "AGENT_SANDBOX_HTTP_BODY_TIMEOUT_SECONDS", 30.0,
+	    HTTP_TIMEOUT_MAX, &c->http_body_timeout) == -1 ||
+	    get_double(ld, "AGENT_SANDBOX_HTTP_IDLE_TIMEOUT_SECONDS", 60.0,
+	    HTTP_TIMEOUT_MAX, &c->http_idle_timeout) == -1 ||
+	    get_double(ld, "AGENT_SANDBOX_HTTP_SEND_TIMEOUT_SECONDS", 60.0,
+	    HTTP_TIMEOUT_MAX, &c->http_send_timeout) == -1 ||
+	    get_long(ld, "AGENT_SANDBOX_HTTP_MAX_CONNECTIONS", 1024, 16,
+	    HTTP_CONNECTIONS_MAX, &c->http_max_connections) == -1)
+		return -1;
+	return 0;
+}
+
 /* The checks between settings, in the order API.md §10 lists them. */
 static int
 check_vars(struct loader *ld)
@@ -720,7 +743,8 @@ config_load(struct config *conf, char *const *envp, char *err, size_t errlen)
 	ld.errlen = err != NULL ? errlen : 0;
 	if (ld.errlen > 0)
 		err[0] = '\0';
-	if (load_vars(&ld) == -1 || check_vars(&ld) == -1) {
+	if (load_vars(&ld) == -1 || load_http_vars(&ld) == -1 ||
+	    check_vars(&ld) == -1) {
 		config_free(conf);
 		return -1;
 	}

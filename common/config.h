@@ -49,6 +49,12 @@ struct config {
 	char		 *log_level;		/* warn|info|debug */
 	char		 *seccomp_mode;		/* kill|trap|log */
 	char		 *instance_id;		/* set by managerd */
+	/* apid's HTTP server (apid/http_server.c). */
+	double		  http_header_timeout;	/* seconds */
+	double		  http_body_timeout;
+	double		  http_idle_timeout;
+	double		  http_send_timeout;
+	long		  http_max_connections;
 };
 
 /*

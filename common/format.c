@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "utf8.h"
 
 /* 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, Python's datetime range. */
 #define TS_MIN	(-62135596800.0)
@@ -242,54 +243,6 @@ printable(uint32_t cp)
 	return 1;
 }
 
-/*
- * Decode one strict UTF-8 sequence at s (n bytes available).  Returns its
- * length and the code point, or 0 if the first byte does not start a
- * well-formed sequence.
- */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	unsigned char	 c = s[0], lo = 0x80, hi = 0xbf;
-	size_t		 need, i;
-	uint32_t	 v;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 3;
-		v = c & 0x0f;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 4;
-		v = c & 0x07;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (n < need)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xbf;
-		v = (v << 6) | (s[i] & 0x3f);
-	}
-	*cp = v;
-	return need;
-}
-
 char *
 format_pyrepr(const char *s)
 {
@@ -312,7 +265,7 @@ format_pyrepr(const char *s)
 	o = 0;
 	out[o++] = quote;
 	for (i = 0; i < n; i += k) {
-		if ((k = utf8_decode(p + i, n - i, &cp)) == 0) {
+		if ((k = utf8_char(p + i, n - i, &cp)) == 0) {
 			/* What surrogateescape makes of an undecodable byte. */
 			o += sprintf(out + o, "\\udc%02x", p[i]);
 			k = 1;
@@ -351,7 +304,7 @@ format_pystrlen(const char *s)
 
 	n = strlen(s);
 	for (i = 0; i < n; i += k, count++)
-		if ((k = utf8_decode(p + i, n - i, &cp)) == 0)
+		if ((k = utf8_char(p + i, n - i, &cp)) == 0)
 			k = 1;
 	return count;
 }

@@ -22,7 +22,9 @@ enum msg_type {
 	 * managerd -> apid, fd = listening socket.
 	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
 	 * u8 insecure_no_auth, u32 nkeys, nkeys x str api_key,
-	 * u64 max_file_bytes, u64 max_exec_output_bytes.
+	 * u64 max_file_bytes, u64 max_exec_output_bytes,
+	 * double http header, body, idle and send timeouts (seconds),
+	 * u32 http_max_connections.
 	 */
 	MSG_APID_CONFIG = 100,
 	/*

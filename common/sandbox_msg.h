@@ -14,8 +14,6 @@
 #include "msg.h"
 
 /* Bounds every decoder enforces. */
-#define SANDBOX_ID_LEN		19	/* "sb_" + 16 hex */
-#define SNAPSHOT_ID_LEN		21	/* "snap_" + 16 hex */
 #define MSG_MAX_ID		128	/* ids from clients, before checks */
 #define MSG_MAX_IMAGE		1024
 #define MSG_MAX_ENV		256	/* variables per request */

@@ -98,7 +98,7 @@ list_object_id(json_object *obj)
 	if (role != NULL && strcmp(role, "init") == 0)
 		return NULL;
 	id = json_get_string(labels, LABEL_ID);
-	if (!valid_sandbox_id(id)) {
+	if (!id_is_sandbox(id)) {
 		log_warnx("ignoring a Docker object labelled with the bad "
 		    "sandbox id %s", id != NULL ? id : "(none)");
 		return NULL;

@@ -1,6 +1,7 @@
 /*
- * What may go into a Docker path or query: sandbox ids, the names we give
- * Docker objects, image references, and percent-encoding for every slot.
+ * What may go into a Docker path or query: the names we give Docker
+ * objects, image references, and percent-encoding for every slot (sandbox
+ * ids are common/ids.c's).
  * A value is checked against a grammar before it is formatted, and then
  * encoded anyway (PRIVSEP.md §2.10).
  */
@@ -31,15 +32,6 @@ all_of(const char *s, size_t len, const char *set)
 #define LOWER_HEX	"0123456789abcdef"
 #define LOWER_ALNUM	"abcdefghijklmnopqrstuvwxyz0123456789"
 #define ALNUM		LOWER_ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-/* ^sb_[0-9a-f]{16}$ */
-int
-valid_sandbox_id(const char *id)
-{
-	return id != NULL && strlen(id) == SANDBOX_ID_LEN &&
-	    strncmp(id, SANDBOX_ID_PREFIX, 3) == 0 &&
-	    all_of(id + 3, SANDBOX_ID_LEN - 3, LOWER_HEX);
-}
 
 /* managerd makes 16; anything of lower-case hex up to 64 is accepted. */
 int

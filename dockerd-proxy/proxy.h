@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "ids.h"
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
@@ -44,7 +45,6 @@ struct proxy {
 
 /* Names and labels of API.md §11, plus our instance label. */
 #define SANDBOX_NAME_PREFIX	"agent-sandbox-"
-#define SANDBOX_ID_PREFIX	"sb_"
 #define LABEL_MANAGED		"io.agent-sandbox.managed"
 #define LABEL_ID		"io.agent-sandbox.id"
 #define LABEL_INSTANCE		"io.agent-sandbox.instance"
@@ -63,10 +63,10 @@ void	proxy_dispatch_parent(struct peer *, struct imsg *);
 void	docker_ping(struct proxy *, uint32_t peerid);
 
 /*
- * docker_names.c: everything that may go into a Docker path or query.
- * Validators return 1 when the value is acceptable.
+ * docker_names.c: everything that may go into a Docker path or query
+ * (sandbox ids: id_is_sandbox() of common/ids.c).  Validators return 1
+ * when the value is acceptable.
  */
-int	valid_sandbox_id(const char *);
 int	valid_instance_id(const char *);
 int	valid_docker_id(const char *);
 /* Network and runtime names: Docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*. */

@@ -28,7 +28,7 @@ get_sandbox_id(struct peer *p, struct imsg *imsg)
 
 	if ((id = msg_get_string(imsg, MSG_MAX_ID)) == NULL)
 		peer_bad_message(p, imsg, "malformed payload");
-	if (!valid_sandbox_id(id))
+	if (!id_is_sandbox(id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	return id;
 }
@@ -40,7 +40,7 @@ dispatch_create(struct proxy *px, struct peer *p, struct imsg *imsg)
 
 	if (msg_get_docker_create(imsg, &dc) == -1)
 		peer_bad_message(p, imsg, "malformed payload");
-	if (!valid_sandbox_id(dc.id))
+	if (!id_is_sandbox(dc.id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	check_env(p, imsg, &dc.spec.env);
 	docker_create(px, imsg->hdr.peerid, &dc);
@@ -56,7 +56,7 @@ dispatch_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
 		peer_bad_message(p, imsg, "no output pipe");
 	if (msg_get_docker_exec(imsg, &de) == -1)
 		peer_bad_message(p, imsg, "malformed payload");
-	if (!valid_sandbox_id(de.id))
+	if (!id_is_sandbox(de.id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	check_env(p, imsg, &de.env);
 	if (de.workdir[0] != '/')
@@ -79,7 +79,7 @@ dispatch_archive_get(struct proxy *px, struct peer *p, struct imsg *imsg)
 		fatal("malloc");
 	if (msg_get_archive_get(imsg, ag) == -1)
 		peer_bad_message(p, imsg, "malformed payload");
-	if (!valid_sandbox_id(ag->id))
+	if (!id_is_sandbox(ag->id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	docker_archive_get(px, imsg->hdr.peerid, ag, imsg_take_fd(imsg));
 }
@@ -95,7 +95,7 @@ dispatch_archive_put(struct proxy *px, struct peer *p, struct imsg *imsg)
 		fatal("malloc");
 	if (msg_get_archive_put(imsg, ap) == -1)
 		peer_bad_message(p, imsg, "malformed payload");
-	if (!valid_sandbox_id(ap->id))
+	if (!id_is_sandbox(ap->id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	docker_archive_put(px, imsg->hdr.peerid, ap, imsg_take_fd(imsg));
 }

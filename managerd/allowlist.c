@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "managerd.h"
+#include "utf8.h"
 
 #define NOSTAR	SIZE_MAX
 

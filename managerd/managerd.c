@@ -167,6 +167,11 @@ send_apid_config(void)
 		msgw_str(&w, conf->api_keys[i]);
 	msgw_u64(&w, (uint64_t)conf->max_file_bytes);
 	msgw_u64(&w, (uint64_t)conf->max_exec_output_bytes);
+	msgw_double(&w, conf->http_header_timeout);
+	msgw_double(&w, conf->http_body_timeout);
+	msgw_double(&w, conf->http_idle_timeout);
+	msgw_double(&w, conf->http_send_timeout);
+	msgw_u32(&w, (uint32_t)conf->http_max_connections);
 	if (w.overflow)
 		fatalx("the API keys do not fit in one %d-byte message",
 		    IMSG_MAX_PAYLOAD);

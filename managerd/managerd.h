@@ -10,6 +10,7 @@
 #include <sys/tree.h>
 
 #include "config.h"
+#include "ids.h"
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
@@ -147,10 +148,6 @@ void	sandbox_record_free(struct sandbox_record *);
 /* JSON text of a record (keys sorted, 2-space indent) and back. */
 char	*store_sandbox_to_json(const struct sandbox_record *);
 int	store_sandbox_from_json(const char *, struct sandbox_record *);
-/* "sb_" and 16 lower-case hex digits, as a record's id must be. */
-int	store_id_valid(const char *);
-/* prefix, then lower-case hex digits up to len characters in all. */
-int	store_hex_id_valid(const char *, const char *prefix, size_t len);
 
 /*
  * store_json.c, the pieces snapshot records (store_snapshot.c) share with
@@ -196,13 +193,6 @@ int	path_in_workspace(const char *normalized);
 /* allowlist.c: Python fnmatchcase semantics (API.md §8.6). */
 int	glob_match(const char *pattern, const char *string);
 int	image_allowed(char *const *patterns, size_t count, const char *image);
-
-/*
- * utf8.c: one code point of strict UTF-8 (no overlongs, no surrogates) and
- * its length; a byte that is not UTF-8 is 0xdc00 + it, as surrogateescape
- * decodes it.
- */
-size_t	utf8_next_or_escape(const unsigned char *, size_t len, uint32_t *cp);
 
 /* clock.c: wall and monotonic time in seconds; replaceable by tests. */
 extern double	(*clock_wall)(void);
@@ -265,7 +255,6 @@ struct sandbox	*sandbox_next(struct sandbox *);
 struct sandbox	**sandbox_sorted(size_t *count);
 size_t	 sandbox_count(void);
 void	 sandbox_make_id(char *buf, size_t len);
-int	 sandbox_id_valid(const char *);
 /* held + in flight < max: take a slot (0), or refuse (-1). */
 int	 quota_reserve(void);
 void	 quota_release(void);
@@ -367,8 +356,6 @@ struct snapshot_record {
 
 /* store_snapshot.c.  "snapshots/" + id + ".json.tmp" fits. */
 #define SNAPSHOT_PATH_MAX	64
-/* "snap_" and 16 lower-case hex digits: nothing else reaches the disk. */
-int	 snapshot_id_valid(const char *);
 /* snapshots/<id><suffix>; -1 (ENOENT) for a malformed id. */
 int	 snapshot_path(char *buf, size_t len, const char *id,
 	    const char *suffix);

@@ -108,7 +108,7 @@ list_add(struct list_call *lc, struct imsg *reply)
 	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1)
 		peer_bad_message(&env->proxy_peer, reply, "malformed item");
 	/* Only ids of ours can match a record; others are not listed. */
-	if (!running || !sandbox_id_valid(id)) {
+	if (!running || !id_is_sandbox(id)) {
 		free(id);
 		return 0;
 	}

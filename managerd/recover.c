@@ -82,7 +82,7 @@ item_add(struct imsg *reply)
 	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1 ||
 	    (running && !container))
 		peer_bad_message(&env->proxy_peer, reply, "malformed item");
-	if (!sandbox_id_valid(id)) {
+	if (!id_is_sandbox(id)) {
 		/* A label we did not write: leave that resource alone. */
 		log_warnx("Docker holds a resource labelled with a malformed "
 		    "sandbox id; ignoring it");
@@ -160,7 +160,7 @@ tar_without_record(int dfd, const char *name, size_t len)
 		return 0;
 	memcpy(id, name, SNAPSHOT_ID_LEN);
 	id[SNAPSHOT_ID_LEN] = '\0';
-	if (!snapshot_id_valid(id))
+	if (!id_is_snapshot(id))
 		return 0;
 	snprintf(json, sizeof(json), "%s.json", id);
 	return fstatat(dfd, json, &st, AT_SYMLINK_NOFOLLOW) == -1 &&

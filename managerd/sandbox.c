@@ -196,28 +196,14 @@ sandbox_count(void)
 	return held;
 }
 
-/* "sb_" and 16 lowercase hex digits from 8 random bytes (API.md §3.1). */
+/* A new id (API.md §3.1) that no sandbox in the table has. */
 void
 sandbox_make_id(char *buf, size_t len)
 {
-	unsigned char	 raw[8];
-	size_t		 i;
-
-	if (len < SANDBOX_ID_LEN + 1)
-		fatalx("%s: buffer too small", __func__);
 	do {
-		arc4random_buf(raw, sizeof(raw));
-		memcpy(buf, "sb_", 3);
-		for (i = 0; i < sizeof(raw); i++)
-			snprintf(buf + 3 + 2 * i, 3, "%02x", raw[i]);
+		if (id_make(buf, len, SANDBOX_ID_PREFIX) == -1)
+			fatalx("%s: buffer too small", __func__);
 	} while (sandbox_find(buf) != NULL);
-}
-
-int
-sandbox_id_valid(const char *id)
-{
-	return strlen(id) == SANDBOX_ID_LEN && strncmp(id, "sb_", 3) == 0 &&
-	    strspn(id + 3, "0123456789abcdef") == SANDBOX_ID_LEN - 3;
 }
 
 /*

@@ -74,19 +74,12 @@ snap_end(struct snap_op *op)
 		sandbox_unlock(sb);
 }
 
-/* "snap_" and 16 lower-case hex digits from 8 random bytes (§3.1). */
+/* A new id (§3.1). */
 static void
 snapshot_make_id(char *buf, size_t len)
 {
-	unsigned char	 raw[8];
-	size_t		 i;
-
-	if (len < SNAPSHOT_ID_LEN + 1)
+	if (id_make(buf, len, SNAPSHOT_ID_PREFIX) == -1)
 		fatalx("%s: buffer too small", __func__);
-	arc4random_buf(raw, sizeof(raw));
-	memcpy(buf, "snap_", 5);
-	for (i = 0; i < sizeof(raw); i++)
-		snprintf(buf + 5 + 2 * i, 3, "%02x", raw[i]);
 }
 
 static int

@@ -95,7 +95,7 @@ listener_open(const char *host, int port, char *err, size_t errlen)
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-		    listen(fd, 128) == 0)
+		    listen(fd, SOMAXCONN) == 0)
 			break;
 		saved = errno;
 		close(fd);

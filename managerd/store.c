@@ -35,7 +35,7 @@ store_sandbox_write(int datafd, const struct sandbox_record *r)
 	char	 tmp[STORE_PATH_LEN], dst[STORE_PATH_LEN], *text;
 	int	 ret, saved;
 
-	if (!store_id_valid(r->id)) {
+	if (!id_is_sandbox(r->id)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -55,7 +55,7 @@ store_sandbox_remove(int datafd, const char *id)
 {
 	char	 dst[STORE_PATH_LEN];
 
-	if (!store_id_valid(id)) {
+	if (!id_is_sandbox(id)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -117,7 +117,7 @@ skip(const char *name, void (*skipped)(const char *, void *), void *arg)
 		return;
 	memcpy(id, name, SANDBOX_ID_LEN);
 	id[SANDBOX_ID_LEN] = '\0';
-	if (store_id_valid(id))
+	if (id_is_sandbox(id))
 		skipped(id, arg);
 }
 

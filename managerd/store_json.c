@@ -20,6 +20,7 @@
 
 #include "format.h"
 #include "managerd.h"
+#include "utf8.h"
 
 /* One env entry while sorting; pos keeps the sort stable. */
 struct env_ent {
@@ -27,26 +28,6 @@ struct env_ent {
 	const char	*value;
 	size_t		 pos;
 };
-
-int
-store_hex_id_valid(const char *id, const char *prefix, size_t len)
-{
-	size_t	 i, n = strlen(prefix);
-
-	if (strncmp(id, prefix, n) != 0)
-		return 0;
-	for (i = n; i < len; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') ||
-		    (id[i] >= 'a' && id[i] <= 'f')))
-			return 0;
-	return id[len] == '\0';
-}
-
-int
-store_id_valid(const char *id)
-{
-	return store_hex_id_valid(id, "sb_", SANDBOX_ID_LEN);
-}
 
 void
 sbuf_add(struct sbuf *b, const char *s, size_t n)
@@ -267,7 +248,7 @@ store_sandbox_to_json(const struct sandbox_record *r)
 	struct sbuf	 b;
 
 	memset(&b, 0, sizeof(b));
-	if (!store_id_valid(r->id)) {
+	if (!id_is_sandbox(r->id)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -429,7 +410,7 @@ get_record(struct json_object *o, void *arg)
 		return -1;
 	if ((id = store_json_get_string(o, "id", SIZE_MAX)) == NULL)
 		return -1;
-	if (!store_id_valid(id)) {
+	if (!id_is_sandbox(id)) {
 		free(id);
 		return -1;
 	}
@@ -489,10 +470,7 @@ decode_surrogate_pairs(char *s)
 			    lo >= 0xdc00 && lo <= 0xdfff) {
 				cp = 0x10000 + ((hi - 0xd800) << 10) +
 				    (lo - 0xdc00);
-				s[w++] = (char)(0xf0 | (cp >> 18));
-				s[w++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-				s[w++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-				s[w++] = (char)(0x80 | (cp & 0x3f));
+				w += utf8_encode(cp, (unsigned char *)s + w);
 				r += 12;
 				continue;
 			}

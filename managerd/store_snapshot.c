@@ -7,7 +7,7 @@
  *
  * A snapshot exists iff both files exist and the record reads back;
  * anything else is no snapshot (and left alone: a listing skips it).  An
- * id reaches the file system only once snapshot_id_valid() accepted it.
+ * id reaches the file system only once id_is_snapshot() accepted it.
  *
  * The JSON is store_json.c's: the same string encoder and strict parser,
  * and the spec object written and read as a sandbox record holds it, so
@@ -35,15 +35,9 @@
 #define TMP_SUFFIX	".json.tmp"
 
 int
-snapshot_id_valid(const char *id)
-{
-	return store_hex_id_valid(id, "snap_", SNAPSHOT_ID_LEN);
-}
-
-int
 snapshot_path(char *buf, size_t len, const char *id, const char *suffix)
 {
-	if (!snapshot_id_valid(id)) {
+	if (!id_is_snapshot(id)) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -72,7 +66,7 @@ store_snapshot_to_json(const struct snapshot_record *r)
 	char		 num[FORMAT_PYFLOAT_LEN];
 
 	memset(&b, 0, sizeof(b));
-	if (!snapshot_id_valid(r->id) || r->sandbox_id == NULL ||
+	if (!id_is_snapshot(r->id) || r->sandbox_id == NULL ||
 	    !isfinite(r->created_at) ||
 	    format_pyfloat(r->created_at, num, sizeof(num)) == NULL) {
 		errno = EINVAL;
@@ -145,7 +139,7 @@ get_record(struct json_object *o, void *arg)
 		return -1;
 	if ((id = store_json_get_string(o, "id", SNAPSHOT_ID_LEN)) == NULL)
 		return -1;
-	if (!snapshot_id_valid(id)) {
+	if (!id_is_snapshot(id)) {
 		free(id);
 		return -1;
 	}

@@ -32,7 +32,7 @@ AS_IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 AS_PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libevent-dev libjson-c-dev libarchive-dev libbsd-dev libseccomp-dev
-	libcmocka-dev python3 curl docker.io debootstrap busybox-static
+	libcmocka-dev libhttp-parser-dev python3 curl docker.io debootstrap busybox-static
 	ca-certificates
 )
 

@@ -2,7 +2,7 @@
  * Tests for apid/auth.c, API.md §2 and REFERENCE-TESTS E 27-31: which
  * header is the candidate, Bearer's case-insensitive scheme, empty values,
  * every configured key, and the 401 itself (status, body, header) through
- * evhttp.
+ * apid's HTTP server.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -13,16 +13,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
+#include "http_fixture.h"
 
 static char	 key0[] = "test-key-0123456789abcdef";
 static char	 key1[] = "second-key-fedcba9876543210";
@@ -105,120 +105,90 @@ test_scheme_case_insensitive(void **state)
 	    keys, NKEYS), AUTH_REJECT);
 }
 
-static struct evhttp_request *
+static struct http_request *
 request_with(const char *authorization, const char *x_api_key)
 {
-	struct evhttp_request	*req;
-	struct evkeyvalq	*h;
+	char	 head[512];
 
-	req = evhttp_request_new(NULL, NULL);
-	assert_non_null(req);
-	h = evhttp_request_get_input_headers(req);
-	if (authorization != NULL)
-		evhttp_add_header(h, "Authorization", authorization);
-	if (x_api_key != NULL)
-		evhttp_add_header(h, "x-api-key", x_api_key);
-	return req;
+	snprintf(head, sizeof(head), "GET /v1/sandboxes HTTP/1.1\nHost: x\n"
+	    "%s%s%s%s%s%s", authorization != NULL ? "Authorization: " : "",
+	    authorization != NULL ? authorization : "",
+	    authorization != NULL ? "\n" : "",
+	    x_api_key != NULL ? "x-api-key: " : "",
+	    x_api_key != NULL ? x_api_key : "", x_api_key != NULL ? "\n" : "");
+	return fixture_request(head, NULL);
 }
 
 /* E 31 and the glue: headers are read from the request. */
 static void
 test_request_accepted(void **state)
 {
-	struct evhttp_request	*req;
+	struct http_request	*req;
 
 	req = request_with("Bearer test-key-0123456789abcdef", NULL);
 	assert_int_equal(auth_request(req, keys, NKEYS, 0), 0);
-	evhttp_request_free(req);
+	http_request_free(req);
 	/* Header names are case-insensitive. */
 	req = request_with(NULL, key1);
 	assert_int_equal(auth_request(req, keys, NKEYS, 0), 0);
-	evhttp_request_free(req);
+	http_request_free(req);
 	/* Insecure mode: no credentials at all. */
 	req = request_with(NULL, NULL);
 	assert_int_equal(auth_request(req, keys, NKEYS, 1), 0);
-	evhttp_request_free(req);
+	http_request_free(req);
 	req = request_with("Bearer wrong-key-000000000", NULL);
 	assert_int_equal(auth_request(req, NULL, 0, 1), 0);
-	evhttp_request_free(req);
+	http_request_free(req);
+	/* A refused request is answered, which frees it. */
+	req = request_with("Bearer wrong-key-000000000", NULL);
+	assert_int_equal(auth_request(req, keys, NKEYS, 0), -1);
 }
 
 /*
- * The whole exchange over loopback HTTP: an evhttp server whose handler
- * runs auth_request, and an evhttp client reading status, headers, body.
+ * The whole exchange: apid's HTTP server whose handler runs
+ * auth_request, and the test reading status, fields and body.
  */
 struct exchange {
-	struct event_base	*base;
-	int			 code;
-	char			 www[64];
-	char			 ctype[64];
-	char			 body[256];
+	int	 code;
+	char	 www[64];
+	char	 ctype[64];
+	char	 body[256];
 };
 
 static void
-server_cb(struct evhttp_request *req, void *arg)
+server_cb(struct http_request *req)
 {
 	if (auth_request(req, keys, NKEYS, 0) == 0)
-		evhttp_send_reply(req, 200, "OK", NULL);
-}
-
-static void
-client_done(struct evhttp_request *req, void *arg)
-{
-	struct exchange	*x = arg;
-	struct evkeyvalq *h;
-	const char	*v;
-	struct evbuffer	*b;
-	size_t		 n;
-
-	assert_non_null(req);
-	x->code = evhttp_request_get_response_code(req);
-	h = evhttp_request_get_input_headers(req);
-	if ((v = evhttp_find_header(h, "WWW-Authenticate")) != NULL)
-		strlcpy(x->www, v, sizeof(x->www));
-	if ((v = evhttp_find_header(h, "Content-Type")) != NULL)
-		strlcpy(x->ctype, v, sizeof(x->ctype));
-	b = evhttp_request_get_input_buffer(req);
-	n = evbuffer_get_length(b);
-	assert_true(n < sizeof(x->body));
-	evbuffer_remove(b, x->body, n);
-	x->body[n] = '\0';
-	event_base_loopexit(x->base, NULL);
+		http_reply(req, 200, NULL, NULL);
 }
 
 static void
 exchange(struct exchange *x, const char *authorization, const char *xkey)
 {
-	struct evhttp			*http;
-	struct evhttp_bound_socket	*bound;
-	struct evhttp_connection	*conn;
-	struct evhttp_request		*req;
-	struct sockaddr_in		 sin;
-	socklen_t			 slen = sizeof(sin);
+	struct http_fixture	 fx;
+	struct http_response	 r = { 0 };
+	char			 head[512];
 
 	memset(x, 0, sizeof(*x));
-	assert_non_null(x->base = event_base_new());
-	assert_non_null(http = evhttp_new(x->base));
-	evhttp_set_gencb(http, server_cb, NULL);
-	assert_non_null(bound = evhttp_bind_socket_with_handle(http,
-	    "127.0.0.1", 0));
-	assert_int_equal(getsockname(evhttp_bound_socket_get_fd(bound),
-	    (struct sockaddr *)&sin, &slen), 0);
-	assert_non_null(conn = evhttp_connection_base_new(x->base, NULL,
-	    "127.0.0.1", ntohs(sin.sin_port)));
-	assert_non_null(req = evhttp_request_new(client_done, x));
-	if (authorization != NULL)
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Authorization", authorization);
-	if (xkey != NULL)
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "X-API-Key", xkey);
-	assert_int_equal(evhttp_make_request(conn, req, EVHTTP_REQ_GET,
-	    "/v1/sandboxes"), 0);
-	event_base_dispatch(x->base);
-	evhttp_connection_free(conn);
-	evhttp_free(http);
-	event_base_free(x->base);
+	fixture_init(&fx, server_cb, NULL);
+	snprintf(head, sizeof(head), "GET /v1/sandboxes HTTP/1.1\r\n"
+	    "Host: x\r\n%s%s%s%s%s%s\r\n",
+	    authorization != NULL ? "Authorization: " : "",
+	    authorization != NULL ? authorization : "",
+	    authorization != NULL ? "\r\n" : "", xkey != NULL ?
+	    "X-API-Key: " : "", xkey != NULL ? xkey : "",
+	    xkey != NULL ? "\r\n" : "");
+	fixture_send_str(&fx, head);
+	assert_int_equal(fixture_response(&fx, &r, 2000), 0);
+	x->code = r.status;
+	strlcpy(x->www, response_field(&r, "www-authenticate"),
+	    sizeof(x->www));
+	strlcpy(x->ctype, response_field(&r, "content-type"),
+	    sizeof(x->ctype));
+	if (r.body != NULL)
+		strlcpy(x->body, r.body, sizeof(x->body));
+	response_free(&r);
+	fixture_free(&fx);
 }
 
 /* E 28: the 401 envelope and "WWW-Authenticate: Bearer" (exact). */

@@ -25,10 +25,9 @@
 #include <cmocka.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "apid.h"
+#include "http_fixture.h"
 
 #define JSON		"application/json"
 
@@ -49,7 +48,7 @@ static struct {
 static struct apid_request	 sent_ar;
 
 struct apid_request *
-apid_request_send(struct evhttp_request *req, uint32_t type, struct msgw *w,
+apid_request_send(struct http_request *req, uint32_t type, struct msgw *w,
     int fd, apid_reply_cb reply, void *arg)
 {
 	if (sent.fail) {
@@ -114,13 +113,13 @@ to_text(json_object *o)
 }
 
 void
-respond_json(struct evhttp_request *req, int status, json_object *obj)
+respond_json(struct http_request *req, int status, json_object *obj)
 {
 	resp_set(status, to_text(obj));
 }
 
 void
-respond_error_status(struct evhttp_request *req, int status, const char *code,
+respond_error_status(struct http_request *req, int status, const char *code,
     const char *message)
 {
 	char	*s;
@@ -130,7 +129,7 @@ respond_error_status(struct evhttp_request *req, int status, const char *code,
 }
 
 void
-respond_error(struct evhttp_request *req, enum error_kind kind,
+respond_error(struct http_request *req, enum error_kind kind,
     const char *message)
 {
 	static const int	 status[] = { 0, 400, 401, 403, 404, 409, 413,
@@ -140,7 +139,7 @@ respond_error(struct evhttp_request *req, enum error_kind kind,
 }
 
 int
-respond_error_imsg(struct evhttp_request *req, struct imsg *imsg)
+respond_error_imsg(struct http_request *req, struct imsg *imsg)
 {
 	struct msgr	 r;
 	uint32_t	 kind;
@@ -617,18 +616,16 @@ test_list_filter(void **state)
 
 /* The routes, against the stand-ins. */
 
-static struct evhttp_request *
+static struct http_request *
 request(const char *body, const char *ctype)
 {
-	struct evhttp_request	*req;
+	struct http_request	*req;
+	char			 head[256];
 
-	assert_non_null(req = evhttp_request_new(NULL, NULL));
-	if (body != NULL)
-		evbuffer_add(evhttp_request_get_input_buffer(req), body,
-		    strlen(body));
-	if (ctype != NULL)
-		evhttp_add_header(evhttp_request_get_input_headers(req),
-		    "Content-Type", ctype);
+	snprintf(head, sizeof(head), "POST /v1/x HTTP/1.1\nHost: x\n%s%s%s",
+	    ctype != NULL ? "Content-Type: " : "", ctype != NULL ? ctype : "",
+	    ctype != NULL ? "\n" : "");
+	req = fixture_request(head, body);
 	memset(&sent, 0, sizeof(sent));
 	sent.fd = -1;
 	memset(&job, 0, sizeof(job));
@@ -744,7 +741,7 @@ info_msg(struct msgw *w)
 static void
 test_route_create(void **state)
 {
-	struct evhttp_request	*req = request("{\"name\": \"n\"}", JSON);
+	struct http_request	*req = request("{\"name\": \"n\"}", JSON);
 	char			 sb[] = "sb_1", *params[] = { sb };
 	struct snapshot_create	 sc;
 	struct imsg		 m;
@@ -787,14 +784,14 @@ test_route_create(void **state)
 	info_msg(&w);
 	assert_int_equal(reply(MSG_SNAPSHOT_INFO, &w, -1), APID_REPLY_DONE);
 	resp_expect(201, INFO_JSON);
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 /* MSG_ERROR before the sink: the pipe is closed, the error answered. */
 static void
 test_route_create_error(void **state)
 {
-	struct evhttp_request	*req = request(NULL, NULL);
+	struct http_request	*req = request(NULL, NULL);
 	char			 sb[] = "sb_404", *params[] = { sb };
 	char			 c = 'x';
 
@@ -808,14 +805,14 @@ test_route_create_error(void **state)
 	assert_int_equal(write(sent.fd, &c, 1), -1);
 	assert_int_equal(errno, EPIPE);
 	close(sent.fd);
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 /* A job that cannot start is reported at once; managerd answers. */
 static void
 test_route_create_job_fails(void **state)
 {
-	struct evhttp_request	*req = request("{}", JSON);
+	struct http_request	*req = request("{}", JSON);
 	char			 sb[] = "sb_1", *params[] = { sb };
 	struct msgw		 w;
 	int			 fd;
@@ -833,14 +830,14 @@ test_route_create_job_fails(void **state)
 	    APID_REPLY_DONE);
 	resp_expect(500, "error: snapshot failed");
 	close(sent.fd);
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 /* Checks apid makes before anything is sent. */
 static void
 test_route_create_local(void **state)
 {
-	struct evhttp_request	*req = request("{\"name\": 1}", JSON);
+	struct http_request	*req = request("{\"name\": 1}", JSON);
 	char			 sb[] = "sb_1", *params[] = { sb };
 	char			*longid = repeat("s", MSG_MAX_ID + 1, 0);
 	char			*want;
@@ -849,7 +846,7 @@ test_route_create_local(void **state)
 	assert_int_equal(sent.called, 0);
 	assert_int_equal(resp.status, 422);
 	resp_set(0, NULL);
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	req = request(NULL, NULL);
 	params[0] = longid;
@@ -860,13 +857,13 @@ test_route_create_local(void **state)
 	resp_expect(404, want);
 	free(want);
 	free(longid);
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 static void
 test_route_rollback(void **state)
 {
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	char			 sb[] = "sb_1", *params[] = { sb };
 	struct rollback_request	 rq;
 	struct imsg		 m;
@@ -882,7 +879,7 @@ test_route_rollback(void **state)
 	assert_int_equal(reply_error(ERR_NOT_FOUND, "snapshot x not found"),
 	    APID_REPLY_DONE);
 	resp_expect(404, "error: snapshot x not found");
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	/* The snapshot is checked before the sandbox. */
 	req = request("{\"snapshot_id\": \"a/b\"}", JSON);
@@ -891,20 +888,20 @@ test_route_rollback(void **state)
 	assert_int_equal(sent.called, 0);
 	resp_expect(404, "error: snapshot a/b not found");
 	free(params[0]);
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	req = request(NULL, JSON);
 	params[0] = sb;
 	route_sandbox_rollback(req, params);
 	assert_int_equal(sent.called, 0);
 	resp_expect(422, MISSING_BODY);
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 static void
 test_route_fork(void **state)
 {
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	char			 bad[] = "bad\001id";
 	char			 snap[] = "snap_0123456789abcdef";
 	char			*params[] = { snap };
@@ -924,7 +921,7 @@ test_route_fork(void **state)
 	assert_int_equal(reply_error(ERR_LIMIT_EXCEEDED, "quota"),
 	    APID_REPLY_DONE);
 	resp_expect(429, "error: quota");
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	/* The body is validated before the id is looked at. */
 	req = request("{\"cpus\": 0}", JSON);
@@ -933,19 +930,19 @@ test_route_fork(void **state)
 	assert_int_equal(sent.called, 0);
 	assert_int_equal(resp.status, 422);
 	resp_set(0, NULL);
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	req = request(NULL, NULL);
 	route_snapshot_fork(req, params);
 	assert_int_equal(sent.called, 0);
 	resp_expect(404, "error: snapshot bad\001id not found");
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 static void
 test_route_get_list(void **state)
 {
-	struct evhttp_request	*req;
+	struct http_request	*req;
 	char			 ctl[] = "x\037";
 	char			 snap[] = "snap_0123456789abcdef";
 	char			*params[] = { snap };
@@ -963,7 +960,7 @@ test_route_get_list(void **state)
 	info_msg(&w);
 	assert_int_equal(reply(MSG_SNAPSHOT_INFO, &w, -1), APID_REPLY_DONE);
 	resp_expect(200, INFO_JSON);
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	req = request(NULL, NULL);
 	route_snapshot_list(req, params);
@@ -977,21 +974,21 @@ test_route_get_list(void **state)
 	assert_int_equal(reply(MSG_SNAPSHOT_LIST_END, NULL, -1),
 	    APID_REPLY_DONE);
 	resp_expect(200, "{\"snapshots\":[" INFO_JSON "," INFO_JSON "]}");
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	req = request(NULL, NULL);
 	route_snapshot_list(req, params);
 	assert_int_equal(reply(MSG_SNAPSHOT_LIST_END, NULL, -1),
 	    APID_REPLY_DONE);
 	resp_expect(200, "{\"snapshots\":[]}");
-	evhttp_request_free(req);
+	http_request_free(req);
 
 	req = request(NULL, NULL);
 	params[0] = ctl;
 	route_snapshot_delete(req, params);
 	assert_int_equal(sent.called, 0);
 	resp_expect(404, "error: snapshot x\037 not found");
-	evhttp_request_free(req);
+	http_request_free(req);
 }
 
 int

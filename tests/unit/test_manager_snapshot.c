@@ -253,7 +253,7 @@ snapshot_success(int written_first)
 		apid_writes(&s, TAR_BYTES);
 	}
 	expect_snapshot(s.req, &info);
-	assert_true(snapshot_id_valid(info.id));
+	assert_true(id_is_snapshot(info.id));
 	assert_string_equal(info.sandbox_id, sb);
 	assert_string_equal(info.name, "before the change");
 	assert_string_equal(info.image, "python:3.12-slim");
@@ -963,7 +963,7 @@ test_fork(void **state)
 	assert_int_equal(quota_pending(), 1);
 	tar_accepted();
 	call = expect_create(&dc);
-	assert_true(sandbox_id_valid(dc.id));
+	assert_true(id_is_sandbox(dc.id));
 	assert_string_not_equal(dc.id, a);
 	assert_true(dc.spec.cpus == 0.5);
 	assert_true(dc.spec.network);

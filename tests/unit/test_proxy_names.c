@@ -1,8 +1,8 @@
 /*
  * Tests for dockerd-proxy/docker_names.c: what may reach a Docker path.
- * Tables for sandbox ids (the bypasses of PRIVSEP.md §2.10: uppercase,
- * %2e%2e, "//", lengths), image references and their repo/tag split,
- * Docker names, and percent-encoding of every slot.
+ * Tables for instance and Docker ids, image references and their
+ * repo/tag split, Docker names, and percent-encoding of every slot
+ * (sandbox ids are test_ids.c's).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,47 +17,6 @@
 #include "proxy.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
-
-static void
-test_sandbox_ids(void **state)
-{
-	static const struct {
-		const char	*id;
-		int		 ok;
-	} cases[] = {
-		{ "sb_0123456789abcdef", 1 },
-		{ "sb_ffffffffffffffff", 1 },
-		{ "sb_0000000000000000", 1 },
-		{ "sb_0123456789ABCDEF", 0 },	/* uppercase */
-		{ "SB_0123456789abcdef", 0 },
-		{ "sb_0123456789abcdeF", 0 },
-		{ "sb_0123456789abcde", 0 },	/* too short */
-		{ "sb_0123456789abcdef0", 0 },	/* too long */
-		{ "sb_0123456789abcdef/", 0 },
-		{ "sb_%2e%2e%2e%2e%2e%2e", 0 },
-		{ "sb_%2e%2e/containers", 0 },
-		{ "sb_..//............", 0 },
-		{ "sb_//0123456789abcd", 0 },
-		{ "sb_0123456789abcdeg", 0 },	/* not hex */
-		{ "sb_0123456789abcd-f", 0 },
-		{ "sb_0123456789abc ef", 0 },
-		{ "sb-0123456789abcdef", 0 },
-		{ "xx_0123456789abcdef", 0 },
-		{ "0123456789abcdef", 0 },
-		{ "sb_", 0 },
-		{ "", 0 },
-		{ "snap_0123456789abcdef", 0 },
-	};
-	char	 with_nul[] = "sb_0123456789abcdef";
-	size_t	 i;
-
-	for (i = 0; i < NELEM(cases); i++)
-		if (valid_sandbox_id(cases[i].id) != cases[i].ok)
-			fail_msg("valid_sandbox_id(\"%s\")", cases[i].id);
-	assert_false(valid_sandbox_id(NULL));
-	with_nul[10] = '\0';
-	assert_false(valid_sandbox_id(with_nul));
-}
 
 static void
 test_other_ids(void **state)
@@ -300,7 +259,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sandbox_ids),
 		cmocka_unit_test(test_other_ids),
 		cmocka_unit_test(test_docker_names),
 		cmocka_unit_test(test_image_refs),

@@ -1,9 +1,9 @@
 /*
- * Tests for apid's output path: the UTF-8 decoder against Python's
- * bytes.decode("utf-8", "replace") and its incremental decoder, the JSON
- * text writers against json.dumps(), the capture cap of API.md §5.3, the
- * frame parser and the NDJSON events of §3.6.  Expected values were
- * computed with CPython 3.11 and are hard-coded.
+ * Tests for apid's output path: the JSON text writers against
+ * json.dumps(), the capture cap of API.md §5.3, the frame parser and the
+ * NDJSON events of §3.6 (the UTF-8 decoder under them is common/utf8.c,
+ * tested in test_utf8.c).  Expected values were computed with CPython
+ * 3.11 and are hard-coded.
  */
 #include <sys/queue.h>
 
@@ -19,74 +19,12 @@
 
 #include "apid.h"
 
-struct dec_case {
-	const char	*in;
-	size_t		 inlen;
-	const char	*want;
-	size_t		 wantlen;
-};
-
 struct enc_case {
 	const char	*in;
 	size_t		 inlen;
 	const char	*want;
 };
 
-struct inc_chunk {
-	const char	*in;
-	size_t		 inlen;
-	const char	*want;
-	size_t		 wantlen;
-};
-
-struct inc_case {
-	size_t		 n;
-	struct inc_chunk chunks[3];
-	const char	*final;
-	size_t		 finallen;
-};
-
-static const struct dec_case dec_cases[] = {
-	{ "", 0, "", 0 },
-	{ "hello", 5, "hello", 5 },
-	{ "caf\303\251", 5, "caf\303\251", 5 },
-	{ "\342\202\254", 3, "\342\202\254", 3 },
-	{ "\360\237\230\200", 4, "\360\237\230\200", 4 },
-	{ "\200", 1, "\357\277\275", 3 },
-	{ "\277\200", 2, "\357\277\275\357\277\275", 6 },
-	{ "\300\200", 2, "\357\277\275\357\277\275", 6 },
-	{ "\301\277", 2, "\357\277\275\357\277\275", 6 },
-	{ "\302", 1, "\357\277\275", 3 },
-	{ "\302A", 2, "\357\277\275A", 4 },
-	{ "\340\200\200", 3, "\357\277\275\357\277\275\357\277\275", 9 },
-	{ "\340\237\277", 3, "\357\277\275\357\277\275\357\277\275", 9 },
-	{ "\340\240", 2, "\357\277\275", 3 },
-	{ "\340\240\200", 3, "\340\240\200", 3 },
-	{ "\342\202", 2, "\357\277\275", 3 },
-	{ "\342\202A", 3, "\357\277\275A", 4 },
-	{ "\355\240\200", 3, "\357\277\275\357\277\275\357\277\275", 9 },
-	{ "\355\277\277", 3, "\357\277\275\357\277\275\357\277\275", 9 },
-	{ "\355\237\277", 3, "\355\237\277", 3 },
-	{ "\360\200\200\200", 4, "\357\277\275\357\277\275\357\277\275\357\277\275", 12 },
-	{ "\360\217\277\277", 4, "\357\277\275\357\277\275\357\277\275\357\277\275", 12 },
-	{ "\360\220\200\200", 4, "\360\220\200\200", 4 },
-	{ "\360\237\230", 3, "\357\277\275", 3 },
-	{ "\360\237", 2, "\357\277\275", 3 },
-	{ "\364\217\277\277", 4, "\364\217\277\277", 4 },
-	{ "\364\220\200\200", 4, "\357\277\275\357\277\275\357\277\275\357\277\275", 12 },
-	{ "\365\200\200\200", 4, "\357\277\275\357\277\275\357\277\275\357\277\275", 12 },
-	{ "\376\377", 2, "\357\277\275\357\277\275", 6 },
-	{ "a\377b\303\251c\342\202\254\360", 10, "a\357\277\275b\303\251c\342\202\254\357\277\275", 14 },
-	{ "\342(\241", 3, "\357\277\275(\357\277\275", 7 },
-	{ "\360(\214(", 4, "\357\277\275(\357\277\275(", 8 },
-	{ "\370\210\200\200\200", 5, "\357\277\275\357\277\275\357\277\275\357\277\275\357\277\275", 15 },
-	{ "\303\251\303", 3, "\303\251\357\277\275", 5 },
-	{ "\342\202\254\342\202\254\342", 7, "\342\202\254\342\202\254\357\277\275", 9 },
-	{ "\357\273\277x", 4, "\357\273\277x", 4 },
-	{ "\000\001nul", 5, "\000\001nul", 5 },
-	{ "\361\200\200\341\200\302\200", 7, "\357\277\275\357\277\275\302\200", 8 },
-	{ "\363\277\277\277\356\200\200", 7, "\363\277\277\277\356\200\200", 7 },
-};
 static const struct enc_case ndjson_cases[] = {
 	{ "45\012", 3, "{\"type\": \"stdout\", \"data\": \"45\\n\"}\012" },
 	{ "\303\251", 2, "{\"type\": \"stdout\", \"data\": \"\\u00e9\"}\012" },
@@ -113,105 +51,7 @@ static const struct enc_case compact_cases[] = {
 	{ "/slash", 6, "\"/slash\"" },
 	{ "\303\234n\303\257c\303\266d\303\251\364\217\277\277", 15, "\"\303\234n\303\257c\303\266d\303\251\364\217\277\277\"" },
 };
-static const struct inc_case inc_cases[] = {
-	{ 2, { { "\303", 1, "", 0 }, { "\251", 1, "\303\251", 2 } }, "", 0 },
-	{ 2, { { "a\342\202", 3, "a", 1 }, { "\254b", 2, "\342\202\254b", 4 } }, "", 0 },
-	{ 2, { { "\342\202", 2, "", 0 }, { "A", 1, "\357\277\275A", 4 } }, "", 0 },
-	{ 3, { { "\360\237", 2, "", 0 }, { "\230", 1, "", 0 }, { "\200", 1, "\360\237\230\200", 4 } }, "", 0 },
-	{ 1, { { "x\342", 2, "x", 1 } }, "\357\277\275", 3 },
-	{ 3, { { "\360", 1, "", 0 }, { "\237\230", 2, "", 0 }, { "A", 1, "\357\277\275A", 4 } }, "", 0 },
-	{ 2, { { "\355", 1, "", 0 }, { "\240\200", 2, "\357\277\275\357\277\275\357\277\275", 9 } }, "", 0 },
-	{ 2, { { "ok\303", 3, "ok", 2 }, { "\303\251", 2, "\357\277\275\303\251", 5 } }, "", 0 },
-	{ 2, { { "\364", 1, "", 0 }, { "\220", 1, "\357\277\275\357\277\275", 6 } }, "", 0 },
-};
-
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
-
-static size_t
-decode_whole(const char *in, size_t len, char *out)
-{
-	struct utf8_decoder	 d;
-
-	utf8_decoder_init(&d);
-	return utf8_decode(&d, in, len, 1, out);
-}
-
-static void
-test_decode_table(void **state)
-{
-	char	 out[256];
-	size_t	 i, n;
-
-	for (i = 0; i < NELEM(dec_cases); i++) {
-		n = decode_whole(dec_cases[i].in, dec_cases[i].inlen, out);
-		assert_int_equal(n, dec_cases[i].wantlen);
-		assert_memory_equal(out, dec_cases[i].want, n);
-		assert_int_equal(utf8_valid(out, n), 1);
-	}
-}
-
-/* Every two-piece split, and byte by byte, equals the whole decode. */
-static void
-test_decode_split_everywhere(void **state)
-{
-	struct utf8_decoder	 d;
-	char			 out[256];
-	size_t			 i, cut, n, k;
-
-	for (i = 0; i < NELEM(dec_cases); i++) {
-		const struct dec_case	*c = &dec_cases[i];
-
-		for (cut = 0; cut <= c->inlen; cut++) {
-			utf8_decoder_init(&d);
-			n = utf8_decode(&d, c->in, cut, 0, out);
-			n += utf8_decode(&d, c->in + cut, c->inlen - cut, 1,
-			    out + n);
-			assert_int_equal(n, c->wantlen);
-			assert_memory_equal(out, c->want, n);
-		}
-		utf8_decoder_init(&d);
-		for (k = 0, n = 0; k < c->inlen; k++)
-			n += utf8_decode(&d, c->in + k, 1, 0, out + n);
-		n += utf8_decode(&d, NULL, 0, 1, out + n);
-		assert_int_equal(n, c->wantlen);
-		assert_memory_equal(out, c->want, n);
-	}
-}
-
-/* Chunk by chunk, what Python's incremental decoder returns each time. */
-static void
-test_decode_incremental(void **state)
-{
-	struct utf8_decoder	 d;
-	char			 out[64];
-	size_t			 i, k, n;
-
-	for (i = 0; i < NELEM(inc_cases); i++) {
-		utf8_decoder_init(&d);
-		for (k = 0; k < inc_cases[i].n; k++) {
-			const struct inc_chunk *c = &inc_cases[i].chunks[k];
-
-			n = utf8_decode(&d, c->in, c->inlen, 0, out);
-			assert_int_equal(n, c->wantlen);
-			assert_memory_equal(out, c->want, n);
-		}
-		n = utf8_decode(&d, NULL, 0, 1, out);
-		assert_int_equal(n, inc_cases[i].finallen);
-		assert_memory_equal(out, inc_cases[i].final, n);
-		assert_int_equal(d.npend, 0);
-	}
-}
-
-static void
-test_valid(void **state)
-{
-	assert_int_equal(utf8_valid("plain", 5), 1);
-	assert_int_equal(utf8_valid("\303\251", 2), 1);
-	assert_int_equal(utf8_valid("\303", 1), 0);
-	assert_int_equal(utf8_valid("\355\240\200", 3), 0);
-	assert_int_equal(utf8_valid("\300\200", 2), 0);
-	assert_int_equal(utf8_valid("\364\220\200\200", 4), 0);
-}
 
 static char *
 buffer_text(struct evbuffer *b)
@@ -556,10 +396,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode_table),
-		cmocka_unit_test(test_decode_split_everywhere),
-		cmocka_unit_test(test_decode_incremental),
-		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_ndjson_event),
 		cmocka_unit_test(test_ndjson_exit),
 		cmocka_unit_test(test_compact_string),

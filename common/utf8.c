@@ -1,18 +1,21 @@
 /*
- * UTF-8 decoding with replacement, byte for byte what Python's
- * bytes.decode("utf-8", "replace") and its incremental decoder produce:
- * each maximal subpart of an ill-formed sequence becomes one U+FFFD
- * (Unicode "substitution of maximal subparts"), encoded surrogates and
- * overlong forms are ill-formed.  The incremental form holds back a
- * character split across chunks until the next chunk (or the final call)
- * decides it.  Output is always well-formed UTF-8.
+ * UTF-8 for every program (see utf8.h).  One classifier, utf8_step(),
+ * decides what is well-formed, so apid's responses, managerd's records
+ * and the MCP client's text agree byte for byte.  Decoding with replacement
+ * is what Python's bytes.decode("utf-8", "replace") and its incremental
+ * decoder produce: each maximal subpart of an ill-formed sequence becomes
+ * one U+FFFD (Unicode "substitution of maximal subparts"), encoded
+ * surrogates and overlong forms are ill-formed.  The incremental form
+ * holds back a character split across chunks until the next chunk (or
+ * the final call) decides it.  Output is always well-formed UTF-8.
  */
-#include <sys/queue.h>
-
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "apid.h"
+#include "utf8.h"
 
 static const char	 replacement[3] = { '\xef', '\xbf', '\xbd' };
 
@@ -167,4 +170,105 @@ utf8_valid(const void *data, size_t len)
 		i += (size_t)r;
 	}
 	return 1;
+}
+
+char *
+utf8_repair(const void *in, size_t len, size_t *outlen)
+{
+	struct utf8_decoder	 d;
+	char			*out;
+	size_t			 n;
+
+	/* From a fresh decoder each input byte yields at most three. */
+	if (len > (SIZE_MAX - 1) / 3) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if ((out = malloc(len * 3 + 1)) == NULL)
+		return NULL;
+	utf8_decoder_init(&d);
+	n = utf8_decode(&d, in, len, 1, out);
+	out[n] = '\0';
+	if (outlen != NULL)
+		*outlen = n;
+	return out;
+}
+
+size_t
+utf8_char(const void *s, size_t len, uint32_t *cp)
+{
+	const unsigned char	*p = s;
+	uint32_t		 c;
+	int			 n, i;
+
+	if ((n = utf8_step(p, len)) <= 0)
+		return 0;
+	/* The lead byte keeps 7, 5, 4 or 3 bits; each other byte 6. */
+	c = n == 1 ? p[0] : p[0] & (0x7f >> n);
+	for (i = 1; i < n; i++)
+		c = (c << 6) | (p[i] & 0x3f);
+	*cp = c;
+	return (size_t)n;
+}
+
+size_t
+utf8_next_or_escape(const void *s, size_t len, uint32_t *cp)
+{
+	size_t	 n;
+
+	if ((n = utf8_char(s, len, cp)) > 0)
+		return n;
+	*cp = 0xdc00 | *(const unsigned char *)s;
+	return 1;
+}
+
+size_t
+utf8_encode(uint32_t cp, unsigned char *out)
+{
+	/* A surrogate or anything past U+10FFFF has no UTF-8. */
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		out[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = 0xc0 | (cp >> 6);
+		out[1] = 0x80 | (cp & 0x3f);
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = 0xe0 | (cp >> 12);
+		out[1] = 0x80 | ((cp >> 6) & 0x3f);
+		out[2] = 0x80 | (cp & 0x3f);
+		return 3;
+	}
+	out[0] = 0xf0 | (cp >> 18);
+	out[1] = 0x80 | ((cp >> 12) & 0x3f);
+	out[2] = 0x80 | ((cp >> 6) & 0x3f);
+	out[3] = 0x80 | (cp & 0x3f);
+	return 4;
+}
+
+/* Every character has exactly one byte that is not a continuation byte. */
+size_t
+utf8_nchars(const void *s, size_t len)
+{
+	const unsigned char	*p = s;
+	size_t			 i, n = 0;
+
+	for (i = 0; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+size_t
+utf8_cut(const void *s, size_t n)
+{
+	const unsigned char	*p = s;
+
+	while (n > 0 && (p[n] & 0xc0) == 0x80)
+		n--;
+	return n;
 }

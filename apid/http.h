@@ -1,0 +1,274 @@
+/*
+ * apid's HTTP/1.1 server: connections on bufferevents, requests, replies
+ * and routing.  Part of apid's internal interface (apid.h includes it);
+ * a header of its own because the fuzz harnesses and unit tests build
+ * the HTTP layer without the rest of apid.
+ */
+#ifndef AS_APID_HTTP_H
+#define AS_APID_HTTP_H
+
+#include <sys/queue.h>
+#include <sys/time.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <http_parser.h>
+
+struct bufferevent;
+struct event;
+struct event_base;
+struct evbuffer;
+
+/* http_parse.c: heads and bodies (RFC 9112), pure. */
+#define HTTP_HEAD_MAX		(64 * 1024)	/* request line + fields */
+#define HTTP_FIELDS_MAX		100
+#define HTTP_TARGET_MAX		(16 * 1024)
+/* A chunked body's framing beyond its data: this plus the data's size. */
+#define HTTP_CHUNK_OVERHEAD_MAX	(64 * 1024)
+
+struct http_field {
+	const char	*name;		/* NUL-ended, in the head's buffer */
+	const char	*value;		/* without the surrounding blanks */
+	size_t		 name_off, name_len;
+	size_t		 value_off, value_len;
+};
+
+typedef void	(*http_body_cb)(void *arg, const char *, size_t);
+
+/* Where a chunked body's decoder is (http_parse.c). */
+enum http_chunk_state {
+	CHUNK_SIZE = 0,		/* hex digits */
+	CHUNK_EXT,		/* ";name=value" up to CR */
+	CHUNK_SIZE_LF,
+	CHUNK_DATA,		/* left bytes of data */
+	CHUNK_DATA_CR,
+	CHUNK_DATA_LF,
+	CHUNK_TRAILER,		/* trailer lines, up to an empty one */
+	CHUNK_TRAILER_LF
+};
+
+struct http_chunker {
+	enum http_chunk_state	 state;
+	uint64_t		 left;
+	int			 digits;
+	size_t			 line;
+};
+
+struct http_head {
+	http_parser		 parser;
+	char			*raw;		/* the head, split in place */
+	size_t			 rawlen;
+	const char		*method;	/* "GET" ... */
+	const char		*target;	/* request-target, as sent */
+	size_t			 target_off, target_len;
+	int			 major, minor;
+	struct http_field	 fields[HTTP_FIELDS_MAX];
+	size_t			 nfields;
+	int			 complete;	/* the parser saw the end */
+	int			 chunked;
+	int			 has_length;
+	uint64_t		 length;	/* Content-Length */
+	int			 keep_alive;	/* as the request asks */
+	int			 expect_continue;
+	int			 upgrade;
+	/* http_body_feed() */
+	struct http_chunker	 chunker;
+	uint64_t		 trailer_bytes;
+	int			 body_done;
+	uint64_t		 body_bytes;	/* decoded */
+	uint64_t		 wire_bytes;
+	http_body_cb		 body_cb;
+	void			*body_arg;
+	/* a refused head */
+	int			 status;
+	const char		*error;
+};
+
+int	 http_head_parse(struct http_head *, char *raw, size_t len);
+void	 http_head_free(struct http_head *);
+const char *http_head_field(const struct http_head *, const char *name);
+ssize_t	 http_body_feed(struct http_head *, const char *, size_t,
+	    http_body_cb, void *);
+
+/* http_server.c: the listener, the connection cap and the timeouts. */
+struct http_request;
+struct http_conn;
+typedef void	(*http_request_cb)(struct http_request *);
+
+struct http_settings {
+	struct timeval	 head_timeout;	/* a whole head, from its first byte */
+	struct timeval	 body_timeout;	/* between two reads of a body */
+	struct timeval	 idle_timeout;	/* a kept-alive connection, unused */
+	struct timeval	 send_timeout;	/* a reply that does not move */
+	size_t		 max_connections;
+};
+
+struct http_server {
+	struct event_base	*base;
+	struct http_settings	 settings;
+	http_request_cb		 request_cb;
+	int			 listener;
+	struct event		*accept_ev;
+	struct event		*accept_resume;
+	TAILQ_HEAD(, http_conn)	 conns;		/* every connection */
+	TAILQ_HEAD(, http_conn)	 idle;		/* sheddable, oldest first */
+	size_t			 nconns;
+	uint64_t		 shed;		/* connections shed, for logs */
+};
+
+void	 http_settings_default(struct http_settings *);
+int	 http_server_init(struct http_server *, struct event_base *,
+	    const struct http_settings *, http_request_cb);
+/* Takes the listening socket (non-blocking) and starts accepting. */
+int	 http_server_listen(struct http_server *, int fd);
+/* Adopt an accepted socket (tests, fuzzing): 0 or -1. */
+int	 http_server_adopt(struct http_server *, int fd);
+void	 http_server_close(struct http_server *);
+
+/* http_conn.c: a connection, as OpenBSD httpd's struct client. */
+enum http_conn_state {
+	CONN_WAITING,		/* no byte of the next head yet */
+	CONN_HEAD,		/* part of a head came */
+	CONN_ACTIVE,		/* a request is being served */
+	CONN_CLOSING,		/* the last reply is going out */
+	CONN_LINGER,		/* half-closed, reading what still comes */
+	CONN_TAKEN		/* a route took the socket (Upgrade) */
+};
+
+struct http_conn {
+	TAILQ_ENTRY(http_conn)	 entry;
+	TAILQ_ENTRY(http_conn)	 idle_entry;
+	int			 sheddable;	/* on the idle list */
+	struct http_server	*srv;
+	struct bufferevent	*bev;
+	int			 fd;
+	enum http_conn_state	 state;
+	struct event		*timer;		/* head, body, idle, linger */
+	struct event		*next;		/* the next pipelined head */
+	struct http_request	*req;		/* the one being served */
+	int			 served;	/* requests so far */
+	struct timeval		 linger_end;
+};
+
+struct http_conn *http_conn_new(struct http_server *, int fd);
+void	 http_conn_free(struct http_conn *);
+void	 http_conn_shed(struct http_conn *);
+
+/* A request and its reply (http_request.c, http_reply.c, http_body.c). */
+enum http_body_state {
+	BODY_UNREAD,		/* nothing of it taken */
+	BODY_READING,		/* being read for a route */
+	BODY_DONE,		/* all of it read */
+	BODY_FAILED		/* refused or cut; the connection closes */
+};
+
+typedef void	(*http_bytes_cb)(void *arg, const char *, size_t);
+/* ok: the whole body came; else the client left or its framing broke. */
+typedef void	(*http_end_cb)(void *arg, int ok);
+typedef void	(*http_notify_cb)(void *arg);
+/* A route that took over the connection (HTTP Upgrade). */
+typedef void	(*http_takeover_cb)(struct bufferevent *, void *arg);
+
+struct http_request {
+	struct http_conn	*conn;		/* NULL once the client left */
+	struct http_head	 head;
+	char			*path;		/* percent-decoded */
+	const char		*query;		/* raw, or NULL */
+	/* the body */
+	enum http_body_state	 body_state;
+	struct evbuffer		*body;		/* collected (JSON routes) */
+	uint64_t		 body_max;
+	int			 body_paused;
+	int			 continue_sent;
+	http_bytes_cb		 body_data;
+	http_end_cb		 body_end;
+	void			*body_arg;
+	/* the reply */
+	struct evbuffer		*out_fields;	/* extra "Name: value\r\n" */
+	int			 reply_started;
+	int			 chunked;
+	int			 until_close;	/* HTTP/1.0 stream */
+	int64_t			 length_left;	/* of a Content-Length reply */
+	int			 close_after;
+	int			 broken;	/* cannot end well: close */
+	/* told once, when the client goes away */
+	http_notify_cb		 gone;
+	void			*gone_arg;
+	/* told when the output buffer has drained below its low mark */
+	http_notify_cb		 drained;
+	void			*drained_arg;
+	void			*route_data;	/* the router's, until routed */
+};
+
+/* The connection hands a complete head to the router (http_route.c). */
+struct http_request *http_request_new(struct http_conn *);
+void	 http_request_free(struct http_request *);
+const char *http_request_field(const struct http_request *, const char *);
+const char *http_request_method(const struct http_request *);
+/* The collected body of a JSON route (NULL, 0 when empty). */
+const void *http_request_body(struct http_request *, size_t *len);
+void	 http_request_on_gone(struct http_request *, http_notify_cb, void *);
+void	 http_request_on_drained(struct http_request *, http_notify_cb,
+	    void *);
+/* Bytes queued for the client and not yet written. */
+size_t	 http_request_backlog(const struct http_request *);
+#define HTTP_BACKLOG_HIGH	(64 * 1024)
+
+/*
+ * The body of a streaming route: data until end; pause and resume push
+ * back on the client through TCP.  Sends "100 Continue" if it asked.
+ * max: more is a failure (end with ok 0, then answer 413 yourself).
+ */
+int	 http_body_stream(struct http_request *, uint64_t max, http_bytes_cb,
+	    http_end_cb, void *);
+void	 http_body_pause(struct http_request *);
+void	 http_body_resume(struct http_request *);
+/*
+ * JSON routes: read the whole body (at most max) into req->body, then
+ * call done with the request as its argument.  Either may run before
+ * these return (a body already buffered, or none at all).
+ */
+int	 http_body_collect(struct http_request *, uint64_t max, http_end_cb);
+
+/* Replies.  The last call of a request frees it (also when detached). */
+void	 http_add_field(struct http_request *, const char *name,
+	    const char *value);
+void	 http_reply(struct http_request *, int status,
+	    const char *content_type, struct evbuffer *body);
+/* length -1: chunked (HTTP/1.1) or until the connection closes (1.0). */
+void	 http_reply_start(struct http_request *, int status,
+	    const char *content_type, int64_t length);
+void	 http_reply_chunk(struct http_request *, struct evbuffer *);
+void	 http_reply_end(struct http_request *);
+/* A started reply that cannot be completed: the connection closes. */
+void	 http_reply_abort(struct http_request *);
+/* Send 101 with these fields and hand the socket to cb. */
+void	 http_reply_upgrade(struct http_request *, const char *protocol,
+	    http_takeover_cb, void *);
+const char *http_reason(int status);
+/* The error envelope {"error":{"code":...,"message":...}}. */
+void	 http_reply_error(struct http_request *, int status,
+	    const char *code, const char *message);
+/* A parser's refusal, as the error envelope; the connection closes. */
+void	 http_reply_refusal(struct http_conn *, int status, const char *why);
+
+/* http_conn.c, for the request and reply code. */
+/* The last reply is queued: keep the connection for the next, or close. */
+void	 http_conn_request_done(struct http_conn *, int keep);
+void	 http_conn_feed_body(struct http_conn *);
+/* Close once the output is written (lingering). */
+void	 http_conn_close(struct http_conn *);
+/* Feed the body again on the loop's next turn (after a resume). */
+void	 http_conn_kick(struct http_conn *);
+/* Give the socket to a route (Upgrade); the connection is freed. */
+struct bufferevent *http_conn_take(struct http_conn *);
+/* http.c: a request whose head is in, for the routes. */
+void	 http_route(struct http_request *);
+/* http_server.c: a connection went away; accepting may resume. */
+void	 http_server_conn_gone(struct http_server *);
+/* http_request.c: the path and query of a parsed head; -1 if malformed. */
+int	 http_request_prepare(struct http_request *);
+void	 http_conn_write(struct http_conn *, const void *, size_t);
+void	 http_conn_write_buffer(struct http_conn *, struct evbuffer *);
+#endif /* AS_APID_HTTP_H */

@@ -1,0 +1,65 @@
+/*
+ * Sandbox and snapshot ids: the shape check every process uses and the
+ * generator managerd uses (see ids.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+
+static const char	 lower_hex[] = "0123456789abcdef";
+
+/* Not isxdigit(): upper case is another id, and the locale must not matter. */
+static int
+lower_hex_digit(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static int
+id_is(const char *id, const char *prefix)
+{
+	size_t	 n, i;
+
+	if (id == NULL)
+		return 0;
+	n = strlen(prefix);
+	if (strncmp(id, prefix, n) != 0)
+		return 0;
+	/* A NUL is no digit, so nothing past the string is read. */
+	for (i = n; i < n + ID_HEX_LEN; i++)
+		if (!lower_hex_digit(id[i]))
+			return 0;
+	return id[i] == '\0';
+}
+
+int
+id_is_sandbox(const char *id)
+{
+	return id_is(id, SANDBOX_ID_PREFIX);
+}
+
+int
+id_is_snapshot(const char *id)
+{
+	return id_is(id, SNAPSHOT_ID_PREFIX);
+}
+
+int
+id_make(char *buf, size_t len, const char *prefix)
+{
+	unsigned char	 raw[ID_HEX_LEN / 2];
+	size_t		 n, i;
+
+	n = strlen(prefix);
+	if (len < n + ID_HEX_LEN + 1)
+		return -1;
+	arc4random_buf(raw, sizeof(raw));
+	memcpy(buf, prefix, n);
+	for (i = 0; i < sizeof(raw); i++) {
+		buf[n + 2 * i] = lower_hex[raw[i] >> 4];
+		buf[n + 2 * i + 1] = lower_hex[raw[i] & 0xf];
+	}
+	buf[n + ID_HEX_LEN] = '\0';
+	return 0;
+}
