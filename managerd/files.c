@@ -297,7 +297,7 @@ file_write(uint32_t apid_id, struct file_write *req, int fd)
 	struct file_write_ready	 ready;
 	struct archive_put	 ap;
 	struct msgw		 w;
-	char			 path[MSG_MAX_PATH + 1];
+	char			 path[MSG_MAX_PATH + 1], *p;
 	static char		 workspace[] = WORKSPACE;
 
 	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
@@ -345,6 +345,14 @@ file_write(uint32_t apid_id, struct file_write *req, int fd)
 	ready.gid = conf->sandbox_gid;
 	ready.mode = req->mode;
 	ready.mtime = (int64_t)clock_wall();
+	/* Lexically: every parent a new directory, as apid's tar has it. */
+	ready.ndirs = 0;
+	for (p = ready.name; (p = strchr(p, '/')) != NULL &&
+	    ready.ndirs < FILE_WRITE_MAX_DIRS; p++) {
+		ready.dirs[ready.ndirs].mode = 0755;
+		ready.dirs[ready.ndirs].mtime = ready.mtime;
+		ready.dirs[ready.ndirs++].mtime_nsec = 0;
+	}
 	msgw_init(&w);
 	msg_put_file_write_ready(&w, &ready);
 	apid_reply(apid_id, MSG_FILE_WRITE_READY, &w);

@@ -122,6 +122,7 @@ stat_reply(uint32_t call, uint8_t kind, uint64_t size, const char *target)
 	struct archive_stat	 st;
 	struct msgw		 w;
 
+	memset(&st, 0, sizeof(st));
 	st.kind = kind;
 	st.size = size;
 	st.link_target = (char *)(uintptr_t)target;
