@@ -1,9 +1,9 @@
 /*
- * Files in a sandbox (API.md §4.9-4.11, §6): download, upload and
- * directory listing.  managerd checks the request and the path, tells
- * dockerd-proxy what to fetch or store and apid what to expect; the bytes
- * themselves go through apid's pipe between apid and the proxy and are
- * never read here.
+ * Files in a sandbox (API.md §4.9, §4.11, §6): download and directory
+ * listing (uploads are file_write.c's).  managerd checks the request and
+ * the path, tells dockerd-proxy what to fetch and apid what to expect;
+ * the bytes themselves go through apid's pipe between apid and the proxy
+ * and are never read here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,18 +51,8 @@ struct file_read_call {
 	char		 path[MSG_MAX_PATH + 1];	/* this lookup's */
 };
 
-struct file_write_call {
-	uint32_t	 apid_id;
-	uint64_t	 size;
-	char		 path[MSG_MAX_PATH + 1];
-};
-
-/*
- * Normalize a client's path into out (MSG_MAX_PATH + 1 bytes), answering
- * apid if it cannot be.
- */
-static int
-normalize_or_refuse(uint32_t apid_id, const char *in, char *out)
+int
+file_path(uint32_t apid_id, const char *in, char *out)
 {
 	if (path_normalize(in, out, MSG_MAX_PATH + 1) == 0)
 		return 0;
@@ -120,29 +110,6 @@ read_lookup(struct file_read_call *rc)
 	return 0;
 }
 
-/*
- * The path a symlink at rc->path points to: posixpath.join(dirname(path),
- * target), normalized; an absolute target replaces the directory.
- */
-static int
-read_follow(struct file_read_call *rc, const char *target)
-{
-	char	*joined;
-	size_t	 dirlen, tlen;
-	int	 r;
-
-	/* dirname() with its trailing slash, which join() would add. */
-	dirlen = target[0] == '/' ? 0 : strrchr(rc->path, '/') - rc->path + 1;
-	tlen = strlen(target);
-	if ((joined = malloc(dirlen + tlen + 1)) == NULL)
-		return -1;
-	memcpy(joined, rc->path, dirlen);
-	memcpy(joined + dirlen, target, tlen + 1);
-	r = path_normalize(joined, rc->path, sizeof(rc->path));
-	free(joined);
-	return r;
-}
-
 /* What the stat says decides the reply; the call ends with DONE. */
 static void
 read_stat(struct file_read_call *rc, const struct archive_stat *st)
@@ -156,7 +123,8 @@ read_stat(struct file_read_call *rc, const struct archive_stat *st)
 			apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 			    "%s: too many levels of symbolic links",
 			    rc->requested);
-		else if (read_follow(rc, st->link_target) == -1)
+		else if (path_join_link(rc->path, st->link_target, rc->path,
+		    sizeof(rc->path)) == -1)
 			apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 			    "%s: file name too long", rc->requested);
 		else
@@ -237,7 +205,7 @@ file_read(uint32_t apid_id, struct file_request *req, int fd)
 		apid_not_found(apid_id, req->sandbox_id);
 		goto fail;
 	}
-	if (normalize_or_refuse(apid_id, req->path != NULL ? req->path : "",
+	if (file_path(apid_id, req->path != NULL ? req->path : "",
 	    path) == -1)
 		goto fail;
 	if ((rc = calloc(1, sizeof(*rc))) == NULL) {
@@ -251,111 +219,6 @@ file_read(uint32_t apid_id, struct file_request *req, int fd)
 	strlcpy(rc->path, path, sizeof(rc->path));
 	if (read_lookup(rc) == -1)
 		read_free(rc);
-	return;
-fail:
-	close(fd);
-}
-
-/* --- write ---------------------------------------------------------------- */
-
-static void
-write_done(struct imsg *reply, void *arg)
-{
-	static char		 file[] = "file";
-	struct file_write_call	*wc = arg;
-	struct file_info	 fi;
-	struct msgw		 w;
-
-	if (reply->hdr.type == MSG_DOCKER_DONE) {
-		if (reply->len != 0)
-			peer_bad_message(&env->proxy_peer, reply,
-			    "unexpected payload");
-		fi.name = strrchr(wc->path, '/') + 1;
-		fi.path = wc->path;
-		fi.type = file;
-		fi.size = wc->size;
-		fi.modified_at = clock_wall();
-		msgw_init(&w);
-		msg_put_file_info(&w, &fi);
-		apid_reply(wc->apid_id, MSG_FILE_INFO, &w);
-	} else
-		relay_error(reply, wc->apid_id);
-	free(wc);
-}
-
-/*
- * §4.10 steps 3-6, then the upload: the proxy reads the tar apid writes
- * into fd (the pipe's read end) and extracts it in /workspace, refusing
- * to replace a directory or a symlink to one on the way.
- */
-void
-file_write(uint32_t apid_id, struct file_write *req, int fd)
-{
-	struct config		*conf = &env->conf;
-	struct sandbox		*sb;
-	struct file_write_call	*wc;
-	struct file_write_ready	 ready;
-	struct archive_put	 ap;
-	struct msgw		 w;
-	char			 path[MSG_MAX_PATH + 1], *p;
-	static char		 workspace[] = WORKSPACE;
-
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
-		apid_not_found(apid_id, req->sandbox_id);
-		goto fail;
-	}
-	if (normalize_or_refuse(apid_id, req->path, path) == -1)
-		goto fail;
-	if (!path_in_workspace(path)) {
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "writes are limited to files under /workspace");
-		goto fail;
-	}
-	if (req->size > (uint64_t)conf->max_file_bytes) {
-		apid_error(apid_id, ERR_PAYLOAD_TOO_LARGE,
-		    "file exceeds %lld bytes", conf->max_file_bytes);
-		goto fail;
-	}
-	if (req->mode > 0777) {
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "mode must be between 0 and 0o777");
-		goto fail;
-	}
-	if ((wc = calloc(1, sizeof(*wc))) == NULL) {
-		apid_error(apid_id, ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
-	wc->apid_id = apid_id;
-	wc->size = req->size;
-	strlcpy(wc->path, path, sizeof(wc->path));
-	ap.id = sb->rec.id;
-	ap.path = workspace;
-	ap.flags = ARCHIVE_PUT_NO_REPLACE;
-	ap.length = -1;
-	msgw_init(&w);
-	msg_put_archive_put(&w, &ap);
-	if (proxy_call(MSG_DOCKER_ARCHIVE_PUT, fd, &w, 0, MSG_DOCKER_DONE,
-	    write_done, wc) == 0) {
-		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
-		free(wc);
-		return;
-	}
-	ready.name = path + sizeof(WORKSPACE);	/* past "/workspace/" */
-	ready.uid = conf->sandbox_uid;
-	ready.gid = conf->sandbox_gid;
-	ready.mode = req->mode;
-	ready.mtime = (int64_t)clock_wall();
-	/* Lexically: every parent a new directory, as apid's tar has it. */
-	ready.ndirs = 0;
-	for (p = ready.name; (p = strchr(p, '/')) != NULL &&
-	    ready.ndirs < FILE_WRITE_MAX_DIRS; p++) {
-		ready.dirs[ready.ndirs].mode = 0755;
-		ready.dirs[ready.ndirs].mtime = ready.mtime;
-		ready.dirs[ready.ndirs++].mtime_nsec = 0;
-	}
-	msgw_init(&w);
-	msg_put_file_write_ready(&w, &ready);
-	apid_reply(apid_id, MSG_FILE_WRITE_READY, &w);
 	return;
 fail:
 	close(fd);
@@ -381,7 +244,7 @@ file_list(uint32_t apid_id, struct file_request *req, int fd)
 	}
 	if (req->path == NULL)
 		strlcpy(dir, WORKSPACE, sizeof(dir));
-	else if (normalize_or_refuse(apid_id, req->path, dir) == -1)
+	else if (file_path(apid_id, req->path, dir) == -1)
 		goto fail;
 	memcpy(script, list_script, sizeof(script));
 	argv[0] = sh;
