@@ -14,25 +14,74 @@
 
 #include "log.h"
 #include "managerd.h"
+#include "utf8.h"
 
 #define WORKSPACE		"/workspace"
 #define READ_MAX_LOOKUPS	8	/* §6.2: a symlink chain's length */
 #define LIST_TIMEOUT_SECONDS	60.0
 
 /*
- * The listing (§6.4) as the sandbox user, $1 = the directory: for each
- * entry "<st_mode hex> <size> <mtime>\n<name>\0" (file_msg.h), names
- * with any bytes.  Exit 3: the path exists but cannot be entered; 2: it
- * does not exist.  An entry that vanishes meanwhile is left out.
+ * The listing (§6.4) as the sandbox user; its arguments are the
+ * directory, escaped (list_args).  For each entry "<st_mode hex> <size>
+ * <mtime>\n<name>\0" (file_msg.h), names with any bytes.  Exit 3: the
+ * path exists but cannot be entered; 2: it does not exist.  An entry
+ * that vanishes meanwhile is left out.
  */
 static const char list_script[] =
-	"cd -- \"$1\" 2>/dev/null || { [ -e \"$1\" ] && exit 3; exit 2; }\n"
+	"d=$(printf '%b' \"$@\"; printf x); d=${d%x}\n"
+	"cd -- \"$d\" 2>/dev/null || { [ -e \"$d\" ] && exit 3; exit 2; }\n"
 	"for f in * .[!.]* ..?*; do\n"
 	"\tif [ -e \"$f\" ] || [ -L \"$f\" ]; then\n"
 	"\t\tstat -c '%f %s %Y' -- \"$f\" && printf '%s\\0' \"$f\"\n"
 	"\tfi\n"
 	"done\n"
 	"exit 0\n";
+
+/*
+ * Docker reads an exec's argv as JSON and turns bytes that are not UTF-8
+ * into U+FFFD, so those (and the backslash) go as printf %b's \0ooo and
+ * the script puts them back; "$(...)x" keeps a trailing newline.  The
+ * escaped text is cut, between escapes, into arguments that fit.
+ */
+#define LIST_ESCAPED_MAX	(12 * 1024)	/* leaves room in DOCKER_EXEC */
+#define LIST_MAX_ARGS		(LIST_ESCAPED_MAX / (MSG_MAX_ARG - 4) + 1)
+
+struct list_args {
+	char	 buf[LIST_ESCAPED_MAX + LIST_MAX_ARGS + 1];
+	char	*argv[LIST_MAX_ARGS];
+	int	 argc;
+};
+
+/* -1 if the escaped directory is longer than LIST_ESCAPED_MAX. */
+static int
+list_args(const char *dir, struct list_args *la)
+{
+	const unsigned char	*p = (const unsigned char *)dir;
+	size_t			 left = strlen(dir), n = 0, arg = 0, total = 0;
+	size_t			 len, step;
+	uint32_t		 cp;
+
+	la->argc = 0;
+	for (; left > 0; p += step, left -= step) {
+		step = utf8_next_or_escape(p, left, &cp);
+		len = (cp >= 0xdc80 && cp <= 0xdcff) || *p == '\\' ? 5 : step;
+		if ((total += len) > LIST_ESCAPED_MAX)
+			return -1;
+		if (n + len - arg > MSG_MAX_ARG) {
+			la->buf[n++] = '\0';
+			la->argv[la->argc++] = la->buf + arg;
+			arg = n;
+		}
+		if (len == 5)
+			snprintf(la->buf + n, 6, "\\0%03o", *p);
+		else
+			memcpy(la->buf + n, p, step);
+		n += len;
+	}
+	la->buf[n] = '\0';
+	la->argv[la->argc++] = la->buf + arg;
+	return 0;
+}
 
 enum read_state {
 	READ_ASKED,		/* waiting for the stat */
@@ -226,17 +275,44 @@ fail:
 
 /* --- list ----------------------------------------------------------------- */
 
+static void
+list_exec(uint32_t apid_id, struct sandbox *sb, const char *dir,
+    struct list_args *la, int fd)
+{
+	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
+	static char		 argv0[] = "sh", root[] = "/";
+	struct docker_exec	 dx;
+	char			 script[sizeof(list_script)], user[32];
+	char			*argv[4 + LIST_MAX_ARGS + 1];
+	int			 i;
+
+	memcpy(script, list_script, sizeof(script));
+	argv[0] = sh;
+	argv[1] = dash_c;
+	argv[2] = script;
+	argv[3] = argv0;
+	for (i = 0; i < la->argc; i++)
+		argv[4 + i] = la->argv[i];
+	argv[4 + i] = NULL;
+	memset(&dx, 0, sizeof(dx));
+	dx.id = sb->rec.id;
+	dx.argc = 4 + la->argc;
+	dx.argv = argv;
+	dx.workdir = root;
+	snprintf(user, sizeof(user), "%u:%u", env->conf.sandbox_uid,
+	    env->conf.sandbox_gid);
+	dx.user = user;
+	dx.timeout_seconds = LIST_TIMEOUT_SECONDS;
+	exec_run(apid_id, &dx, fd, MSG_FILE_LIST_STARTED, dir);
+}
+
 /* fd: the write end of an exec output pipe, as for MSG_EXEC_START. */
 void
 file_list(uint32_t apid_id, struct file_request *req, int fd)
 {
-	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
-	static char		 argv0[] = "sh", root[] = "/";
 	struct sandbox		*sb;
-	struct docker_exec	 dx;
-	char			 dir[MSG_MAX_PATH + 1], user[32];
-	char			 script[sizeof(list_script)];
-	char			*argv[6];
+	struct list_args	*la = NULL;
+	char			 dir[MSG_MAX_PATH + 1];
 
 	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
@@ -246,24 +322,18 @@ file_list(uint32_t apid_id, struct file_request *req, int fd)
 		strlcpy(dir, WORKSPACE, sizeof(dir));
 	else if (file_path(apid_id, req->path, dir) == -1)
 		goto fail;
-	memcpy(script, list_script, sizeof(script));
-	argv[0] = sh;
-	argv[1] = dash_c;
-	argv[2] = script;
-	argv[3] = argv0;
-	argv[4] = dir;
-	argv[5] = NULL;
-	memset(&dx, 0, sizeof(dx));
-	dx.id = sb->rec.id;
-	dx.argc = 5;
-	dx.argv = argv;
-	dx.workdir = root;
-	snprintf(user, sizeof(user), "%u:%u", env->conf.sandbox_uid,
-	    env->conf.sandbox_gid);
-	dx.user = user;
-	dx.timeout_seconds = LIST_TIMEOUT_SECONDS;
-	exec_run(apid_id, &dx, fd, MSG_FILE_LIST_STARTED, dir);
+	if ((la = malloc(sizeof(*la))) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	if (list_args(dir, la) == -1) {
+		apid_error(apid_id, ERR_INVALID_REQUEST, "path is too long");
+		goto fail;
+	}
+	list_exec(apid_id, sb, dir, la, fd);
+	free(la);
 	return;
 fail:
+	free(la);
 	close(fd);
 }

@@ -1,7 +1,9 @@
 /*
  * managerd's directory listing (API.md §4.11, §6.4): the exec it asks
- * the proxy for, the replies apid gets, cancellation.  The test plays
- * apid and dockerd-proxy (manager_fixture.c).
+ * the proxy for, the directory escaped past Docker's JSON, the replies
+ * apid gets, cancellation.  The script itself runs here too, under the
+ * local /bin/sh, on names of any bytes.  The test plays apid and
+ * dockerd-proxy (manager_fixture.c).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +32,7 @@ struct list_sent {
 	int			 rfd;
 	int			 passed;
 	struct docker_exec	 dx;
+	struct imsg		 started;	/* FILE_LIST_STARTED */
 };
 
 static void
@@ -194,6 +197,199 @@ test_list_cancel(void **state)
 	list_sent_free(&l);
 }
 
+/* --- names of any bytes -------------------------------------------------- */
+
+/* A listing whose exec the proxy starts and that exits at once. */
+static void
+list_through(struct list_sent *l)
+{
+	from_proxy(MSG_DOCKER_EXEC_STARTED, l->call, NULL);
+	assert_int_equal(to_apid(&l->started), 1);
+	exit_reply(l->call, 0, 0);
+	expect_exit(l->req, 0, 0);
+	list_sent_free(l);
+}
+
+static void
+test_list_odd_names(void **state)
+{
+	/* Latin-1, a backslash, a newline, a space, UTF-8, a surrogate. */
+	static const char	 dir[] = "/workspace/caf\xe9/a\\b\nc \xc3\xbc"
+	    "\xed\xa0\x80";
+	char			 id[SANDBOX_ID_LEN + 1], *s;
+	struct list_sent	 l;
+
+	create_ok(0, id, sizeof(id));
+	list_sent(id, dir, &l);
+	/* Only what JSON would not carry as it is, and the backslash. */
+	assert_int_equal(l.dx.argc, 5);
+	assert_string_equal(l.dx.argv[4], "/workspace/caf\\0351/a\\0134b\nc "
+	    "\xc3\xbc\\0355\\0240\\0200");
+	assert_null(l.dx.argv[5]);
+	list_through(&l);
+	/* apid joins entry names to the directory as it was asked for. */
+	assert_int_equal(l.started.hdr.type, MSG_FILE_LIST_STARTED);
+	assert_non_null(s = msg_get_string(&l.started, MSG_MAX_PATH));
+	assert_string_equal(s, dir);
+	free(s);
+	imsg_free(&l.started);
+}
+
+/* "/workspace" and n components of 255 bytes 0xe9. */
+static char *
+deep_latin1(int n)
+{
+	char	*p;
+	int	 i;
+
+	assert_non_null(p = malloc(10 + (size_t)n * 256 + 1));
+	memcpy(p, "/workspace", 10);
+	for (i = 0; i < n; i++) {
+		p[10 + i * 256] = '/';
+		memset(p + 10 + i * 256 + 1, 0xe9, 255);
+	}
+	p[10 + n * 256] = '\0';
+	return p;
+}
+
+static void
+test_list_long_names(void **state)
+{
+	char			 id[SANDBOX_ID_LEN + 1], *dir, *joined;
+	struct list_sent	 l;
+	uint32_t		 req;
+	size_t			 len0;
+	int			 rfd, i;
+
+	create_ok(0, id, sizeof(id));
+	/* 9 x 256 bytes escape to 11 KiB: two arguments, cut at escapes. */
+	dir = deep_latin1(9);
+	list_sent(id, dir, &l);
+	assert_int_equal(l.dx.argc, 6);
+	len0 = strlen(l.dx.argv[4]);
+	assert_true(len0 <= MSG_MAX_ARG && len0 > MSG_MAX_ARG - 5);
+	assert_int_equal(asprintf(&joined, "%s%s", l.dx.argv[4],
+	    l.dx.argv[5]), (int)(10 + 9 * (1 + 255 * 5)));
+	assert_int_equal(memcmp(joined, "/workspace/\\0351\\0351", 20), 0);
+	for (i = 0; joined[i] != '\0'; i++)
+		assert_true(joined[i] == '/' || joined[i] == '\\' ||
+		    (joined[i] >= '0' && joined[i] <= '9') || i < 10);
+	free(joined);
+	list_through(&l);
+	imsg_free(&l.started);
+	free(dir);
+
+	/* 10 would not fit in a message to the proxy. */
+	dir = deep_latin1(10);
+	req = send_file_request(MSG_FILE_LIST, id, dir, &rfd);
+	expect_apid_error(req, ERR_INVALID_REQUEST, "path is too long");
+	no_proxy_message();
+	assert_pipe_closed(rfd);
+	free(dir);
+}
+
+/*
+ * The script and its arguments as managerd made them for path, run by
+ * the local /bin/sh: "<mode hex> <size> <mtime>\n<name>\0" per entry
+ * into out.  Returns its exit status.
+ */
+static int
+run_listing(const char *id, const char *path, char *out, size_t outlen,
+    size_t *got)
+{
+	struct list_sent	 l;
+	ssize_t			 n;
+	pid_t			 pid;
+	int			 p[2], status;
+
+	list_sent(id, path, &l);
+	assert_int_equal(pipe(p), 0);
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		execv(l.dx.argv[0], l.dx.argv);
+		_exit(127);
+	}
+	close(p[1]);
+	*got = 0;
+	while (*got < outlen &&
+	    (n = read(p[0], out + *got, outlen - *got)) > 0)
+		*got += (size_t)n;
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	list_through(&l);
+	imsg_free(&l.started);
+	return WEXITSTATUS(status);
+}
+
+/* Does the listing hold an entry named name? */
+static int
+listed(const char *out, size_t len, const char *name)
+{
+	const char	*p = out, *nl, *end;
+
+	while (p < out + len) {
+		if ((nl = memchr(p, '\n', (size_t)(out + len - p))) == NULL ||
+		    (end = memchr(nl, '\0', (size_t)(out + len - nl))) == NULL)
+			return 0;
+		if (strcmp(nl + 1, name) == 0)
+			return 1;
+		p = end + 1;
+	}
+	return 0;
+}
+
+static void
+make_file(int dfd, const char *name)
+{
+	int	 fd;
+
+	assert_true((fd = openat(dfd, name, O_WRONLY | O_CREAT, 0644)) != -1);
+	close(fd);
+}
+
+static void
+test_list_script_runs(void **state)
+{
+	static const char	*names[] = { "caf\xe9", "a b\nc", ".hidden",
+	    "back\\slash", "\xc3\xbc", "x\\0101", NULL };
+	char			 id[SANDBOX_ID_LEN + 1], out[8192], big[256];
+	char			 top[] = "/tmp/test_list.XXXXXX", dir[128];
+	char			 path[192];
+	size_t			 got, i;
+	int			 dfd;
+
+	create_ok(0, id, sizeof(id));
+	assert_non_null(mkdtemp(top));
+	/* The directory itself: Latin-1, a backslash, a trailing newline. */
+	snprintf(dir, sizeof(dir), "%s/l\xe9\\x\n", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_true((dfd = open(dir, O_RDONLY | O_DIRECTORY)) != -1);
+	for (i = 0; names[i] != NULL; i++)
+		make_file(dfd, names[i]);
+	memset(big, 0xe9, 255);
+	big[255] = '\0';
+	make_file(dfd, big);
+	assert_int_equal(run_listing(id, dir, out, sizeof(out), &got), 0);
+	for (i = 0; names[i] != NULL; i++)
+		assert_true(listed(out, got, names[i]));
+	assert_true(listed(out, got, big));
+	assert_false(listed(out, got, "x\\A"));
+
+	/* Missing: 2; not a directory: 3. */
+	snprintf(path, sizeof(path), "%s/nope\xe9", dir);
+	assert_int_equal(run_listing(id, path, out, sizeof(out), &got), 2);
+	snprintf(path, sizeof(path), "%s/caf\xe9", dir);
+	assert_int_equal(run_listing(id, path, out, sizeof(out), &got), 3);
+	for (i = 0; names[i] != NULL; i++)
+		assert_int_equal(unlinkat(dfd, names[i], 0), 0);
+	assert_int_equal(unlinkat(dfd, big, 0), 0);
+	close(dfd);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(rmdir(top), 0);
+}
+
 int
 main(void)
 {
@@ -202,6 +398,9 @@ main(void)
 		T(test_list_default),
 		T(test_list_paths),
 		T(test_list_cancel),
+		T(test_list_odd_names),
+		T(test_list_long_names),
+		T(test_list_script_runs),
 #undef T
 	};
 
