@@ -143,7 +143,9 @@ enum msg_type {
 	/*
 	 * u64 max_bytes (the BEGIN's size, or max_file_bytes for a chunked
 	 * body), fd = an empty spool file, unlinked, open for reading and
-	 * writing: the body goes there, at most max_bytes.
+	 * writing: the body goes there, at most max_bytes.  The same
+	 * descriptor is read for the tar, from offset 0: writing the body
+	 * left its offset at the end.
 	 */
 	MSG_FILE_SPOOL = 314,
 
