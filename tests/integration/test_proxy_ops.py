@@ -1117,7 +1117,7 @@ class ArchiveHead(unittest.TestCase):
         "mkdir \"$(printf 'd\\351')\" && "
         "ln -s \"$(printf 'd\\351')\" \"$(printf 'l\\351')\" && "
         "touch \"$(printf '%255s' '' | tr ' ' '\\351')\" && "
-        "p=deep && mkdir -p $p && i=0 && while [ $i -lt 12 ]; do "
+        "p=deep && mkdir -p $p && i=0 && while [ $i -lt 15 ]; do "
         "p=$p/\"$(printf '%200s' '' | tr ' ' '\\351')\"; mkdir \"$p\"; "
         "i=$((i+1)); done && touch \"$p/end\" && "
         "stat -c '%Y %y' f")
@@ -1188,8 +1188,8 @@ class ArchiveHead(unittest.TestCase):
             st, error = self.head(b"/workspace/" + name)
             self.assertIsNone(error, name)
             self.assertEqual(st[0], ARCHIVE_KIND_FILE, name)
-        # 12 x 200 bytes of Latin-1: a URL of 7 KiB once encoded.
-        deep = b"/workspace/deep" + (b"/" + b"\xe9" * 200) * 12
+        # 15 x 200 bytes of Latin-1: a URL of 9 KiB once encoded.
+        deep = b"/workspace/deep" + (b"/" + b"\xe9" * 200) * 15
         st, error = self.head(deep + b"/end")
         self.assertIsNone(error)
         self.assertEqual(st[0], ARCHIVE_KIND_FILE)
