@@ -327,7 +327,7 @@ struct file_walk {
 	char			 phys[MSG_MAX_PATH + 1];
 	size_t			 done;		/* phys[0..done): a directory */
 	size_t			 end;		/* the component asked about */
-	size_t			 target_end;	/* phys[0..it): a link's target */
+	size_t			 target_end;	/* phys[0..it): a target */
 	size_t			 requested_rest; /* where the rest starts */
 	int			 links;
 	uint32_t		 ndirs;

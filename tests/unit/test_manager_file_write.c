@@ -409,7 +409,7 @@ test_write_proxy_error(void **state)
 	assert_int_equal(count_fds(), base);
 }
 
-/* --- two phases: the walk -------------------------------------------------- */
+/* --- two phases: the walk ------------------------------------------------ */
 
 /* Existing directories keep their mode and time; the rest are new. */
 static void

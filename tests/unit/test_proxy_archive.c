@@ -332,7 +332,8 @@ expect_mtime(const char *text, int64_t sec, uint32_t nsec)
 static void
 test_mtime(void **state)
 {
-	static const char	*bad[] = { "", "2024-01-01", "2024-01-01T00:00:00",
+	static const char	*bad[] = { "", "2024-01-01",
+	    "2024-01-01T00:00:00",
 	    "2024-01-01t00:00:00Z", "2024-01-01T00:00:00z",
 	    "2024-01-01 00:00:00Z", "2024-1-01T00:00:00Z",
 	    "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z",
