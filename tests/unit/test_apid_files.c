@@ -125,7 +125,8 @@ static size_t
 upload(const char *name, uint32_t mode, const void *body, size_t len,
     int chains, struct got *g)
 {
-	struct file_write_ready	 fw = { NULL, 1000, 1001, 0, 1700000000 };
+	struct file_write_ready	 fw = { .uid = 1000, .gid = 1001,
+	    .mtime = 1700000000 };
 	struct evbuffer		*b;
 	char			 err[256] = "";
 	size_t			 i, step;
@@ -256,7 +257,8 @@ static void
 test_upload_broken_pipe(void **state)
 {
 	char			 name[] = "f";
-	struct file_write_ready	 fw = { name, 1000, 1000, 0644, 1 };
+	struct file_write_ready	 fw = { .name = name, .uid = 1000,
+	    .gid = 1000, .mode = 0644, .mtime = 1 };
 	struct evbuffer		*b;
 	char			 err[256] = "";
 	int			 fds[2];
@@ -279,7 +281,8 @@ static void
 test_upload_bad_name(void **state)
 {
 	char			 name[] = "dir/";
-	struct file_write_ready	 fw = { name, 1000, 1000, 0644, 1 };
+	struct file_write_ready	 fw = { .name = name, .uid = 1000,
+	    .gid = 1000, .mode = 0644, .mtime = 1 };
 	struct evbuffer		*b;
 	char			 err[256] = "";
 	int			 fd;
