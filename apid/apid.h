@@ -359,13 +359,8 @@ struct tar_job_spec {
 	int				 fds[2];
 	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT, SPOOL */
 	uint64_t			 size;		/* UPLOAD: the file's bytes */
-	const struct file_write_ready	*upload;	/* UPLOAD, copied */
-	/*
-	 * UPLOAD: one per parent of upload->name, in order (copied); NULL:
-	 * each parent new, mode 0755, with the file's mtime.
-	 */
-	const struct archive_dir	*dirs;
-	uint32_t			 ndirs;
+	/* UPLOAD, copied: the file and its parents' dirs. */
+	const struct file_write_ready	*upload;
 	/*
 	 * result->bytes: file bytes (FIRST_FILE), tar bytes written
 	 * (SNAPSHOT, UPLOAD), archive bytes read (CHECK), body bytes

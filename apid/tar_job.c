@@ -227,43 +227,17 @@ spec_fds(const struct tar_job_spec *s, int fds[2])
 }
 
 /*
- * The parents of an upload: the spec's, or as FILE_WRITE_READY describes
- * them, every parent of the name a new directory, mode 0755, with the
- * file's mtime.  A count that does not fit archive_job_valid()'s rules
- * is left for it to refuse.
+ * An upload as FILE_WRITE_READY describes it: the file, and one dir per
+ * parent of its name, with the modes and mtimes managerd found.
  */
-static int
-upload_dirs(struct archive_job *aj, const struct tar_job_spec *s)
-{
-	const char	*p;
-	uint32_t	 i;
-
-	aj->ndirs = s->dirs != NULL ? s->ndirs : 0;
-	if (s->dirs == NULL)
-		for (p = aj->name; (p = strchr(p, '/')) != NULL &&
-		    aj->ndirs <= ARCHIVE_DIRS_MAX; p++)
-			aj->ndirs++;
-	if (aj->ndirs == 0 || aj->ndirs > ARCHIVE_DIRS_MAX)
-		return 0;
-	if ((aj->dirs = calloc(aj->ndirs, sizeof(*aj->dirs))) == NULL)
-		return -1;
-	for (i = 0; i < aj->ndirs; i++) {
-		if (s->dirs != NULL)
-			aj->dirs[i] = s->dirs[i];
-		else {
-			aj->dirs[i].mode = 0755;
-			aj->dirs[i].mtime = aj->mtime;
-		}
-	}
-	return 0;
-}
-
 static int
 upload_job(struct archive_job *aj, const struct tar_job_spec *s)
 {
 	const struct file_write_ready	*fw = s->upload;
+	uint32_t			 i;
 
-	if (fw == NULL || fw->name == NULL)
+	if (fw == NULL || fw->name == NULL ||
+	    fw->ndirs > FILE_WRITE_MAX_DIRS)
 		return 0;	/* no name: archive_job_valid() refuses it */
 	if ((aj->name = strdup(fw->name)) == NULL)
 		return -1;
@@ -272,7 +246,16 @@ upload_job(struct archive_job *aj, const struct tar_job_spec *s)
 	aj->gid = fw->gid;
 	aj->mode = fw->mode;
 	aj->mtime = fw->mtime;
-	return upload_dirs(aj, s);
+	if ((aj->ndirs = fw->ndirs) == 0)
+		return 0;
+	if ((aj->dirs = calloc(aj->ndirs, sizeof(*aj->dirs))) == NULL)
+		return -1;
+	for (i = 0; i < aj->ndirs; i++) {
+		aj->dirs[i].mode = fw->dirs[i].mode;
+		aj->dirs[i].mtime = fw->dirs[i].mtime;
+		aj->dirs[i].mtime_nsec = fw->dirs[i].mtime_nsec;
+	}
+	return 0;
 }
 
 /* The job as the worker gets it; -1 (errno) if it may not have it. */

@@ -106,11 +106,69 @@ file_write_ready_free(struct file_write_ready *f)
 void
 msg_put_file_write_ready(struct msgw *w, const struct file_write_ready *f)
 {
+	uint32_t	 i;
+
+	if (f->ndirs > FILE_WRITE_MAX_DIRS) {
+		w->overflow = 1;
+		return;
+	}
 	msgw_str(w, f->name);
 	msgw_u32(w, f->uid);
 	msgw_u32(w, f->gid);
 	msgw_u32(w, f->mode);
 	msgw_i64(w, f->mtime);
+	msgw_u32(w, f->ndirs);
+	for (i = 0; i < f->ndirs; i++) {
+		msgw_u32(w, f->dirs[i].mode);
+		msgw_i64(w, f->dirs[i].mtime);
+		msgw_u32(w, f->dirs[i].mtime_nsec);
+	}
+}
+
+/*
+ * A normalized name relative to /workspace: no empty, "." or ".."
+ * component, no leading or trailing '/'.  Returns its number of '/', or
+ * -1.
+ */
+static int
+relative_name_slashes(const char *name)
+{
+	const char	*seg = name, *p;
+	size_t		 n;
+	int		 slashes = 0;
+
+	for (;;) {
+		p = seg + strcspn(seg, "/");
+		n = (size_t)(p - seg);
+		if (n == 0 || (n == 1 && seg[0] == '.') ||
+		    (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return -1;
+		if (*p == '\0')
+			return slashes;
+		slashes++;
+		seg = p + 1;
+	}
+}
+
+static void
+get_write_dirs(struct msgr *r, struct file_write_ready *f)
+{
+	struct file_write_dir	*d;
+	uint32_t		 i;
+
+	f->ndirs = msgr_u32(r);
+	if (f->ndirs > FILE_WRITE_MAX_DIRS) {
+		r->error = 1;
+		return;
+	}
+	for (i = 0; i < f->ndirs && !r->error; i++) {
+		d = &f->dirs[i];
+		d->mode = msgr_u32(r);
+		d->mtime = msgr_i64(r);
+		d->mtime_nsec = msgr_u32(r);
+		if (d->mode > 07777 || d->mtime_nsec >= 1000000000U)
+			r->error = 1;
+	}
 }
 
 int
@@ -125,8 +183,10 @@ msg_get_file_write_ready(const struct imsg *imsg, struct file_write_ready *f)
 	f->gid = msgr_u32(&r);
 	f->mode = msgr_u32(&r);
 	f->mtime = msgr_i64(&r);
-	if (f->mode > 07777 || f->name == NULL || f->name[0] == '\0' ||
-	    f->name[0] == '/')
+	get_write_dirs(&r, f);
+	/* One directory member per parent, no more, no fewer. */
+	if (f->mode > 07777 || f->name == NULL ||
+	    relative_name_slashes(f->name) != (int)f->ndirs)
 		r.error = 1;
 	if (msgr_end(&r) == -1) {
 		file_write_ready_free(f);
@@ -420,6 +480,39 @@ msg_get_archive_get(const struct imsg *imsg, struct archive_get *a)
 }
 
 void
+archive_head_free(struct archive_head *a)
+{
+	free(a->id);
+	free(a->path);
+	memset(a, 0, sizeof(*a));
+}
+
+void
+msg_put_archive_head(struct msgw *w, const struct archive_head *a)
+{
+	msgw_str(w, a->id);
+	msgw_str(w, a->path);
+}
+
+int
+msg_get_archive_head(const struct imsg *imsg, struct archive_head *a)
+{
+	struct msgr	 r;
+
+	memset(a, 0, sizeof(*a));
+	msgr_init(&r, imsg);
+	a->id = get_required(&r, MSG_MAX_ID);
+	a->path = get_required(&r, MSG_MAX_PATH);
+	if (a->path != NULL && a->path[0] != '/')
+		r.error = 1;
+	if (msgr_end(&r) == -1) {
+		archive_head_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
 archive_stat_free(struct archive_stat *a)
 {
 	free(a->link_target);
@@ -431,6 +524,9 @@ msg_put_archive_stat(struct msgw *w, const struct archive_stat *a)
 {
 	msgw_u8(w, a->kind);
 	msgw_u64(w, a->size);
+	msgw_u32(w, a->mode);
+	msgw_i64(w, a->mtime);
+	msgw_u32(w, a->mtime_nsec);
 	msgw_str(w, a->link_target != NULL ? a->link_target : "");
 }
 
@@ -443,8 +539,12 @@ msg_get_archive_stat(const struct imsg *imsg, struct archive_stat *a)
 	msgr_init(&r, imsg);
 	a->kind = msgr_u8(&r);
 	a->size = msgr_u64(&r);
+	a->mode = msgr_u32(&r);
+	a->mtime = msgr_i64(&r);
+	a->mtime_nsec = msgr_u32(&r);
 	a->link_target = get_required(&r, MSG_MAX_LINK_TARGET);
-	if (a->kind < ARCHIVE_KIND_FILE || a->kind > ARCHIVE_KIND_OTHER)
+	if (a->kind < ARCHIVE_KIND_FILE || a->kind > ARCHIVE_KIND_OTHER ||
+	    a->mode > 07777 || a->mtime_nsec >= 1000000000U)
 		r.error = 1;
 	if (msgr_end(&r) == -1) {
 		archive_stat_free(a);

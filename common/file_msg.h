@@ -34,7 +34,11 @@ struct file_request {
  */
 #define FILE_LIST_OUTPUT_MAX	(16 * 1024 * 1024)
 
-/* FILE_WRITE: after apid's 413 checks; managerd checks the rest. */
+/*
+ * FILE_WRITE and FILE_WRITE_BEGIN: after apid's 413 checks; managerd
+ * checks the rest.
+ */
+#define FILE_WRITE_SIZE_UNKNOWN	UINT64_MAX	/* BEGIN of a chunked body */
 struct file_write {
 	char		*sandbox_id;
 	char		*path;		/* as for file_request, never NULL */
@@ -43,17 +47,29 @@ struct file_write {
 };
 
 /*
- * FILE_WRITE_READY: what apid puts in the upload tar.  name is relative
- * to /workspace ("src/app.py"); every parent directory of it ("src/") is
- * a directory member owned by uid:gid with mode 0755, then the file with
- * mode, uid:gid and the body.  Every member's mtime is mtime.
+ * FILE_WRITE_READY: what apid puts in the upload tar, in this order.
+ * name is relative to /workspace ("src/lib/app.py"), normalized, with
+ * the symlinks on the way resolved.  dirs[i] is the directory member of
+ * the i-th parent of name ("src/", then "src/lib/"), one per '/' in
+ * name, owned by uid:gid; existing directories keep their mode and
+ * mtime, new ones get 0755 and now.  Last, the file: mode, uid:gid,
+ * mtime and the body.
  */
-struct file_write_ready {
-	char		*name;
-	uint32_t	 uid;
-	uint32_t	 gid;
-	uint32_t	 mode;
+#define FILE_WRITE_MAX_DIRS	512
+struct file_write_dir {
+	uint32_t	 mode;		/* permission bits, at most 07777 */
 	int64_t		 mtime;
+	uint32_t	 mtime_nsec;
+};
+struct file_write_ready {
+	char			*name;
+	uint32_t		 uid;
+	uint32_t		 gid;
+	uint32_t		 mode;
+	int64_t			 mtime;
+	uint32_t		 ndirs;
+	/* Inline: apid's jobs take shallow copies of this. */
+	struct file_write_dir	 dirs[FILE_WRITE_MAX_DIRS];
 };
 
 /* FILE_INFO: API.md §3.7. */
@@ -123,7 +139,19 @@ struct archive_get {
 	uint64_t	 max_bytes;	/* ARCHIVE_WANT_FILE only */
 };
 
-/* ARCHIVE_STAT: from Docker's X-Docker-Container-Path-Stat. */
+/* ARCHIVE_HEAD: the path's stat alone. */
+struct archive_head {
+	char		*id;		/* sandbox id */
+	char		*path;		/* absolute, any bytes but NUL */
+};
+
+/*
+ * ARCHIVE_STAT: from Docker's X-Docker-Container-Path-Stat.  mode holds
+ * the permission bits with setuid, setgid and sticky where chmod(2) has
+ * them.  link_target is where Docker resolved a symlink to inside the
+ * container, absolute; bytes that are not UTF-8 reach us as U+FFFD, for
+ * Docker sends the stat as JSON.
+ */
 #define ARCHIVE_KIND_FILE	1
 #define ARCHIVE_KIND_DIR	2
 #define ARCHIVE_KIND_SYMLINK	3
@@ -131,6 +159,9 @@ struct archive_get {
 struct archive_stat {
 	uint8_t		 kind;
 	uint64_t	 size;
+	uint32_t	 mode;		/* at most 07777 */
+	int64_t		 mtime;
+	uint32_t	 mtime_nsec;	/* below 1000000000 */
 	char		*link_target;	/* "" unless a symlink */
 };
 
@@ -197,6 +228,10 @@ void	msg_put_archive_get(struct msgw *, const struct archive_get *);
 int	msg_get_archive_get(const struct imsg *, struct archive_get *);
 void	archive_get_free(struct archive_get *);
 
+void	msg_put_archive_head(struct msgw *, const struct archive_head *);
+int	msg_get_archive_head(const struct imsg *, struct archive_head *);
+void	archive_head_free(struct archive_head *);
+
 void	msg_put_archive_stat(struct msgw *, const struct archive_stat *);
 int	msg_get_archive_stat(const struct imsg *, struct archive_stat *);
 void	archive_stat_free(struct archive_stat *);
@@ -205,7 +240,10 @@ void	msg_put_archive_put(struct msgw *, const struct archive_put *);
 int	msg_get_archive_put(const struct imsg *, struct archive_put *);
 void	archive_put_free(struct archive_put *);
 
-/* FILE_READ_STARTED, SNAPSHOT_SINK: one u64. */
+/*
+ * FILE_READ_STARTED, SNAPSHOT_SINK, FILE_SPOOL, FILE_WRITE_COMMIT: one
+ * u64.
+ */
 void	msg_put_u64(struct msgw *, uint64_t);
 int	msg_get_u64(const struct imsg *, uint64_t *);
 

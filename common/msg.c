@@ -105,6 +105,12 @@ msg_type_name(uint32_t type)
 		return "SNAPSHOT_WRITTEN";
 	case MSG_TAR_CHECKED:
 		return "TAR_CHECKED";
+	case MSG_FILE_WRITE_BEGIN:
+		return "FILE_WRITE_BEGIN";
+	case MSG_FILE_WRITE_COMMIT:
+		return "FILE_WRITE_COMMIT";
+	case MSG_FILE_WRITE_ABORT:
+		return "FILE_WRITE_ABORT";
 	case MSG_FILE_READ_STARTED:
 		return "FILE_READ_STARTED";
 	case MSG_FILE_WRITE_READY:
@@ -121,10 +127,14 @@ msg_type_name(uint32_t type)
 		return "SNAPSHOT_LIST_END";
 	case MSG_TAR_CHECK:
 		return "TAR_CHECK";
+	case MSG_FILE_SPOOL:
+		return "FILE_SPOOL";
 	case MSG_DOCKER_ARCHIVE_GET:
 		return "DOCKER_ARCHIVE_GET";
 	case MSG_DOCKER_ARCHIVE_PUT:
 		return "DOCKER_ARCHIVE_PUT";
+	case MSG_DOCKER_ARCHIVE_HEAD:
+		return "DOCKER_ARCHIVE_HEAD";
 	case MSG_DOCKER_ARCHIVE_STAT:
 		return "DOCKER_ARCHIVE_STAT";
 	case MSG_ARCHIVE_FD:

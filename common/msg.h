@@ -83,9 +83,10 @@ enum msg_type {
 	 */
 	MSG_FILE_READ = 208,
 	/*
-	 * FILE_WRITE: file_write, fd = read end of a pipe for the upload tar
-	 * -> FILE_WRITE_READY (write the tar it describes into the pipe, then
-	 * close it), then FILE_INFO; or MSG_ERROR at any point.
+	 * FILE_WRITE (the one-step upload, until apid spools): file_write,
+	 * fd = read end of a pipe for the upload tar -> FILE_WRITE_READY
+	 * (write the tar it describes into the pipe, then close it), then
+	 * FILE_INFO; or MSG_ERROR at any point.
 	 */
 	MSG_FILE_WRITE = 209,
 	/*
@@ -116,6 +117,24 @@ enum msg_type {
 	MSG_SNAPSHOT_WRITTEN = 217,
 	/* tar_result, peerid = the TAR_CHECK's id (managerd's). */
 	MSG_TAR_CHECKED = 218,
+	/*
+	 * The two-phase upload; every message of one upload has the BEGIN's
+	 * id.  FILE_WRITE_BEGIN: file_write (size FILE_WRITE_SIZE_UNKNOWN
+	 * for a chunked body), no fd, after apid's 413 and 422 checks ->
+	 * FILE_SPOOL (managerd resolved the path; read the body into the
+	 * file it passes) or MSG_ERROR.  After FILE_SPOOL apid sends exactly
+	 * one of COMMIT or ABORT, never before it and never both.
+	 */
+	MSG_FILE_WRITE_BEGIN = 219,
+	/*
+	 * u64 bytes in the spool, fd = read end of the pipe for the upload
+	 * tar -> FILE_WRITE_READY (write the tar it describes from the spool
+	 * into the pipe, then close it), then FILE_INFO; or MSG_ERROR at any
+	 * point.  bytes must be the BEGIN's size when it had one.
+	 */
+	MSG_FILE_WRITE_COMMIT = 220,
+	/* empty: the body did not arrive whole.  No reply; nothing written. */
+	MSG_FILE_WRITE_ABORT = 221,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -142,6 +161,14 @@ enum msg_type {
 	 * imported -> TAR_CHECKED.
 	 */
 	MSG_TAR_CHECK = 313,
+	/*
+	 * u64 max_bytes (the BEGIN's size, or max_file_bytes for a chunked
+	 * body), fd = an empty spool file, unlinked, open for reading and
+	 * writing: the body goes there, at most max_bytes.  The same
+	 * descriptor is read for the tar, from offset 0: writing the body
+	 * left its offset at the end.
+	 */
+	MSG_FILE_SPOOL = 314,
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -177,6 +204,14 @@ enum msg_type {
 	 * read to its end -> DOCKER_DONE or MSG_ERROR.
 	 */
 	MSG_DOCKER_ARCHIVE_PUT = 408,
+	/*
+	 * archive_head (HEAD /containers/<id>/archive) -> DOCKER_ARCHIVE_STAT
+	 * of the path (Docker resolves the directories on the way inside the
+	 * container, not the last name; a symlink it cannot resolve, a loop,
+	 * comes as ARCHIVE_KIND_SYMLINK with an empty target), or MSG_ERROR:
+	 * ERR_NOT_FOUND "<path>: not found" when the path does not exist.
+	 */
+	MSG_DOCKER_ARCHIVE_HEAD = 409,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -186,7 +221,8 @@ enum msg_type {
 	MSG_DOCKER_LIST_END = 504,	/* empty */
 	MSG_DOCKER_EXEC_STARTED = 505,	/* empty */
 	MSG_DOCKER_EXEC_EXIT = 506,	/* exec_exit */
-	MSG_DOCKER_ARCHIVE_STAT = 507,	/* archive_stat */
+	/* archive_stat, for ARCHIVE_GET and ARCHIVE_HEAD */
+	MSG_DOCKER_ARCHIVE_STAT = 507,
 
 	/*
 	 * apid -> archive-worker, on the channel managerd made.  A job is

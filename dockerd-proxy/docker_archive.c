@@ -152,7 +152,7 @@ read_fail(struct archive_read *r, enum error_kind kind, const char *fmt, ...)
 static void
 read_fail(struct archive_read *r, enum error_kind kind, const char *fmt, ...)
 {
-	char	 text[2048];
+	char	 text[MSG_MAX_STRING + 1];	/* a whole path and more */
 	va_list	 ap;
 
 	va_start(ap, fmt);
@@ -290,7 +290,7 @@ read_done(struct docker_request *req, enum docker_http_error error,
 	struct archive_read	*r = arg;
 	struct docker_result	 res;
 	enum error_kind		 kind;
-	char			 text[2048];
+	char			 text[MSG_MAX_STRING + 1];
 	int			 stream;
 
 	r->req = NULL;
@@ -307,7 +307,8 @@ read_done(struct docker_request *req, enum docker_http_error error,
 		kind = docker_result_error(&res, r->ag->path, text,
 		    sizeof(text));
 		/* Docker resolves symlinks itself and gives up on a loop. */
-		if (error == DOCKER_HTTP_OK && strstr(text, "too many links")) {
+		if (error == DOCKER_HTTP_OK &&
+		    archive_error_class(text) == ARCHIVE_ERROR_LOOP) {
 			read_fail(r, ERR_INVALID_REQUEST,
 			    "%s: too many levels of symbolic links",
 			    r->ag->path);

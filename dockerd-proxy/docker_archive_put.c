@@ -68,7 +68,7 @@ write_fail(struct archive_write *w, enum error_kind kind, const char *fmt, ...)
 static void
 write_fail(struct archive_write *w, enum error_kind kind, const char *fmt, ...)
 {
-	char	 text[2048];
+	char	 text[MSG_MAX_STRING + 1];	/* a whole path and more */
 	va_list	 ap;
 
 	va_start(ap, fmt);
@@ -176,7 +176,7 @@ write_done(struct docker_request *req, enum docker_http_error error,
 	struct archive_write	*w = arg;
 	struct docker_result	 res;
 	enum error_kind		 kind;
-	char			 msg[1024], text[2048];
+	char			 msg[1024], text[MSG_MAX_STRING + 1];
 
 	w->req = NULL;
 	if (error == DOCKER_HTTP_OK && resp->status == 200) {

@@ -30,8 +30,11 @@ struct event_base;
 #define DOCKER_HTTP_MAX_HEADER_LINES	100
 /* A chunk-size line, extensions included. */
 #define DOCKER_HTTP_MAX_CHUNK_LINE	1024
-/* Request line limit: method plus path. */
-#define DOCKER_HTTP_MAX_PATH		8192
+/*
+ * Request line limit: method plus path.  An archive path of 4096 bytes
+ * (MSG_MAX_PATH), each percent-encoded, and the rest of the URL fit.
+ */
+#define DOCKER_HTTP_MAX_PATH		16384
 /* Writing a request may stall this long before the request fails. */
 #define DOCKER_HTTP_WRITE_TIMEOUT	60
 /* Uploads: the drain callback fires when queued output falls to this. */

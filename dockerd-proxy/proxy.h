@@ -240,6 +240,9 @@ void	docker_archive_get(struct proxy *, uint32_t peerid,
 	    struct archive_get *, int fd);
 void	docker_archive_put(struct proxy *, uint32_t peerid,
 	    struct archive_put *, int fd);
+/* docker_archive_head.c: MSG_DOCKER_ARCHIVE_HEAD; takes over ah. */
+void	docker_archive_head(struct proxy *, uint32_t peerid,
+	    struct archive_head *ah);
 
 /* The log line and error text of a refused operation. */
 void	refuse_not_ours(const char *op, const char *name, char *text,
@@ -262,13 +265,26 @@ int	proxy_jail(const char *docker_socket, const char *chroot_dir,
  * docker_archive_parse.c: Docker's archive answers, pure.  The path stat
  * header is base64 of {"name","size","mode","mtime","linkTarget"}; it is
  * read into st (link_target malloc'd, "" unless a symlink) or refused
- * with -1 and a reason in *why.
+ * with -1 and a reason in *why.  Every field must be there and valid.
  */
 /* The whole response head is capped at 16 KiB (DOCKER_HTTP_MAX_HEAD). */
 #define ARCHIVE_STAT_HEADER_MAX	16384
 #define ARCHIVE_STAT_JSON_MAX	(ARCHIVE_STAT_HEADER_MAX / 4 * 3)
 int	archive_path_stat_parse(const char *header, struct archive_stat *st,
 	    const char **why);
+/*
+ * Go's time.Time in JSON (RFC 3339 with up to nine fraction digits, a
+ * "Z" or "+hh:mm" zone, years 0000-9999) as seconds since the epoch and
+ * nanoseconds; -1 if it is not exactly that.
+ */
+int	archive_mtime_parse(const char *, int64_t *sec, uint32_t *nsec);
+/* What Docker's error message for an archive path says. */
+enum archive_error {
+	ARCHIVE_ERROR_OTHER,
+	ARCHIVE_ERROR_LOOP,	/* a symlink chain that does not end */
+	ARCHIVE_ERROR_NOTDIR	/* a component on the way is not a directory */
+};
+enum archive_error	archive_error_class(const char *message);
 /*
  * Docker's refusal of a PUT with noOverwriteDirNonDir, as an error that
  * names the path: ERR_INVALID_REQUEST with text; 0 for other messages.

@@ -100,6 +100,20 @@ dispatch_archive_put(struct proxy *px, struct peer *p, struct imsg *imsg)
 	docker_archive_put(px, imsg->hdr.peerid, ap, imsg_take_fd(imsg));
 }
 
+static void
+dispatch_archive_head(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct archive_head	*ah;
+
+	if ((ah = malloc(sizeof(*ah))) == NULL)
+		fatal("malloc");
+	if (msg_get_archive_head(imsg, ah) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (!id_is_sandbox(ah->id))
+		peer_bad_message(p, imsg, "bad sandbox id");
+	docker_archive_head(px, imsg->hdr.peerid, ah);
+}
+
 void
 proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 {
@@ -147,6 +161,9 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_DOCKER_ARCHIVE_PUT:
 		dispatch_archive_put(px, p, imsg);
+		break;
+	case MSG_DOCKER_ARCHIVE_HEAD:
+		dispatch_archive_head(px, p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not an operation of dockerd-proxy");

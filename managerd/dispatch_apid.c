@@ -155,6 +155,18 @@ apid_file(struct peer *p, struct imsg *imsg)
 	file_request_free(&req);
 }
 
+/* The two-phase upload decodes its own messages. */
+static void
+apid_upload(struct peer *p, struct imsg *imsg)
+{
+	if (imsg->hdr.type == MSG_FILE_WRITE_BEGIN)
+		file_write_begin(p, imsg);
+	else if (imsg->hdr.type == MSG_FILE_WRITE_COMMIT)
+		file_write_commit(p, imsg);
+	else
+		file_write_abort(p, imsg);
+}
+
 static void
 apid_snapshot_create(struct peer *p, struct imsg *imsg)
 {
@@ -235,6 +247,7 @@ carries_fd(uint32_t type)
 	case MSG_FILE_READ:
 	case MSG_FILE_WRITE:
 	case MSG_FILE_LIST:
+	case MSG_FILE_WRITE_COMMIT:
 	case MSG_SNAPSHOT_CREATE:
 		return 1;
 	default:
@@ -279,6 +292,11 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 	case MSG_FILE_WRITE:
 	case MSG_FILE_LIST:
 		apid_file(p, imsg);
+		break;
+	case MSG_FILE_WRITE_BEGIN:
+	case MSG_FILE_WRITE_COMMIT:
+	case MSG_FILE_WRITE_ABORT:
+		apid_upload(p, imsg);
 		break;
 	case MSG_SNAPSHOT_CREATE:
 		apid_snapshot_create(p, imsg);

@@ -1,9 +1,9 @@
 /*
- * Files in a sandbox (API.md §4.9-4.11, §6): download, upload and
- * directory listing.  managerd checks the request and the path, tells
- * dockerd-proxy what to fetch or store and apid what to expect; the bytes
- * themselves go through apid's pipe between apid and the proxy and are
- * never read here.
+ * Files in a sandbox (API.md §4.9, §4.11, §6): download and directory
+ * listing (uploads are file_write.c's).  managerd checks the request and
+ * the path, tells dockerd-proxy what to fetch and apid what to expect;
+ * the bytes themselves go through apid's pipe between apid and the proxy
+ * and are never read here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,25 +14,74 @@
 
 #include "log.h"
 #include "managerd.h"
+#include "utf8.h"
 
 #define WORKSPACE		"/workspace"
 #define READ_MAX_LOOKUPS	8	/* §6.2: a symlink chain's length */
 #define LIST_TIMEOUT_SECONDS	60.0
 
 /*
- * The listing (§6.4) as the sandbox user, $1 = the directory: for each
- * entry "<st_mode hex> <size> <mtime>\n<name>\0" (file_msg.h), names
- * with any bytes.  Exit 3: the path exists but cannot be entered; 2: it
- * does not exist.  An entry that vanishes meanwhile is left out.
+ * The listing (§6.4) as the sandbox user; its arguments are the
+ * directory, escaped (list_args).  For each entry "<st_mode hex> <size>
+ * <mtime>\n<name>\0" (file_msg.h), names with any bytes.  Exit 3: the
+ * path exists but cannot be entered; 2: it does not exist.  An entry
+ * that vanishes meanwhile is left out.
  */
 static const char list_script[] =
-	"cd -- \"$1\" 2>/dev/null || { [ -e \"$1\" ] && exit 3; exit 2; }\n"
+	"d=$(printf '%b' \"$@\"; printf x); d=${d%x}\n"
+	"cd -- \"$d\" 2>/dev/null || { [ -e \"$d\" ] && exit 3; exit 2; }\n"
 	"for f in * .[!.]* ..?*; do\n"
 	"\tif [ -e \"$f\" ] || [ -L \"$f\" ]; then\n"
 	"\t\tstat -c '%f %s %Y' -- \"$f\" && printf '%s\\0' \"$f\"\n"
 	"\tfi\n"
 	"done\n"
 	"exit 0\n";
+
+/*
+ * Docker reads an exec's argv as JSON and turns bytes that are not UTF-8
+ * into U+FFFD, so those (and the backslash) go as printf %b's \0ooo and
+ * the script puts them back; "$(...)x" keeps a trailing newline.  The
+ * escaped text is cut, between escapes, into arguments that fit.
+ */
+#define LIST_ESCAPED_MAX	(12 * 1024)	/* leaves room in DOCKER_EXEC */
+#define LIST_MAX_ARGS		(LIST_ESCAPED_MAX / (MSG_MAX_ARG - 4) + 1)
+
+struct list_args {
+	char	 buf[LIST_ESCAPED_MAX + LIST_MAX_ARGS + 1];
+	char	*argv[LIST_MAX_ARGS];
+	int	 argc;
+};
+
+/* -1 if the escaped directory is longer than LIST_ESCAPED_MAX. */
+static int
+list_args(const char *dir, struct list_args *la)
+{
+	const unsigned char	*p = (const unsigned char *)dir;
+	size_t			 left = strlen(dir), n = 0, arg = 0, total = 0;
+	size_t			 len, step;
+	uint32_t		 cp;
+
+	la->argc = 0;
+	for (; left > 0; p += step, left -= step) {
+		step = utf8_next_or_escape(p, left, &cp);
+		len = (cp >= 0xdc80 && cp <= 0xdcff) || *p == '\\' ? 5 : step;
+		if ((total += len) > LIST_ESCAPED_MAX)
+			return -1;
+		if (n + len - arg > MSG_MAX_ARG) {
+			la->buf[n++] = '\0';
+			la->argv[la->argc++] = la->buf + arg;
+			arg = n;
+		}
+		if (len == 5)
+			snprintf(la->buf + n, 6, "\\0%03o", *p);
+		else
+			memcpy(la->buf + n, p, step);
+		n += len;
+	}
+	la->buf[n] = '\0';
+	la->argv[la->argc++] = la->buf + arg;
+	return 0;
+}
 
 enum read_state {
 	READ_ASKED,		/* waiting for the stat */
@@ -51,18 +100,8 @@ struct file_read_call {
 	char		 path[MSG_MAX_PATH + 1];	/* this lookup's */
 };
 
-struct file_write_call {
-	uint32_t	 apid_id;
-	uint64_t	 size;
-	char		 path[MSG_MAX_PATH + 1];
-};
-
-/*
- * Normalize a client's path into out (MSG_MAX_PATH + 1 bytes), answering
- * apid if it cannot be.
- */
-static int
-normalize_or_refuse(uint32_t apid_id, const char *in, char *out)
+int
+file_path(uint32_t apid_id, const char *in, char *out)
 {
 	if (path_normalize(in, out, MSG_MAX_PATH + 1) == 0)
 		return 0;
@@ -120,29 +159,6 @@ read_lookup(struct file_read_call *rc)
 	return 0;
 }
 
-/*
- * The path a symlink at rc->path points to: posixpath.join(dirname(path),
- * target), normalized; an absolute target replaces the directory.
- */
-static int
-read_follow(struct file_read_call *rc, const char *target)
-{
-	char	*joined;
-	size_t	 dirlen, tlen;
-	int	 r;
-
-	/* dirname() with its trailing slash, which join() would add. */
-	dirlen = target[0] == '/' ? 0 : strrchr(rc->path, '/') - rc->path + 1;
-	tlen = strlen(target);
-	if ((joined = malloc(dirlen + tlen + 1)) == NULL)
-		return -1;
-	memcpy(joined, rc->path, dirlen);
-	memcpy(joined + dirlen, target, tlen + 1);
-	r = path_normalize(joined, rc->path, sizeof(rc->path));
-	free(joined);
-	return r;
-}
-
 /* What the stat says decides the reply; the call ends with DONE. */
 static void
 read_stat(struct file_read_call *rc, const struct archive_stat *st)
@@ -156,7 +172,8 @@ read_stat(struct file_read_call *rc, const struct archive_stat *st)
 			apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 			    "%s: too many levels of symbolic links",
 			    rc->requested);
-		else if (read_follow(rc, st->link_target) == -1)
+		else if (path_join_link(rc->path, st->link_target, rc->path,
+		    sizeof(rc->path)) == -1)
 			apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 			    "%s: file name too long", rc->requested);
 		else
@@ -237,7 +254,7 @@ file_read(uint32_t apid_id, struct file_request *req, int fd)
 		apid_not_found(apid_id, req->sandbox_id);
 		goto fail;
 	}
-	if (normalize_or_refuse(apid_id, req->path != NULL ? req->path : "",
+	if (file_path(apid_id, req->path != NULL ? req->path : "",
 	    path) == -1)
 		goto fail;
 	if ((rc = calloc(1, sizeof(*rc))) == NULL) {
@@ -256,135 +273,30 @@ fail:
 	close(fd);
 }
 
-/* --- write ---------------------------------------------------------------- */
-
-static void
-write_done(struct imsg *reply, void *arg)
-{
-	static char		 file[] = "file";
-	struct file_write_call	*wc = arg;
-	struct file_info	 fi;
-	struct msgw		 w;
-
-	if (reply->hdr.type == MSG_DOCKER_DONE) {
-		if (reply->len != 0)
-			peer_bad_message(&env->proxy_peer, reply,
-			    "unexpected payload");
-		fi.name = strrchr(wc->path, '/') + 1;
-		fi.path = wc->path;
-		fi.type = file;
-		fi.size = wc->size;
-		fi.modified_at = clock_wall();
-		msgw_init(&w);
-		msg_put_file_info(&w, &fi);
-		apid_reply(wc->apid_id, MSG_FILE_INFO, &w);
-	} else
-		relay_error(reply, wc->apid_id);
-	free(wc);
-}
-
-/*
- * §4.10 steps 3-6, then the upload: the proxy reads the tar apid writes
- * into fd (the pipe's read end) and extracts it in /workspace, refusing
- * to replace a directory or a symlink to one on the way.
- */
-void
-file_write(uint32_t apid_id, struct file_write *req, int fd)
-{
-	struct config		*conf = &env->conf;
-	struct sandbox		*sb;
-	struct file_write_call	*wc;
-	struct file_write_ready	 ready;
-	struct archive_put	 ap;
-	struct msgw		 w;
-	char			 path[MSG_MAX_PATH + 1];
-	static char		 workspace[] = WORKSPACE;
-
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
-		apid_not_found(apid_id, req->sandbox_id);
-		goto fail;
-	}
-	if (normalize_or_refuse(apid_id, req->path, path) == -1)
-		goto fail;
-	if (!path_in_workspace(path)) {
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "writes are limited to files under /workspace");
-		goto fail;
-	}
-	if (req->size > (uint64_t)conf->max_file_bytes) {
-		apid_error(apid_id, ERR_PAYLOAD_TOO_LARGE,
-		    "file exceeds %lld bytes", conf->max_file_bytes);
-		goto fail;
-	}
-	if (req->mode > 0777) {
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "mode must be between 0 and 0o777");
-		goto fail;
-	}
-	if ((wc = calloc(1, sizeof(*wc))) == NULL) {
-		apid_error(apid_id, ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
-	wc->apid_id = apid_id;
-	wc->size = req->size;
-	strlcpy(wc->path, path, sizeof(wc->path));
-	ap.id = sb->rec.id;
-	ap.path = workspace;
-	ap.flags = ARCHIVE_PUT_NO_REPLACE;
-	ap.length = -1;
-	msgw_init(&w);
-	msg_put_archive_put(&w, &ap);
-	if (proxy_call(MSG_DOCKER_ARCHIVE_PUT, fd, &w, 0, MSG_DOCKER_DONE,
-	    write_done, wc) == 0) {
-		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
-		free(wc);
-		return;
-	}
-	ready.name = path + sizeof(WORKSPACE);	/* past "/workspace/" */
-	ready.uid = conf->sandbox_uid;
-	ready.gid = conf->sandbox_gid;
-	ready.mode = req->mode;
-	ready.mtime = (int64_t)clock_wall();
-	msgw_init(&w);
-	msg_put_file_write_ready(&w, &ready);
-	apid_reply(apid_id, MSG_FILE_WRITE_READY, &w);
-	return;
-fail:
-	close(fd);
-}
-
 /* --- list ----------------------------------------------------------------- */
 
-/* fd: the write end of an exec output pipe, as for MSG_EXEC_START. */
-void
-file_list(uint32_t apid_id, struct file_request *req, int fd)
+static void
+list_exec(uint32_t apid_id, struct sandbox *sb, const char *dir,
+    struct list_args *la, int fd)
 {
 	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
 	static char		 argv0[] = "sh", root[] = "/";
-	struct sandbox		*sb;
 	struct docker_exec	 dx;
-	char			 dir[MSG_MAX_PATH + 1], user[32];
-	char			 script[sizeof(list_script)];
-	char			*argv[6];
+	char			 script[sizeof(list_script)], user[32];
+	char			*argv[4 + LIST_MAX_ARGS + 1];
+	int			 i;
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
-		apid_not_found(apid_id, req->sandbox_id);
-		goto fail;
-	}
-	if (req->path == NULL)
-		strlcpy(dir, WORKSPACE, sizeof(dir));
-	else if (normalize_or_refuse(apid_id, req->path, dir) == -1)
-		goto fail;
 	memcpy(script, list_script, sizeof(script));
 	argv[0] = sh;
 	argv[1] = dash_c;
 	argv[2] = script;
 	argv[3] = argv0;
-	argv[4] = dir;
-	argv[5] = NULL;
+	for (i = 0; i < la->argc; i++)
+		argv[4 + i] = la->argv[i];
+	argv[4 + i] = NULL;
 	memset(&dx, 0, sizeof(dx));
 	dx.id = sb->rec.id;
-	dx.argc = 5;
+	dx.argc = 4 + la->argc;
 	dx.argv = argv;
 	dx.workdir = root;
 	snprintf(user, sizeof(user), "%u:%u", env->conf.sandbox_uid,
@@ -392,7 +304,36 @@ file_list(uint32_t apid_id, struct file_request *req, int fd)
 	dx.user = user;
 	dx.timeout_seconds = LIST_TIMEOUT_SECONDS;
 	exec_run(apid_id, &dx, fd, MSG_FILE_LIST_STARTED, dir);
+}
+
+/* fd: the write end of an exec output pipe, as for MSG_EXEC_START. */
+void
+file_list(uint32_t apid_id, struct file_request *req, int fd)
+{
+	struct sandbox		*sb;
+	struct list_args	*la = NULL;
+	char			 dir[MSG_MAX_PATH + 1];
+
+	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+		apid_not_found(apid_id, req->sandbox_id);
+		goto fail;
+	}
+	if (req->path == NULL)
+		strlcpy(dir, WORKSPACE, sizeof(dir));
+	else if (file_path(apid_id, req->path, dir) == -1)
+		goto fail;
+	if ((la = malloc(sizeof(*la))) == NULL) {
+		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		goto fail;
+	}
+	if (list_args(dir, la) == -1) {
+		apid_error(apid_id, ERR_INVALID_REQUEST, "path is too long");
+		goto fail;
+	}
+	list_exec(apid_id, sb, dir, la, fd);
+	free(la);
 	return;
 fail:
+	free(la);
 	close(fd);
 }

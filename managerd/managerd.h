@@ -189,6 +189,14 @@ int	path_normalize_len(const char *in, size_t inlen, char *out,
 	    size_t outlen);
 /* 1 if the normalized path lies strictly below /workspace. */
 int	path_in_workspace(const char *normalized);
+/*
+ * Where a symlink at the normalized path link that holds target points:
+ * posixpath.join(dirname(link), target) normalized, so an absolute
+ * target replaces the directory (out may be link).  Bytes are bytes:
+ * only NUL is special.
+ */
+int	path_join_link(const char *link, const char *target, char *out,
+	    size_t outlen);
 
 /* allowlist.c: Python fnmatchcase semantics (API.md §8.6). */
 int	glob_match(const char *pattern, const char *string);
@@ -283,13 +291,64 @@ int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));
 
 /*
- * files.c: API.md §4.9-4.11 and §6.  Handlers may take (and set to NULL)
- * fields of the request they keep; the caller frees the rest.  fd is
- * consumed either way.
+ * files.c, file_write.c: API.md §4.9-4.11 and §6.  Handlers may take
+ * (and set to NULL) fields of the request they keep; the caller frees
+ * the rest.  fd is consumed either way.
  */
 void	 file_read(uint32_t apid_id, struct file_request *, int fd);
 void	 file_write(uint32_t apid_id, struct file_write *, int fd);
 void	 file_list(uint32_t apid_id, struct file_request *, int fd);
+/*
+ * A client's path normalized into out (MSG_MAX_PATH + 1 bytes); -1 once
+ * apid has heard why it cannot be.
+ */
+int	 file_path(uint32_t apid_id, const char *in, char *out);
+/*
+ * The two-phase upload: apid's FILE_WRITE_BEGIN, _COMMIT and _ABORT,
+ * decoded here; one out of turn is fatal.
+ */
+void	 file_write_begin(struct peer *, struct imsg *);
+void	 file_write_commit(struct peer *, struct imsg *);
+void	 file_write_abort(struct peer *, struct imsg *);
+size_t	 upload_count(void);		/* uploads not finished */
+/*
+ * A spool in <data_dir>/uploads/ (made if missing): O_TMPFILE when asked
+ * and the file system has it, else a new name unlinked at once; -1 with
+ * errno.
+ */
+int	 upload_spool_open(int tmpfile);
+/* At start: uploads/ made if missing, and emptied of leftovers. */
+void	 upload_leftovers_remove(void);
+
+/*
+ * file_walk.c: where an upload of the normalized path lands inside the
+ * sandbox (API.md §4.10 step 7).  done gets kind 0 and the plan in the
+ * walk, or the error to answer; it may run before file_walk_start
+ * returns, and the walk must live until it has run.  The plan: phys is
+ * the path with its symlinks resolved, under /workspace; dirs[0..ndirs)
+ * are its parents below /workspace, of which the first nexisting exist
+ * (their mode and mtime filled in) and the others are to be made.
+ */
+struct file_walk;
+typedef void	(*file_walk_cb)(struct file_walk *, enum error_kind,
+		    const char *text);
+struct file_walk {
+	char			 id[SANDBOX_ID_LEN + 1];
+	char			 requested[MSG_MAX_PATH + 1];
+	char			 phys[MSG_MAX_PATH + 1];
+	size_t			 done;		/* phys[0..done): a directory */
+	size_t			 end;		/* the component asked about */
+	size_t			 target_end;	/* phys[0..it): a target */
+	size_t			 requested_rest; /* where the rest starts */
+	int			 links;
+	uint32_t		 ndirs;
+	uint32_t		 nexisting;
+	struct file_write_dir	 dirs[FILE_WRITE_MAX_DIRS];
+	file_walk_cb		 done_cb;
+	void			*arg;
+};
+void	 file_walk_start(struct file_walk *, const char *sandbox_id,
+	    const char *path, file_walk_cb, void *arg);
 
 /*
  * exec.c, for files.c: run dx with apid's output pipe fd (consumed); at

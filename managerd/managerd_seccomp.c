@@ -29,7 +29,10 @@ static const struct seccomp_rule managerd_rules[] = {
 	SC_ALLOW(pipe2),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
-	/* Records and snapshots in the data dir: write, sync, rename. */
+	/*
+	 * Records and snapshots in the data dir: write, sync, rename; upload
+	 * spools in uploads/, O_TMPFILE or created and unlinked at once.
+	 */
 	SC_ALLOW(openat),
 	/* fdopendir(3) marks the descriptor close-on-exec. */
 	SC_ALLOW_ARG2(fcntl, SC_ARG_EQ(1, F_SETFD), SC_ARG_EQ(2, FD_CLOEXEC)),

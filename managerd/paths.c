@@ -114,3 +114,30 @@ path_in_workspace(const char *normalized)
 		p++;
 	}
 }
+
+int
+path_join_link(const char *link, const char *target, char *out, size_t outlen)
+{
+	const char	*slash;
+	char		*joined;
+	size_t		 dirlen, tlen;
+	int		 r;
+
+	/* dirname() with its trailing slash, which join() would add. */
+	if (target[0] == '/' || (slash = strrchr(link, '/')) == NULL)
+		dirlen = 0;
+	else
+		dirlen = (size_t)(slash - link) + 1;
+	tlen = strlen(target);
+	if (tlen == 0 && dirlen == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((joined = malloc(dirlen + tlen + 1)) == NULL)
+		return -1;
+	memcpy(joined, link, dirlen);
+	memcpy(joined + dirlen, target, tlen + 1);
+	r = path_normalize(joined, out, outlen);
+	free(joined);
+	return r;
+}

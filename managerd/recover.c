@@ -230,6 +230,7 @@ recover_reconcile(void)
 		return;
 	}
 	remove_snapshot_leftovers();
+	upload_leftovers_remove();
 	for (i = 0; i < rc.count; i++) {
 		if (rc.items[i].kept)
 			continue;

@@ -41,6 +41,7 @@ MSG_DOCKER_EXEC = 405
 MSG_DOCKER_EXEC_CANCEL = 406
 MSG_DOCKER_ARCHIVE_GET = 407
 MSG_DOCKER_ARCHIVE_PUT = 408
+MSG_DOCKER_ARCHIVE_HEAD = 409
 MSG_DOCKER_PONG = 500
 MSG_DOCKER_DONE = 501
 MSG_DOCKER_STATE_RESULT = 502
@@ -61,6 +62,7 @@ ARCHIVE_WANT_TREE = 2
 ARCHIVE_KIND_FILE = 1
 ARCHIVE_KIND_DIR = 2
 ARCHIVE_KIND_SYMLINK = 3
+ARCHIVE_KIND_OTHER = 4
 ARCHIVE_PUT_NO_REPLACE = 0x01
 IMSG_FD_MARK = 0x80000000
 
@@ -92,7 +94,7 @@ def p_double(v):
 
 
 def p_str(s):
-    b = s.encode()
+    b = s if isinstance(s, bytes) else s.encode()
     return p_u32(len(b)) + b
 
 
@@ -144,7 +146,8 @@ class Reader:
         return struct.unpack("<q", self.take(8))[0]
 
     def str(self):
-        return self.take(self.u32()).decode()
+        # Paths in messages are bytes: keep the ones that are not UTF-8.
+        return self.take(self.u32()).decode("utf-8", "surrogateescape")
 
     def end(self):
         if self.off != len(self.data):
@@ -403,6 +406,16 @@ class Proxy:
         finally:
             t.join(60)
 
+    def archive_head(self, sid, path):
+        """A path's stat: (decode_stat_full or None, error or None)."""
+        mtype, payload = self.next(self.request(
+            MSG_DOCKER_ARCHIVE_HEAD, p_str(sid) + p_str(path)), timeout=120)
+        if mtype == MSG_ERROR:
+            return None, decode_error(payload)
+        if mtype != MSG_DOCKER_ARCHIVE_STAT:
+            raise AssertionError(describe(mtype, payload))
+        return decode_stat_full(payload), None
+
     def sh(self, sid, script, **kw):
         """A shell command: (exit, stdout, stderr)."""
         mtype, result, frames, _ = self.exec(sid, ["/bin/sh", "-c", script],
@@ -421,13 +434,22 @@ def archive_put_payload(sid, path, flags, length):
     return p_str(sid) + p_str(path) + p_u8(flags) + p_i64(length)
 
 
-def decode_stat(payload):
+def decode_stat_full(payload):
+    """ARCHIVE_STAT: (kind, size, mode, mtime, mtime_nsec, target bytes)."""
     r = Reader(payload)
     kind = r.u8()
     size = struct.unpack("<Q", r.take(8))[0]
-    target = r.str()
+    mode = r.u32()
+    mtime = r.i64()
+    nsec = r.u32()
+    target = r.take(r.u32())
     r.end()
-    return kind, size, target
+    return kind, size, mode, mtime, nsec, target
+
+
+def decode_stat(payload):
+    kind, size, _, _, _, target = decode_stat_full(payload)
+    return kind, size, target.decode()
 
 
 def make_tar(members):
@@ -1081,6 +1103,106 @@ class Archive(unittest.TestCase):
         self.assertIn(error[0], (ERR_INVALID_REQUEST, ERR_BACKEND), error)
 
 
+class ArchiveHead(unittest.TestCase):
+    """ARCHIVE_HEAD: a path's stat, symlinks resolved by Docker, names of
+    any bytes (made with printf escapes: an exec's argv is JSON)."""
+
+    LATIN1 = b"\xe9" * 255
+    SETUP = (
+        "cd /workspace && printf 'hello archive\\n' > f && chmod 4755 f && "
+        "mkdir d st && chmod 2750 d && chmod 1777 st && "
+        "ln -s f l && ln -s d/../d ld && ln -s ../../../etc esc && "
+        "ln -s loop1 loop2 && ln -s loop2 loop1 && ln -s /nonexist dang && "
+        "touch \"$(printf 'caf\\351')\" \"$(printf 'a b\\nc')\" && "
+        "mkdir \"$(printf 'd\\351')\" && "
+        "ln -s \"$(printf 'd\\351')\" \"$(printf 'l\\351')\" && "
+        "touch \"$(printf '%255s' '' | tr ' ' '\\351')\" && "
+        "p=deep && mkdir -p $p && i=0 && while [ $i -lt 15 ]; do "
+        "p=$p/\"$(printf '%200s' '' | tr ' ' '\\351')\"; mkdir \"$p\"; "
+        "i=$((i+1)); done && touch \"$p/end\" && "
+        "stat -c '%Y %y' f")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sid = new_id()
+        mtype, payload = PROXY.create(cls.sid)
+        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+        code, out, err = PROXY.sh(cls.sid, cls.SETUP)
+        assert code == 0, err
+        secs, _, hms, _ = out.split()
+        cls.f_mtime = (int(secs), int(hms.split(".")[1]))
+
+    @classmethod
+    def tearDownClass(cls):
+        PROXY.destroy(cls.sid)
+
+    def head(self, path):
+        if isinstance(path, str):
+            path = path.encode()
+        return PROXY.archive_head(self.sid, path)
+
+    def test_file(self):
+        st, error = self.head("/workspace/f")
+        self.assertIsNone(error)
+        self.assertEqual(st[:3], (ARCHIVE_KIND_FILE, 14, 0o4755))
+        self.assertEqual(st[3:], self.f_mtime + (b"",))
+
+    def test_directories(self):
+        for path, mode in (("/workspace", None), ("/workspace/d", 0o2750),
+                           ("/workspace/st", 0o1777)):
+            st, error = self.head(path)
+            self.assertIsNone(error, path)
+            self.assertEqual(st[0], ARCHIVE_KIND_DIR, path)
+            if mode is not None:
+                self.assertEqual(st[2], mode, path)
+            self.assertLess(st[4], 10**9)
+
+    def test_symlinks(self):
+        """Docker resolves each inside the container, to the end."""
+        for path, target in (("l", b"/workspace/f"), ("ld", b"/workspace/d"),
+                             ("esc", b"/etc"), ("dang", b"/nonexist")):
+            st, error = self.head("/workspace/" + path)
+            self.assertIsNone(error, path)
+            self.assertEqual((st[0], st[5]), (ARCHIVE_KIND_SYMLINK, target))
+        # A loop, at the end or on the way: a link with no target.
+        for path in ("/workspace/loop1", "/workspace/loop1/x"):
+            st, error = self.head(path)
+            self.assertIsNone(error, path)
+            self.assertEqual((st[0], st[5]), (ARCHIVE_KIND_SYMLINK, b""))
+
+    def test_missing(self):
+        for path in ("/workspace/nope", "/workspace/nope/x",
+                     "/workspace/dang/x"):
+            st, error = self.head(path)
+            self.assertEqual(error, (ERR_NOT_FOUND, path + ": not found"))
+        # Below a file: said without Docker's host paths.
+        st, error = self.head("/workspace/f/x")
+        self.assertEqual(error, (ERR_INVALID_REQUEST,
+                                 "/workspace/f/x: not a directory"))
+        sid = new_id()
+        st, error = PROXY.archive_head(sid, b"/workspace")
+        self.assertEqual(error, (ERR_NOT_FOUND, "sandbox %s not found" % sid))
+
+    def test_odd_names(self):
+        for name in (b"caf\xe9", b"a b\nc", self.LATIN1):
+            st, error = self.head(b"/workspace/" + name)
+            self.assertIsNone(error, name)
+            self.assertEqual(st[0], ARCHIVE_KIND_FILE, name)
+        # 15 x 200 bytes of Latin-1: a URL of 9 KiB once encoded.
+        deep = b"/workspace/deep" + (b"/" + b"\xe9" * 200) * 15
+        st, error = self.head(deep + b"/end")
+        self.assertIsNone(error)
+        self.assertEqual(st[0], ARCHIVE_KIND_FILE)
+        missing = deep + b"/nope\xe9"
+        st, error = self.head(missing)
+        self.assertEqual(error, (ERR_NOT_FOUND, missing.decode(
+            "utf-8", "surrogateescape") + ": not found"))
+        # Docker sends the stat as JSON: a target's Latin-1 comes as U+FFFD.
+        st, error = self.head(b"/workspace/l\xe9")
+        self.assertIsNone(error)
+        self.assertEqual(st[5], "/workspace/d\ufffd".encode())
+
+
 class Foreign(unittest.TestCase):
     """A container named like a sandbox but not made by this server."""
 
@@ -1126,6 +1248,8 @@ class Foreign(unittest.TestCase):
         self.assertIsNone(stat)
         self.assertEqual(error[0], ERR_FORBIDDEN)
         self.assertEqual(data, b"")
+        st, error = PROXY.archive_head(FOREIGN_ID, b"/etc/passwd")
+        self.assertEqual((st, error[0]), (None, ERR_FORBIDDEN))
         mtype, error = PROXY.archive_put_pipe(
             FOREIGN_ID, "/tmp", make_tar([("planted", b"x", 0)]))
         self.assertEqual(error[0], ERR_FORBIDDEN)

@@ -8,8 +8,10 @@
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,7 +108,7 @@ setup(void **state)
 	return 0;
 }
 
-/* The data directory holds two flat directories of files. */
+/* The data directory holds flat directories of files. */
 static void
 remove_dir(int parent, const char *name)
 {
@@ -144,6 +146,7 @@ teardown(void **state)
 	assert_int_equal(imsg_get(&proxy_side, &imsg), 0);
 	assert_true(TAILQ_EMPTY(&env->calls));
 	assert_int_equal(exec_count(), 0);
+	assert_int_equal(upload_count(), 0);
 
 	reaper_stop();
 	sandbox_table_clear();
@@ -158,6 +161,7 @@ teardown(void **state)
 	event_base_free(env->base);
 	remove_dir(env->datadir_fd, "sandboxes");
 	remove_dir(env->datadir_fd, "snapshots");
+	remove_dir(env->datadir_fd, "uploads");
 	close(env->datadir_fd);
 	rmdir(datadir);
 	config_free(&env->conf);
@@ -541,4 +545,114 @@ exec_sent(struct exec_request *e, struct exec_sent *x)
 	x->passed = imsg_take_fd(&imsg);
 	assert_int_equal(msg_get_docker_exec(&imsg, &x->dx), 0);
 	imsg_free(&imsg);
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+int
+count_fds(void)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	assert_non_null(d = opendir("/proc/self/fd"));
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+void
+assert_pipe_closed(int rfd)
+{
+	char	 c;
+
+	assert_int_equal(read(rfd, &c, 1), 0);
+	close(rfd);
+}
+
+void
+assert_no_reader(int wfd)
+{
+	assert_int_equal(write(wfd, "x", 1), -1);
+	assert_int_equal(errno, EPIPE);
+	close(wfd);
+}
+
+uint32_t
+send_file_request(uint32_t type, const char *id, const char *path, int *rfd)
+{
+	struct file_request	 f;
+	struct msgw		 w;
+	int			 p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	f.sandbox_id = (char *)(uintptr_t)id;
+	f.path = (char *)(uintptr_t)path;
+	msgw_init(&w);
+	msg_put_file_request(&w, &f);
+	*rfd = p[0];
+	return from_apid(type, p[1], &w);
+}
+
+void
+stat_answer_full(uint32_t call, const struct archive_stat *st)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_archive_stat(&w, st);
+	from_proxy(MSG_DOCKER_ARCHIVE_STAT, call, &w);
+}
+
+void
+stat_answer(uint32_t call, uint8_t kind, uint64_t size, const char *target)
+{
+	struct archive_stat	 st;
+
+	memset(&st, 0, sizeof(st));
+	st.kind = kind;
+	st.size = size;
+	st.mode = kind == ARCHIVE_KIND_DIR ? 0755 : 0644;
+	st.mtime = 1600000000;
+	st.link_target = (char *)(uintptr_t)target;
+	stat_answer_full(call, &st);
+}
+
+void
+expect_fatal(void (*f)(void), const char *words)
+{
+	char		 out[8192], want[512], *line;
+	size_t		 got = 0;
+	ssize_t		 n;
+	pid_t		 pid;
+	int		 fds[2], status;
+
+	assert_int_equal(pipe(fds), 0);
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[1]);
+		f();
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got < sizeof(out) - 1 &&
+	    (n = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* A failed assertion in the child exits 1 too: the line decides. */
+	(void)snprintf(want, sizeof(want), ": %s\n", words);
+	line = strstr(out, " CRITICAL ");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 || line == NULL ||
+	    strstr(line, want) == NULL || strchr(line, '\n') + 1 !=
+	    strstr(line, want) + strlen(want))
+		fail_msg("expected managerd's fatal \"%s\"; the child (wait "
+		    "status %#x) said:\n%s", words, status, out);
 }

@@ -65,4 +65,26 @@ void	 exec_set_shell(struct exec_request *, const char *cmd);
 uint32_t send_exec(struct exec_request *, int *rfd);
 void	 exec_sent(struct exec_request *, struct exec_sent *);
 
+/*
+ * Files (test_manager_file_*.c): descriptors, pipes, the requests that
+ * bring one, the proxy's stat of a path.
+ */
+int	 count_fds(void);
+/* Every writer of the pipe is gone: the reader sees EOF (closes it). */
+void	 assert_pipe_closed(int rfd);
+/* Every reader of the pipe is gone: writing fails (closes it). */
+void	 assert_no_reader(int wfd);
+/* FILE_READ or FILE_LIST with a fresh pipe's write end; *rfd: ours. */
+uint32_t send_file_request(uint32_t type, const char *id, const char *path,
+	    int *rfd);
+void	 stat_answer(uint32_t call, uint8_t kind, uint64_t size,
+	    const char *target);
+void	 stat_answer_full(uint32_t call, const struct archive_stat *);
+
+/*
+ * f run in a child must end it with managerd's fatal log line, which
+ * ends in words ("bad FILE_WRITE_COMMIT message from apid: ...").
+ */
+void	 expect_fatal(void (*f)(void), const char *words);
+
 #endif /* AS_MANAGER_FIXTURE_H */

@@ -213,14 +213,12 @@ test_first_file_messages(void **state)
 static void
 test_upload_job(void **state)
 {
-	struct file_write_ready	 fw;
 	struct tar_job_spec	 spec;
 	struct archive_job	 aj;
 	struct done_log		 d;
 	struct imsg		 imsg;
+	static struct file_write_ready	 fw;
 	char			 name[] = "a/b c/\xe9";
-	struct archive_dir	 dirs[2] = { { 02775, 1600000000, 5 },
-				    { 0700, -1, 999999999 } };
 	int			 spool[2], tar[2];
 	uint32_t		 id;
 
@@ -229,7 +227,15 @@ test_upload_job(void **state)
 	assert_int_equal(pipe(tar), 0);
 	memset(&spec, 0, sizeof(spec));
 	memset(&d, 0, sizeof(d));
-	fw = (struct file_write_ready){ name, 1000, 1001, 0640, 1700000000 };
+	memset(&fw, 0, sizeof(fw));
+	fw.name = name;
+	fw.uid = 1000;
+	fw.gid = 1001;
+	fw.mode = 0640;
+	fw.mtime = 1700000000;
+	fw.ndirs = 2;
+	fw.dirs[0] = (struct file_write_dir){ 02775, 1600000000, 5 };
+	fw.dirs[1] = (struct file_write_dir){ 0700, -1, 999999999 };
 	spec.kind = TAR_JOB_UPLOAD;
 	spec.fds[0] = spool[0];
 	spec.fds[1] = tar[1];
@@ -253,11 +259,14 @@ test_upload_job(void **state)
 	assert_int_equal(aj.gid, 1001);
 	assert_int_equal(aj.mode, 0640);
 	assert_true(aj.mtime == 1700000000);
-	/* FILE_WRITE_READY's parents: each 0755, with the file's mtime. */
+	/* FILE_WRITE_READY's parents, with the modes and mtimes found. */
 	assert_int_equal(aj.ndirs, 2);
-	assert_int_equal(aj.dirs[0].mode, 0755);
-	assert_int_equal(aj.dirs[1].mode, 0755);
-	assert_true(aj.dirs[1].mtime == 1700000000);
+	assert_int_equal(aj.dirs[0].mode, 02775);
+	assert_true(aj.dirs[0].mtime == 1600000000);
+	assert_int_equal(aj.dirs[0].mtime_nsec, 5);
+	assert_int_equal(aj.dirs[1].mode, 0700);
+	assert_true(aj.dirs[1].mtime == -1);
+	assert_int_equal(aj.dirs[1].mtime_nsec, 999999999);
 	archive_job_free(&aj);
 	send_done(id, EINVAL, 0, "the spool file holds 3 bytes, the upload 99");
 	assert_int_equal(d.calls, 1);
@@ -267,41 +276,12 @@ test_upload_job(void **state)
 	close(spool[1]);
 	close(tar[0]);
 
-	/* Parents as managerd found them go as they are. */
-	assert_int_equal(pipe(spool), 0);
-	assert_int_equal(pipe(tar), 0);
-	spec.fds[0] = spool[0];
-	spec.fds[1] = tar[1];
-	spec.dirs = dirs;
-	spec.ndirs = 2;
-	assert_int_equal(start(&spec), 0);
-	recv_msg(&imsg, MSG_ARCHIVE_FD);
-	id = imsg.hdr.peerid;
-	imsg_free(&imsg);
-	recv_msg(&imsg, MSG_ARCHIVE_FD);
-	imsg_free(&imsg);
-	recv_msg(&imsg, MSG_ARCHIVE_JOB);
-	assert_int_equal(msg_get_archive_job(&imsg, &aj), 0);
-	imsg_free(&imsg);
-	assert_int_equal(aj.ndirs, 2);
-	assert_int_equal(aj.dirs[0].mode, 02775);
-	assert_true(aj.dirs[0].mtime == 1600000000);
-	assert_int_equal(aj.dirs[0].mtime_nsec, 5);
-	assert_int_equal(aj.dirs[1].mode, 0700);
-	assert_true(aj.dirs[1].mtime == -1);
-	assert_int_equal(aj.dirs[1].mtime_nsec, 999999999);
-	archive_job_free(&aj);
-	send_done(id, 0, 10240, NULL);
-	assert_int_equal(d.calls, 2);
-	close(spool[1]);
-	close(tar[0]);
-
 	/* Their count must be the name's parents'. */
 	assert_int_equal(pipe(spool), 0);
 	assert_int_equal(pipe(tar), 0);
 	spec.fds[0] = spool[0];
 	spec.fds[1] = tar[1];
-	spec.ndirs = 1;
+	fw.ndirs = 1;
 	errno = 0;
 	assert_int_equal(start(&spec), -1);
 	assert_int_equal(errno, EINVAL);
@@ -408,7 +388,7 @@ test_channel_replaced(void **state)
 static void
 test_refused(void **state)
 {
-	struct file_write_ready	 fw;
+	static struct file_write_ready	 fw;
 	struct tar_job_spec	 spec;
 	struct done_log		 d;
 	char			 name[] = "/etc/passwd";
@@ -427,7 +407,10 @@ test_refused(void **state)
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(pipe(q), 0);
 	memset(&spec, 0, sizeof(spec));
-	fw = (struct file_write_ready){ name, 0, 0, 0644, 0 };
+	memset(&fw, 0, sizeof(fw));
+	fw.name = name;
+	fw.mode = 0644;
+	fw.ndirs = 1;
 	spec.kind = TAR_JOB_UPLOAD;
 	spec.fds[0] = p[0];
 	spec.fds[1] = q[1];

@@ -34,16 +34,6 @@ exec_set_argv(struct exec_request *e, const char *const *argv)
 		e->argv[i] = strdup(argv[i]);
 }
 
-/* The pipe's write end was closed by managerd: the reader sees EOF. */
-static void
-assert_pipe_closed(int rfd)
-{
-	char	 c;
-
-	assert_int_equal(read(rfd, &c, 1), 0);
-	close(rfd);
-}
-
 static void
 exec_sent_free(struct exec_sent *x)
 {

@@ -89,6 +89,7 @@ stat_reply(uint32_t call, uint8_t kind)
 	struct msgw		 w;
 	char			 empty[] = "";
 
+	memset(&st, 0, sizeof(st));
 	st.kind = kind;
 	st.size = 4096;
 	st.link_target = empty;

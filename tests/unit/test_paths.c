@@ -234,7 +234,8 @@ random_path(char *buf, size_t len)
 {
 	static const char *const parts[] = {
 		"a", "..", ".", "", "workspace", "/", "//", "b.txt", "...",
-		"..a", "\xc3\xa9", " ", "workspacex",
+		"..a", "\xc3\xa9", " ", "workspacex", "\xe9", "a\nb c",
+		"\xff\\",
 	};
 	size_t	 nparts = sizeof(parts) / sizeof(parts[0]);
 	int	 i, n;
@@ -331,6 +332,79 @@ test_random_nul(void **state)
 	}
 }
 
+/* Names are bytes: every byte but NUL and '/' is a name's own. */
+static void
+test_odd_bytes(void **state)
+{
+	char	 in[300], want[320], out[OUTLEN];
+	int	 c, n = 0;
+
+	for (c = 1; c < 256; c++)
+		if (c != '/')
+			in[n++] = (char)c;
+	in[n] = '\0';
+	snprintf(want, sizeof(want), "/workspace/%s", in);
+	assert_int_equal(path_normalize(in, out, sizeof(out)), 0);
+	assert_string_equal(out, want);
+	assert_true(path_in_workspace(out));
+	/* A 255-byte Latin-1 name popped by "..", then 40 more bytes. */
+	memset(in, 0xe9, 255);
+	memcpy(in + 255, "/../", 4);
+	memset(in + 259, 0xe9, 40);
+	in[299] = '\0';
+	assert_int_equal(path_normalize(in, out, sizeof(out)), 0);
+	assert_int_equal(strlen(out), 11 + 40);
+	assert_int_equal((unsigned char)out[50], 0xe9);
+}
+
+/* A deep path: 2000 components, half of them popped. */
+static void
+test_deep(void **state)
+{
+	char	*in, *out;
+	size_t	 i;
+
+	assert_non_null(in = malloc(2000 * 5 + 1));
+	assert_non_null(out = malloc(MSG_MAX_PATH + 1));
+	in[0] = '\0';
+	for (i = 0; i < 1000; i++)
+		strcat(in, "a/b/");
+	for (i = 0; i < 1000; i++)
+		strcat(in, "../");
+	assert_int_equal(path_normalize(in, out, MSG_MAX_PATH + 1), 0);
+	assert_int_equal(strlen(out), 10 + 2 * 1000 * 2 - 2000);
+	assert_memory_equal(out, "/workspace/a/b/a/b", 18);
+	free(in);
+	free(out);
+}
+
+static void
+test_join_link(void **state)
+{
+	char	 out[OUTLEN], link[OUTLEN];
+
+	/* Relative: from the link's directory; absolute: replaces it. */
+	assert_int_equal(path_join_link("/workspace/d/l", "../x\xe9/./y",
+	    out, sizeof(out)), 0);
+	assert_string_equal(out, "/workspace/x\xe9/y");
+	assert_int_equal(path_join_link("/workspace/d/l", "/etc//a\n/",
+	    out, sizeof(out)), 0);
+	assert_string_equal(out, "/etc/a\n");
+	assert_int_equal(path_join_link("/l", "../../y", out, sizeof(out)),
+	    0);
+	assert_string_equal(out, "/y");
+	assert_int_equal(path_join_link("/w/l", "//z", out, sizeof(out)), 0);
+	assert_string_equal(out, "//z");
+	/* In place, as the read does. */
+	strlcpy(link, "/workspace/a/l", sizeof(link));
+	assert_int_equal(path_join_link(link, "b", link, sizeof(link)), 0);
+	assert_string_equal(link, "/workspace/a/b");
+	errno = 0;
+	assert_int_equal(path_join_link("/workspace/l", "abcdefgh", out, 16),
+	    -1);
+	assert_int_equal(errno, ENAMETOOLONG);
+}
+
 int
 main(void)
 {
@@ -342,6 +416,9 @@ main(void)
 		cmocka_unit_test(test_write_targets),
 		cmocka_unit_test(test_random_properties),
 		cmocka_unit_test(test_random_nul),
+		cmocka_unit_test(test_odd_bytes),
+		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_join_link),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -403,6 +403,13 @@ landlock_dir_child(void *arg)
 	/* Inside it, only plain files and directories. */
 	if (symlink("/etc/passwd", a) != -1 || errno != EACCES)
 		return 8;
+	/* managerd's upload spools: unnamed files inside, not outside. */
+	if ((fd = open(dir, O_TMPFILE | O_RDWR, 0600)) == -1 ?
+	    errno != EOPNOTSUPP : write(fd, "x", 1) != 1 || close(fd) == -1)
+		return 9;
+	if (open("/tmp", O_TMPFILE | O_RDWR, 0600) != -1 ||
+	    (errno != EACCES && errno != EOPNOTSUPP))
+		return 10;
 	return 0;
 }
 

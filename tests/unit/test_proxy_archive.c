@@ -1,6 +1,7 @@
 /*
  * Tests for dockerd-proxy/docker_archive_parse.c: the path stat header of
- * an archive GET (base64 of JSON, every field checked), and the mapping of
+ * an archive GET or HEAD (base64 of JSON, every field checked: kinds,
+ * permission bits, RFC 3339 times, names of any bytes), and the mapping of
  * Docker's noOverwriteDirNonDir refusals to errors that name the path.
  */
 #include <setjmp.h>
@@ -42,9 +43,9 @@ b64(const char *in, size_t len)
 	return out;
 }
 
-/* Parse the header made of json; returns the result of the parser. */
+/* Parse the header made of json exactly; returns the parser's result. */
 static int
-parse_json(const char *json, struct archive_stat *st)
+parse_raw(const char *json, struct archive_stat *st)
 {
 	const char	*why = NULL;
 	char		*h;
@@ -57,6 +58,22 @@ parse_json(const char *json, struct archive_stat *st)
 		assert_null(why);
 	else
 		assert_non_null(why);
+	return r;
+}
+
+/* The same with an mtime first unless json has one: other fields' tests. */
+static int
+parse_json(const char *json, struct archive_stat *st)
+{
+	char	*with;
+	int	 r;
+
+	if (json[0] != '{' || strstr(json, "\"mtime\"") != NULL)
+		return parse_raw(json, st);
+	assert_true(asprintf(&with, "{\"mtime\":\"2024-01-01T00:00:00Z\",%s",
+	    json + 1) != -1);
+	r = parse_raw(with, st);
+	free(with);
 	return r;
 }
 
@@ -252,13 +269,154 @@ test_huge_values(void **state)
 	expect_refused("{\"name\":\"f\",\"size\":1,\"mode\":-420}");
 	expect_refused("{\"name\":\"f\",\"size\":1e3,\"mode\":420}");
 
-	/* The largest acceptable values. */
+	/* The largest acceptable values: every bit Go uses on Linux. */
 	assert_int_equal(parse_json("{\"name\":\"f\","
-	    "\"size\":9223372036854775806,\"mode\":4294967295,"
+	    "\"size\":9223372036854775806,\"mode\":2415395327,"
 	    "\"linkTarget\":\"\"}", &st), 0);
 	assert_int_equal(st.size, 9223372036854775806ULL);
 	assert_int_equal(st.kind, ARCHIVE_KIND_DIR);
+	assert_int_equal(st.mode, 07777);
 	archive_stat_free(&st);
+	/* Bits Go gives no meaning, or only on Plan 9. */
+	expect_refused("{\"name\":\"f\",\"size\":1,\"mode\":4294967295}");
+	expect_refused("{\"name\":\"f\",\"size\":1,\"mode\":1024}");
+	expect_refused("{\"name\":\"f\",\"size\":1,\"mode\":262144}");
+	expect_refused("{\"name\":\"f\",\"size\":1,"
+	    "\"mode\":1073742244}");
+}
+
+/* Permission bits move to where chmod(2) has them. */
+static void
+test_mode_bits(void **state)
+{
+	static const struct {
+		unsigned long long	 go;
+		uint32_t		 perm;
+		uint8_t			 kind;
+	} modes[] = {
+		{ 420, 0644, ARCHIVE_KIND_FILE },
+		{ (1ULL << 23) | 0755, 04755, ARCHIVE_KIND_FILE },
+		{ (1ULL << 31) | (1ULL << 22) | 0750, 02750,
+		    ARCHIVE_KIND_DIR },
+		{ (1ULL << 31) | (1ULL << 20) | 0777, 01777,
+		    ARCHIVE_KIND_DIR },
+		{ (1ULL << 31) | 0, 0, ARCHIVE_KIND_DIR },
+	};
+	struct archive_stat	 st;
+	char			 json[256];
+	size_t			 i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		snprintf(json, sizeof(json), "{\"name\":\"x\",\"size\":0,"
+		    "\"mode\":%llu,\"linkTarget\":\"\"}", modes[i].go);
+		assert_int_equal(parse_json(json, &st), 0);
+		assert_int_equal(st.kind, modes[i].kind);
+		assert_int_equal(st.mode, modes[i].perm);
+		archive_stat_free(&st);
+	}
+}
+
+static void
+expect_mtime(const char *text, int64_t sec, uint32_t nsec)
+{
+	int64_t		 s = 1;
+	uint32_t	 ns = 1;
+
+	if (archive_mtime_parse(text, &s, &ns) == -1)
+		fail_msg("\"%s\" refused", text);
+	assert_true(s == sec);
+	assert_int_equal(ns, nsec);
+}
+
+/* RFC 3339 as Go's time.Time writes it, and nothing else. */
+static void
+test_mtime(void **state)
+{
+	static const char	*bad[] = { "", "2024-01-01",
+	    "2024-01-01T00:00:00",
+	    "2024-01-01t00:00:00Z", "2024-01-01T00:00:00z",
+	    "2024-01-01 00:00:00Z", "2024-1-01T00:00:00Z",
+	    "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z",
+	    "2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z",
+	    "2024-04-31T00:00:00Z", "2024-01-01T24:00:00Z",
+	    "2024-01-01T00:60:00Z", "2024-01-01T00:00:60Z",
+	    "2024-01-01T00:00:00.Z", "2024-01-01T00:00:00.1234567891Z",
+	    "2024-01-01T00:00:00+0100", "2024-01-01T00:00:00+24:00",
+	    "2024-01-01T00:00:00+01:60", "2024-01-01T00:00:00Z ",
+	    "+2024-01-01T00:00:00Z", "12024-01-01T00:00:00Z",
+	    "2024-01-01T00:00:00.-1Z", NULL };
+	int64_t			 s;
+	uint32_t		 ns;
+	size_t			 i;
+
+	expect_mtime("1970-01-01T00:00:00Z", 0, 0);
+	expect_mtime("2026-12-01T08:50:05.598050744Z", 1796115005,
+	    598050744);
+	expect_mtime("2001-02-03T04:05:06.1Z", 981173106, 100000000);
+	expect_mtime("2001-02-03T04:05:06.000000001Z", 981173106, 1);
+	/* Docker in another zone: the same instant. */
+	expect_mtime("2001-02-03T05:35:06.5+01:30", 981173106, 500000000);
+	expect_mtime("2001-02-02T23:05:06-05:00", 981173106, 0);
+	expect_mtime("2024-02-29T12:00:00Z", 1709208000, 0);
+	expect_mtime("2000-02-29T00:00:00Z", 951782400, 0);
+	/* Before the epoch, and the ends of Go's range. */
+	expect_mtime("1969-12-31T23:59:59.999999999Z", -1, 999999999);
+	expect_mtime("0000-01-01T00:00:00Z", -62167219200LL, 0);
+	expect_mtime("9999-12-31T23:59:59Z", 253402300799LL, 0);
+	for (i = 0; bad[i] != NULL; i++)
+		if (archive_mtime_parse(bad[i], &s, &ns) != -1)
+			fail_msg("\"%s\" accepted", bad[i]);
+}
+
+/* mtime is needed, as a string of that form, so directories keep it. */
+static void
+test_mtime_field(void **state)
+{
+	struct archive_stat	 st;
+
+	assert_int_equal(parse_raw("{\"name\":\"d\",\"size\":4096,"
+	    "\"mode\":2147484141,\"mtime\":\"2026-12-01T08:50:05.598050744"
+	    "Z\",\"linkTarget\":\"\"}", &st), 0);
+	assert_true(st.mtime == 1796115005);
+	assert_int_equal(st.mtime_nsec, 598050744);
+	assert_int_equal(st.mode, 0755);
+	archive_stat_free(&st);
+	assert_int_equal(parse_raw("{\"name\":\"f\",\"size\":1,"
+	    "\"mode\":420}", &st), -1);
+	assert_int_equal(parse_raw("{\"name\":\"f\",\"size\":1,"
+	    "\"mode\":420,\"mtime\":0}", &st), -1);
+	assert_int_equal(parse_raw("{\"name\":\"f\",\"size\":1,"
+	    "\"mode\":420,\"mtime\":\"yesterday\"}", &st), -1);
+	assert_int_equal(parse_raw("{\"name\":\"f\",\"size\":1,"
+	    "\"mode\":420,\"mtime\":\"2024-01-01T00:00:00\\u0000Z\"}",
+	    &st), -1);
+	assert_null(st.link_target);
+}
+
+/*
+ * Names that are not UTF-8: Docker's JSON has U+FFFD for each bad byte
+ * (and we take raw bytes too); a target keeps the bytes it came with.
+ */
+static void
+test_odd_names(void **state)
+{
+	struct archive_stat	 st;
+
+	assert_int_equal(parse_json("{\"name\":\"caf\\ufffd\",\"size\":1,"
+	    "\"mode\":420}", &st), 0);
+	assert_int_equal(st.kind, ARCHIVE_KIND_FILE);
+	archive_stat_free(&st);
+	assert_int_equal(parse_json("{\"name\":\"caf\xe9\\n x\",\"size\":1,"
+	    "\"mode\":420}", &st), 0);
+	archive_stat_free(&st);
+	assert_int_equal(parse_json("{\"name\":\"l\\ufffd\",\"size\":2,"
+	    "\"mode\":134218239,\"linkTarget\":\"/w/d\\ufffd\\n\xe9\"}",
+	    &st), 0);
+	assert_string_equal(st.link_target, "/w/d\xef\xbf\xbd\n\xe9");
+	archive_stat_free(&st);
+	/* No name, or one with a NUL in it, is not Docker's. */
+	expect_refused("{\"name\":\"\",\"size\":1,\"mode\":420}");
+	expect_refused("{\"name\":\"a\\u0000b\",\"size\":1,\"mode\":420}");
 }
 
 static void
@@ -372,6 +530,25 @@ test_put_other(void **state)
 	assert_string_equal(text, "untouched");
 }
 
+/* Docker's words for a symlink chain that does not end, or a file. */
+static void
+test_error_class(void **state)
+{
+	assert_int_equal(archive_error_class("evalSymlinksInScope: too many "
+	    "links in /var/lib/docker/overlay2/x/merged/w/loop1"),
+	    ARCHIVE_ERROR_LOOP);
+	assert_int_equal(archive_error_class("lstat /var/lib/docker/overlay2/"
+	    "x/merged/w/f/x: not a directory"), ARCHIVE_ERROR_NOTDIR);
+	assert_int_equal(archive_error_class(": not a directory"),
+	    ARCHIVE_ERROR_OTHER);
+	assert_int_equal(archive_error_class("x: not a directory at all"),
+	    ARCHIVE_ERROR_OTHER);
+	assert_int_equal(archive_error_class("Could not find the file /x"),
+	    ARCHIVE_ERROR_OTHER);
+	assert_int_equal(archive_error_class(""), ARCHIVE_ERROR_OTHER);
+	assert_int_equal(archive_error_class(NULL), ARCHIVE_ERROR_OTHER);
+}
+
 int
 main(void)
 {
@@ -384,11 +561,16 @@ main(void)
 		cmocka_unit_test(test_bad_base64),
 		cmocka_unit_test(test_missing_fields),
 		cmocka_unit_test(test_huge_values),
+		cmocka_unit_test(test_mode_bits),
+		cmocka_unit_test(test_mtime),
+		cmocka_unit_test(test_mtime_field),
+		cmocka_unit_test(test_odd_names),
 		cmocka_unit_test(test_header_caps),
 		cmocka_unit_test(test_put_nondir),
 		cmocka_unit_test(test_put_dir),
 		cmocka_unit_test(test_put_quoting),
 		cmocka_unit_test(test_put_other),
+		cmocka_unit_test(test_error_class),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

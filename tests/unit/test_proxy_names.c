@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "docker_http.h"
 #include "proxy.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
@@ -255,6 +256,62 @@ test_docker_path(void **state)
 	assert_int_equal(docker_path(buf, 0, "/"), -1);
 }
 
+/* Undo %XX; a byte left as it is must be one of RFC 3986's unreserved. */
+static size_t
+percent_decode(const char *in, unsigned char *out)
+{
+	unsigned int	 v;
+	size_t		 n = 0;
+
+	while (*in != '\0') {
+		if (*in == '%') {
+			assert_int_equal(sscanf(in + 1, "%2X", &v), 1);
+			out[n++] = (unsigned char)v;
+			in += 3;
+			continue;
+		}
+		assert_non_null(strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijkl"
+		    "mnopqrstuvwxyz0123456789-._~", *in));
+		out[n++] = (unsigned char)*in++;
+	}
+	return n;
+}
+
+/*
+ * An archive path of MSG_MAX_PATH bytes, every byte but NUL among them,
+ * fits a request line in the worst case and comes back byte for byte.
+ */
+static void
+test_archive_path_any_bytes(void **state)
+{
+	char		*path, *url;
+	unsigned char	*back;
+	const char	*q;
+	size_t		 i;
+
+	assert_non_null(path = malloc(MSG_MAX_PATH + 1));
+	assert_non_null(url = malloc(DOCKER_HTTP_MAX_PATH + 1));
+	assert_non_null(back = malloc(MSG_MAX_PATH + 1));
+	path[0] = '/';
+	for (i = 1; i < MSG_MAX_PATH; i++)
+		path[i] = (char)(i % 255 + 1);
+	path[MSG_MAX_PATH] = '\0';
+	assert_int_equal(docker_path(url, DOCKER_HTTP_MAX_PATH + 1,
+	    DOCKER_API "/containers/%s/archive?path=%s&noOverwriteDirNonDir="
+	    "true", "0123456789abcdef0123456789abcdef0123456789abcdef012345"
+	    "6789abcdef", path), 0);
+	assert_non_null(q = strstr(url, "?path="));
+	*strchr(q, '&') = '\0';
+	assert_int_equal(percent_decode(q + 6, back), MSG_MAX_PATH);
+	assert_memory_equal(back, path, MSG_MAX_PATH);
+	/* Nothing a request line may not hold. */
+	for (i = 0; url[i] != '\0'; i++)
+		assert_true(url[i] > ' ' && url[i] < 0x7f);
+	free(path);
+	free(url);
+	free(back);
+}
+
 int
 main(void)
 {
@@ -266,6 +323,7 @@ main(void)
 		cmocka_unit_test(test_object_names),
 		cmocka_unit_test(test_percent_encode),
 		cmocka_unit_test(test_docker_path),
+		cmocka_unit_test(test_archive_path_any_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

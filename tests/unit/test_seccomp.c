@@ -625,6 +625,19 @@ managerd_child(void *arg)
 	if (unlinkat(run->dirfd, "sandboxes/rec.json", 0) == -1 ||
 	    unlinkat(run->dirfd, "sandboxes", AT_REMOVEDIR) == -1)
 		return 10;
+	/* Upload spools: unnamed, or named and unlinked at once. */
+	if (mkdirat(run->dirfd, "uploads", 0700) == -1)
+		return 15;
+	fd = openat(run->dirfd, "uploads", O_TMPFILE | O_RDWR | O_CLOEXEC,
+	    0600);
+	if (fd == -1 ? errno != EOPNOTSUPP : close(fd) == -1)
+		return 16;
+	fd = openat(run->dirfd, "uploads/0.spool", O_RDWR | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1 || unlinkat(run->dirfd, "uploads/0.spool", 0) == -1 ||
+	    close(fd) == -1 ||
+	    unlinkat(run->dirfd, "uploads", AT_REMOVEDIR) == -1)
+		return 17;
 
 	/* Streams are pipes; descriptors go to and come from children. */
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1 || close(p[0]) == -1 ||

@@ -1,0 +1,289 @@
+/*
+ * The upload tests' shared part (test_manager_file_write.c,
+ * test_manager_file_walk.c): a sandbox, the two protocols' messages as
+ * apid and the proxy send them, and whole uploads built from those.
+ */
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "upload_fixture.h"
+
+char	 sandbox[SANDBOX_ID_LEN + 1];
+
+void
+from_apid_id(uint32_t type, uint32_t peerid, int fd, struct msgw *w)
+{
+	struct imsg	 imsg;
+
+	fake_imsg(&imsg, type, peerid, fd, w);
+	dispatch_apid(&env->apid_peer, &imsg);
+	imsg_free(&imsg);
+}
+
+void
+put_write(struct msgw *w, const char *id, const char *path, uint32_t mode,
+    uint64_t size)
+{
+	struct file_write	 f;
+
+	f.sandbox_id = (char *)(uintptr_t)id;
+	f.path = (char *)(uintptr_t)path;
+	f.mode = mode;
+	f.size = size;
+	msgw_init(w);
+	msg_put_file_write(w, &f);
+}
+
+/* FILE_WRITE with a fresh pipe's read end; *wfd: ours. */
+uint32_t
+send_write(const char *id, const char *path, uint32_t mode, uint64_t size,
+    int *wfd)
+{
+	struct msgw	 w;
+	int		 p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	put_write(&w, id, path, mode, size);
+	*wfd = p[1];
+	return from_apid(MSG_FILE_WRITE, p[0], &w);
+}
+
+uint32_t
+send_begin(const char *id, const char *path, uint32_t mode, uint64_t size)
+{
+	struct msgw	 w;
+
+	put_write(&w, id, path, mode, size);
+	return from_apid(MSG_FILE_WRITE_BEGIN, -1, &w);
+}
+
+/* COMMIT with a fresh tar pipe's read end; *wfd: apid's end. */
+void
+send_commit(uint32_t req, uint64_t bytes, int *wfd)
+{
+	struct msgw	 w;
+	int		 p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	msgw_init(&w);
+	msg_put_u64(&w, bytes);
+	*wfd = p[1];
+	from_apid_id(MSG_FILE_WRITE_COMMIT, req, p[0], &w);
+}
+
+uint32_t
+expect_head(const char *path)
+{
+	struct archive_head	 ah;
+	struct imsg		 imsg;
+	uint32_t		 call;
+
+	call = expect_proxy(MSG_DOCKER_ARCHIVE_HEAD, &imsg);
+	assert_int_equal(imsg.fd, -1);
+	assert_int_equal(msg_get_archive_head(&imsg, &ah), 0);
+	imsg_free(&imsg);
+	assert_string_equal(ah.id, sandbox);
+	assert_string_equal(ah.path, path);
+	archive_head_free(&ah);
+	return call;
+}
+
+void
+head_missing(uint32_t call, const char *path)
+{
+	char	 text[MSG_MAX_PATH + 32];
+
+	snprintf(text, sizeof(text), "%s: not found", path);
+	error_reply(call, ERR_NOT_FOUND, text);
+}
+
+/* The proxy answers the walk's questions; then nothing more is asked. */
+void
+walk(const struct step *s)
+{
+	uint32_t	 call;
+
+	for (; s->path != NULL; s++) {
+		no_apid_message();
+		call = expect_head(s->path);
+		if (s->kind == MISSING)
+			head_missing(call, s->path);
+		else
+			stat_answer(call, (uint8_t)s->kind, 1,
+			    s->target != NULL ? s->target : "");
+	}
+	no_proxy_message();
+}
+
+/* FILE_SPOOL: an empty, unlinked, regular file open for both. */
+int
+expect_spool(uint32_t req, uint64_t max)
+{
+	struct imsg	 imsg;
+	struct stat	 st;
+	uint64_t	 got;
+	int		 fd;
+
+	assert_int_equal(to_apid(&imsg), 1);
+	if (imsg.hdr.type != MSG_FILE_SPOOL)
+		fail_msg("apid got %s", msg_type_name(imsg.hdr.type));
+	assert_int_equal(imsg.hdr.peerid, req);
+	assert_int_equal(msg_get_u64(&imsg, &got), 0);
+	assert_true(got == max);
+	assert_true((fd = imsg_take_fd(&imsg)) != -1);
+	imsg_free(&imsg);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(st.st_nlink, 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	return fd;
+}
+
+/* The proxy's ARCHIVE_PUT: checks it; *fd: what the proxy got. */
+uint32_t
+expect_put(const char *id, int *fd)
+{
+	struct archive_put	 ap;
+	struct imsg		 imsg;
+	uint32_t		 call;
+
+	call = expect_proxy(MSG_DOCKER_ARCHIVE_PUT, &imsg);
+	assert_true(imsg.fd != -1);
+	*fd = imsg_take_fd(&imsg);
+	assert_int_equal(msg_get_archive_put(&imsg, &ap), 0);
+	imsg_free(&imsg);
+	assert_string_equal(ap.id, id);
+	assert_string_equal(ap.path, "/workspace");
+	assert_int_equal(ap.flags, ARCHIVE_PUT_NO_REPLACE);
+	assert_int_equal(ap.length, -1);
+	archive_put_free(&ap);
+	return call;
+}
+
+void
+expect_ready(uint32_t req, const char *name, uint32_t mode,
+    struct file_write_ready *r)
+{
+	struct imsg	 imsg;
+
+	assert_int_equal(to_apid(&imsg), 1);
+	assert_int_equal(imsg.hdr.type, MSG_FILE_WRITE_READY);
+	assert_int_equal(imsg.hdr.peerid, req);
+	assert_int_equal(msg_get_file_write_ready(&imsg, r), 0);
+	imsg_free(&imsg);
+	assert_string_equal(r->name, name);
+	assert_int_equal(r->uid, env->conf.sandbox_uid);
+	assert_int_equal(r->gid, env->conf.sandbox_gid);
+	assert_int_equal(r->mode, mode);
+	assert_int_equal(r->mtime, (int64_t)now);
+}
+
+/* A directory member the upload makes: 0755 and now. */
+void
+assert_new_dir(const struct file_write_dir *d)
+{
+	assert_int_equal(d->mode, 0755);
+	assert_int_equal(d->mtime, (int64_t)now);
+	assert_int_equal(d->mtime_nsec,
+	    (uint32_t)((now - (double)(int64_t)now) * 1e9));
+}
+
+void
+expect_file_info(uint32_t req, const char *path, uint64_t size)
+{
+	struct file_info	 fi;
+	struct imsg		 imsg;
+
+	assert_int_equal(to_apid(&imsg), 1);
+	assert_int_equal(imsg.hdr.type, MSG_FILE_INFO);
+	assert_int_equal(imsg.hdr.peerid, req);
+	assert_int_equal(msg_get_file_info(&imsg, &fi), 0);
+	imsg_free(&imsg);
+	assert_string_equal(fi.name, strrchr(path, '/') + 1);
+	assert_string_equal(fi.path, path);
+	assert_string_equal(fi.type, "file");
+	assert_true(fi.size == size);
+	assert_true(fi.modified_at == now);
+	file_info_free(&fi);
+}
+
+/*
+ * After the walk: the spool, apid's COMMIT of bytes, the upload, the
+ * plan in *r (named name) and the FILE_INFO for path.
+ */
+void
+upload_rest(uint32_t req, uint64_t max, uint64_t bytes, const char *name,
+    const char *path, struct file_write_ready *r)
+{
+	uint32_t	 call;
+	char		 buf[8];
+	int		 spool, wfd, pfd;
+
+	spool = expect_spool(req, max);
+	assert_int_equal(write(spool, "body", 4), 4);
+	close(spool);
+	no_apid_message();
+	send_commit(req, bytes, &wfd);
+	call = expect_put(sandbox, &pfd);
+	expect_ready(req, name, 0640, r);
+	/* The proxy reads the tar apid writes. */
+	assert_int_equal(write(wfd, "tar", 3), 3);
+	close(wfd);
+	assert_int_equal(read(pfd, buf, sizeof(buf)), 3);
+	close(pfd);
+	no_apid_message();
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	expect_file_info(req, path, bytes);
+	no_proxy_message();
+}
+
+/* A whole upload of 4 bytes through path, landing as name. */
+void
+upload_ok(const char *path, const struct step *steps, const char *name,
+    struct file_write_ready *r)
+{
+	char		 want[MSG_MAX_PATH + 1];
+	uint32_t	 req;
+
+	snprintf(want, sizeof(want), "/workspace/%s", path);
+	req = send_begin(sandbox, path, 0640, 4);
+	walk(steps);
+	upload_rest(req, 4, 4, name, want, r);
+}
+
+void
+upload_refused(const char *path, const struct step *steps,
+    enum error_kind kind, const char *text)
+{
+	uint32_t	 req;
+
+	req = send_begin(sandbox, path, 0640, 4);
+	walk(steps);
+	expect_apid_error(req, kind, text);
+	no_proxy_message();
+}
+
+int
+setup_sandbox(void **state)
+{
+	static char	 user[] = "AGENT_SANDBOX_SANDBOX_USER=1234:5678";
+	static char	 max[] = "AGENT_SANDBOX_MAX_FILE_BYTES=10";
+	static char	*settings[] = { user, max, NULL };
+
+	setup_env(settings);
+	create_ok(0, sandbox, sizeof(sandbox));
+	now = 1700000000.25;
+	return 0;
+}
