@@ -25,6 +25,7 @@
 #include "log.h"
 #include "managerd.h"
 #include "privdrop.h"
+#include "proc.h"
 #include "seccomp.h"
 #include "xmalloc.h"
 
@@ -144,7 +145,8 @@ child_start(struct child *c, struct peer *p, const char *binary,
 	    pair) == -1)
 		fatal("socketpair");
 	c->name = binary;
-	c->pid = spawn_child(path, binary, pair[1]);
+	if ((c->pid = proc_exec(path, binary, pair[1])) == -1)
+		fatal("fork");
 	close(pair[1]);
 	peer_init(p, env->base, pair[0], binary, dispatch, child_closed, c);
 }
@@ -157,10 +159,8 @@ send_apid_config(void)
 	size_t		 i;
 
 	msgw_init(&w);
-	msgw_str(&w, conf->log_level);
-	msgw_str(&w, conf->seccomp_mode);
-	msgw_str(&w, conf->privsep_user);
-	msgw_str(&w, conf->chroot_dir);
+	proc_settings_put(&w, conf->log_level, conf->seccomp_mode,
+	    conf->privsep_user, conf->chroot_dir);
 	msgw_u8(&w, conf->insecure_no_auth ? 1 : 0);
 	msgw_u32(&w, (uint32_t)conf->api_keys_count);
 	for (i = 0; i < conf->api_keys_count; i++)
@@ -192,10 +192,8 @@ send_proxy_config(void)
 	struct msgw	 w;
 
 	msgw_init(&w);
-	msgw_str(&w, conf->log_level);
-	msgw_str(&w, conf->seccomp_mode);
-	msgw_str(&w, conf->privsep_user);
-	msgw_str(&w, conf->chroot_dir);
+	proc_settings_put(&w, conf->log_level, conf->seccomp_mode,
+	    conf->privsep_user, conf->chroot_dir);
 	msgw_str(&w, conf->docker_socket);
 	msgw_str(&w, conf->instance_id);
 	if (peer_send(&env->proxy_peer, MSG_PROXY_CONFIG, 0, -1, &w) == -1)

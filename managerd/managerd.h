@@ -194,7 +194,6 @@ extern double	(*clock_wall)(void);
 extern double	(*clock_monotonic)(void);
 
 /* spawn.c */
-pid_t	spawn_child(const char *path, const char *argv0, int sock);
 int	listener_open(const char *host, int port, char *err, size_t errlen);
 
 /* dispatch_apid.c */
