@@ -249,9 +249,7 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	switch (imsg->hdr.type) {
 	case MSG_READY:
-		if (imsg->len != 0)
-			peer_bad_message(p, imsg, "unexpected payload");
-		child_ready(&env->apid);
+		child_ready(CHILD_APID, imsg);
 		break;
 	case MSG_HEALTH_REQUEST:
 		apid_health(p, imsg);

@@ -122,9 +122,7 @@ dispatch_proxy(struct peer *p, struct imsg *imsg)
 	uint32_t		 type = imsg->hdr.type;
 
 	if (type == MSG_READY) {
-		if (imsg->len != 0 || imsg->fd != -1)
-			peer_bad_message(p, imsg, "unexpected payload");
-		child_ready(&env->proxy);
+		child_ready(CHILD_PROXY, imsg);
 		return;
 	}
 	if (imsg->fd != -1)

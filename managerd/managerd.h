@@ -9,6 +9,9 @@
 #include <sys/queue.h>
 #include <sys/tree.h>
 
+/* Ours, which includes libseccomp's (see the comment there). */
+#include <seccomp.h>
+
 #include "config.h"
 #include "ids.h"
 #include "peer.h"
@@ -24,10 +27,63 @@ struct sandbox_record {
 	char			*source_snapshot_id;	/* NULL: none */
 };
 
+/*
+ * The children, one line each in child_kinds[] (children.c): what the
+ * spawner needs to start one, and what managerd does with it.  Adding a
+ * child is adding a line (and its id here).
+ */
+enum child_id {
+	CHILD_PROXY,
+	CHILD_APID,
+	CHILD_MAX
+};
+
+struct child_kind {
+	const char	*name;		/* its binary in libexec_dir; the log's */
+	uint32_t	 settings_type;
+	/*
+	 * In the spawner: its settings message into w, and *fd (-1 if none)
+	 * a descriptor to go with it; -1 if they cannot be made.
+	 */
+	int		(*settings)(const struct config *, int listener,
+			    struct msgw *w, int *fd);
+	/* Its seccomp table, which the spawner's filter must include. */
+	struct seccomp_table (*seccomp_table)(void);
+	/* In managerd: its channel (a struct peer in struct managerd). */
+	size_t		 peer_offset;
+	peer_dispatch_cb dispatch;
+	/* Started only once restart reconciliation is over (apid). */
+	int		 after_recovery;
+	/* Its MSG_READY; again is 0 the first time only. */
+	void		(*ready)(int again);
+	/* Its channel is gone: forget or fail what it had in flight. */
+	void		(*lost)(void);
+};
+extern const struct child_kind child_kinds[CHILD_MAX];
+
+/* When a child was started again lately (restart.c). */
+#define RESTART_MAX	5		/* restarts of one child ... */
+#define RESTART_WINDOW	60.0		/* ... in this many seconds */
+struct restart_budget {
+	double		 at[RESTART_MAX];
+	unsigned int	 count;
+	unsigned int	 next;		/* the oldest, once count is full */
+};
+
+enum child_state {
+	CHILD_DOWN,			/* not running, or gone */
+	CHILD_STARTING,			/* asked the spawner */
+	CHILD_UP			/* its channel is ours */
+};
+
 struct child {
-	const char	*name;		/* "apid", "dockerd-proxy" */
-	pid_t		 pid;
-	int		 ready;
+	const struct child_kind	*kind;
+	struct peer		*peer;
+	enum child_state	 state;
+	pid_t			 pid;		/* 0: none is running */
+	int			 ready;		/* READY since it started */
+	int			 was_ready;	/* ever: a READY is a restart */
+	struct restart_budget	 restarts;
 };
 
 /*
@@ -84,20 +140,54 @@ struct sandbox {
 struct managerd {
 	struct config		 conf;
 	struct event_base	*base;
-	struct child		 apid;
-	struct child		 proxy;
+	struct child		 child[CHILD_MAX];
 	struct peer		 apid_peer;
 	struct peer		 proxy_peer;
+	struct peer		 spawner_peer;
+	pid_t			 spawner_pid;
+	int			 stopping;
 	struct proxy_calls	 calls;
 	uint32_t		 next_call_id;
-	int			 listener;
 	int			 datadir_fd;
 };
 
 extern struct managerd	*env;
 
-/* managerd.c */
-void	child_ready(struct child *);
+/* managerd.c: stop everything and exit with status. */
+__attribute__((noreturn)) void shutdown_all(int status);
+
+/*
+ * children.c: starting the children through the spawner, their READY,
+ * their deaths and restarts (at most RESTART_MAX in RESTART_WINDOW
+ * seconds each, else managerd exits 1).
+ */
+void	children_init(void);
+/* Their settings fit in a message (checked before anything starts). */
+void	children_check_settings(const struct config *);
+/* Ask for those started at boot, or (1) those after reconciliation. */
+void	children_start(int after_recovery);
+/* Its MSG_READY (checked here). */
+void	child_ready(enum child_id, struct imsg *);
+/* 1 if its channel is ours and it has said READY. */
+int	child_up(enum child_id);
+/* Close every child's channel (at shutdown). */
+void	children_close(void);
+void	dispatch_spawner(struct peer *, struct imsg *);
+
+/*
+ * spawner.c: the spawner process.  spawner_fork returns its pid and
+ * managerd's end of its channel in *sock.  The rest is for the tests:
+ * one message from managerd (a lie is fatal), and reaping.
+ */
+pid_t	spawner_fork(const struct config *, int listener, int *sock);
+struct spawner {
+	struct imsgbuf		 ibuf;		/* to managerd */
+	const struct config	*conf;
+	int			 listener;
+	pid_t			 pid[CHILD_MAX];
+};
+void	spawner_dispatch(struct spawner *, struct imsg *);
+void	spawner_reap(struct spawner *);
 
 /*
  * store.c: records in the data directory (API.md §9), written atomically

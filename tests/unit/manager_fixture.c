@@ -41,9 +41,9 @@ fake_wall(void)
 
 /* dispatch_*() report a child's MSG_READY; nothing to do here. */
 void
-child_ready(struct child *c)
+child_ready(enum child_id id, struct imsg *imsg)
 {
-	c->ready = 1;
+	env->child[id].ready = 1;
 }
 
 static void
