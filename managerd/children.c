@@ -5,6 +5,11 @@
  * channel back (SPAWN_STARTED) and hears of every exit (SPAWN_EXIT).
  * The settings builders below run in the spawner, which holds the API
  * keys; everything else runs in managerd.
+ *
+ * A child that dies is started again at once, at most RESTART_MAX times
+ * in RESTART_WINDOW seconds (restart.c); its lost hook first forgets or
+ * fails what it had in flight, and its ready hook says what its return
+ * means for the others.
  */
 #include <sys/wait.h>
 
@@ -78,26 +83,40 @@ recovered(int ok)
 	children_start(1);
 }
 
+/*
+ * A proxy that is back only cleans up after the one that died: the
+ * records are not reconciled again, no sandbox is destroyed but those
+ * whose creation it cut off.
+ */
 static void
 proxy_ready(int again)
 {
 	if (!again)
 		recover_start(recovered);
+	else
+		create_proxy_ready();
 }
 
+/* Every call it had fails (502); new ones fail at once until it is back. */
 static void
 proxy_lost(void)
 {
+	create_proxy_lost();
+	proxy_calls_fail();
 }
 
+/* A new apid has its listener and keys from the spawner: nothing to do. */
 static void
 apid_ready(int again)
 {
 }
 
+/* Its clients are gone with it: forget their requests (apid_request.c). */
 static void
 apid_lost(void)
 {
+	apid_requests_orphan();
+	apid_calls_fail();
 }
 
 const struct child_kind child_kinds[CHILD_MAX] = {
@@ -265,13 +284,24 @@ child_log_exit(struct child *c, pid_t pid, int status)
 		    (int)pid, WEXITSTATUS(status));
 }
 
+/*
+ * Started again at once, unless it keeps dying (restart.c): then the
+ * service manager is to start everything again, and restart
+ * reconciliation keeps every sandbox.
+ */
 static void
 child_died(struct child *c)
 {
 	if (env->stopping)
 		return;
-	log_warnx("a child process died; stopping");
-	shutdown_all(1);
+	if (!restart_allowed(&c->restarts, clock_monotonic())) {
+		log_warnx("%s died more than %d times within %.0f seconds; "
+		    "stopping, for the service manager to start the service "
+		    "again", c->kind->name, RESTART_MAX, RESTART_WINDOW);
+		shutdown_all(1);
+	}
+	log_info("starting %s again", c->kind->name);
+	child_start(c);
 }
 
 void

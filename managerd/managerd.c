@@ -143,20 +143,28 @@ forget_api_keys(void)
 #define SHUTDOWN_WAIT_STEPS	300
 #define SHUTDOWN_WAIT_STEP_NS	(10 * 1000 * 1000)
 
-/* 1 once the spawner has been reaped (or was never there). */
+/* 1 if the spawner has just been reaped, its wait status in *status. */
 static int
-spawner_gone(int *status)
+spawner_reaped(int *status)
 {
-	pid_t	 r;
+	if (env->spawner_pid <= 0 ||
+	    waitpid(env->spawner_pid, status, WNOHANG) != env->spawner_pid)
+		return 0;
+	env->spawner_pid = 0;
+	return 1;
+}
 
-	if (env->spawner_pid <= 0)
-		return 1;
-	r = waitpid(env->spawner_pid, status, WNOHANG);
-	if (r == env->spawner_pid || (r == -1 && errno == ECHILD)) {
-		env->spawner_pid = 0;
-		return 1;
-	}
-	return 0;
+/* How the spawner ended, if that was not the end managerd asked for. */
+static void
+spawner_log_exit(int status)
+{
+	if (WIFSIGNALED(status))
+		log_warnx("the spawner was killed by signal %d%s",
+		    WTERMSIG(status), WTERMSIG(status) == SIGSYS ?
+		    " (a forbidden system call)" : "");
+	else if (WEXITSTATUS(status) != 0)
+		log_warnx("the spawner exited with status %d",
+		    WEXITSTATUS(status));
 }
 
 /*
@@ -180,40 +188,24 @@ shutdown_all(int status)
 		close(env->spawner_peer.ibuf.sock);
 		env->spawner_peer.ibuf.sock = -1;
 	}
-	for (n = 0; n < SHUTDOWN_WAIT_STEPS; n++) {
-		if (spawner_gone(&st))
-			exit(status);
+	for (n = 0; n < SHUTDOWN_WAIT_STEPS && env->spawner_pid > 0; n++) {
+		if (spawner_reaped(&st)) {
+			spawner_log_exit(st);
+			break;
+		}
 		nanosleep(&step, NULL);
 	}
-	log_warnx("the spawner is still running; leaving it to its end of "
-	    "file");
+	if (env->spawner_pid > 0)
+		log_warnx("the spawner is still running; leaving it to its "
+		    "end of file");
 	exit(status);
-}
-
-static void
-spawner_died(int status)
-{
-	if (WIFSIGNALED(status))
-		log_warnx("the spawner was killed by signal %d%s",
-		    WTERMSIG(status), WTERMSIG(status) == SIGSYS ?
-		    " (a forbidden system call)" : "");
-	else
-		log_warnx("the spawner exited with status %d",
-		    WEXITSTATUS(status));
 }
 
 /* Without the spawner no child can start again: stop. */
 static void
 spawner_closed(struct peer *p)
 {
-	int	 status;
-
 	log_warnx("the spawner closed its channel; stopping");
-	/* Give the exit status a moment to show up for a clear log line. */
-	if (waitpid(env->spawner_pid, &status, 0) == env->spawner_pid) {
-		env->spawner_pid = 0;
-		spawner_died(status);
-	}
 	shutdown_all(1);
 }
 
@@ -225,8 +217,9 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 	switch (sig) {
 	case SIGCHLD:
 		/* The spawner is managerd's only child. */
-		if (spawner_gone(&status)) {
-			spawner_died(status);
+		if (spawner_reaped(&status)) {
+			log_warnx("the spawner died; stopping");
+			spawner_log_exit(status);
 			shutdown_all(1);
 		}
 		break;

@@ -102,6 +102,7 @@ struct proxy_call {
 	uint32_t		 reply_type;	/* expected on success */
 	proxy_done_cb		 done;
 	void			*arg;
+	const char		*why;		/* failing without a proxy */
 };
 TAILQ_HEAD(proxy_calls, proxy_call);
 
@@ -173,6 +174,9 @@ int	child_up(enum child_id);
 /* Close every child's channel (at shutdown). */
 void	children_close(void);
 void	dispatch_spawner(struct peer *, struct imsg *);
+
+/* restart.c: 1 (and counted) if a restart at now is within budget. */
+int	restart_allowed(struct restart_budget *, double now);
 
 /*
  * spawner.c: the spawner process.  spawner_fork returns its pid and
@@ -308,9 +312,35 @@ void	proxy_destroy_logged(struct imsg *reply, const char *what,
 void	relay_error(struct imsg *, uint32_t apid_id);
 /* The text of a MSG_ERROR reply (malloc'd); fatal if malformed. */
 char	*proxy_error_text(struct imsg *, uint32_t *kind);
+char	*error_text(struct peer *from, struct imsg *, uint32_t *kind);
+/* A MSG_ERROR reply of our own making, for a call its peer cannot answer
+ * (imsg points into w). */
+void	error_imsg(struct imsg *, struct msgw *w, uint32_t peerid,
+	    enum error_kind, const char *text);
+/* The proxy is gone: its calls fail (502), from the event loop. */
+void	proxy_calls_fail(void);
 
-/* reply.c: answers to apid (the request's id is apid's). */
+/*
+ * apid_request.c: apid's requests under ids of managerd's own (the
+ * apid_id of every handler), unique across apid's restarts.  open: a new
+ * request (fatal if apid reuses the id of one in flight; a type that is
+ * no request is returned as it is); find: the request a follow-up
+ * (EXEC_CANCEL, SNAPSHOT_WRITTEN) names, 0 if it is over; reply: apid's
+ * id for a message to send, ending the request with its last reply, -1
+ * (drop it) if it is over or its apid died; close: a request that ends
+ * without a reply; orphan: apid died.
+ */
+uint32_t apid_request_open(struct peer *, struct imsg *);
+uint32_t apid_request_find(uint32_t peerid);
+int	 apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid);
+void	 apid_request_close(uint32_t id);
+void	 apid_requests_orphan(void);
+size_t	 apid_request_count(void);
+
+/* reply.c: answers to apid (apid_id is managerd's, apid_request.c). */
 int	apid_reply(uint32_t apid_id, uint32_t type, struct msgw *);
+/* The same with a descriptor, consumed either way. */
+int	apid_reply_fd(uint32_t apid_id, uint32_t type, int fd, struct msgw *);
 int	apid_error(uint32_t apid_id, enum error_kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	apid_not_found(uint32_t apid_id, const char *sandbox_id);
@@ -382,6 +412,8 @@ int	 exec_run(uint32_t apid_id, const struct docker_exec *, int fd,
 void	 snapshot_create(uint32_t apid_id, struct snapshot_create *, int fd);
 /* apid's MSG_SNAPSHOT_WRITTEN for the SNAPSHOT_CREATE apid_id. */
 void	 snapshot_written(uint32_t apid_id, struct tar_result *);
+/* The apid writing it died: it fails (if it had got that far). */
+void	 snapshot_abandoned(uint32_t apid_id);
 void	 snapshot_list(uint32_t apid_id, const char *sandbox_id);
 void	 snapshot_get(uint32_t apid_id, const char *id);
 void	 snapshot_delete(uint32_t apid_id, const char *id);
@@ -392,13 +424,16 @@ void	 snapshot_fork(uint32_t apid_id, struct fork_request *);
 
 /*
  * apid_call.c: managerd's own requests to apid (MSG_TAR_CHECK).  done
- * gets the reply (the imsg is freed by the caller) exactly once; fd goes
- * with the request and is consumed either way.  0 on failure.
+ * gets the reply (the imsg is freed by the caller) exactly once, or a
+ * MSG_ERROR if no apid can answer; fd goes with the request and is
+ * consumed either way.  0 on failure.
  */
 uint32_t apid_call(uint32_t type, int fd, struct msgw *,
 	    uint32_t reply_type, proxy_done_cb done, void *arg);
 /* A reply to one of our calls (MSG_TAR_CHECKED). */
 void	 apid_call_reply(struct peer *, struct imsg *);
+/* apid is gone: our calls to it fail (MSG_ERROR, 502), from the loop. */
+void	 apid_calls_fail(void);
 
 /*
  * reaper.c: a timer that fires at the next expiry (API.md §8.2), not a
@@ -464,6 +499,12 @@ int	 create_check(uint32_t apid_id, struct create_request *,
 int	 create_reserve(uint32_t apid_id);
 int	 sandbox_docker_create(const char *id, const struct sandbox_spec *,
 	    proxy_done_cb, void *arg);
+/* The proxy died (creates it had are cut off) or is back (what they may
+ * have left in Docker is destroyed). */
+void	 create_proxy_lost(void);
+void	 create_proxy_ready(void);
+/* When those destroys happen, in seconds after it is back (tests: 0). */
+extern unsigned int create_orphan_delays[2];
 
 /*
  * import.c (§7.3): a stored snapshot opened twice, one descriptor for

@@ -251,7 +251,8 @@ spawner_signal_all(struct spawner *sp, int sig)
 /*
  * managerd is gone or stopping: so are the children.  They exit at the
  * end of file on their own channels too; the signals make sure of it,
- * and the wait is why managerd's exit means the port is free.
+ * and the wait is why managerd's exit means the port is free.  The
+ * listener goes first: a managerd started again at once binds the port.
  */
 static __attribute__((noreturn)) void
 spawner_stop(struct spawner *sp)
@@ -259,10 +260,14 @@ spawner_stop(struct spawner *sp)
 	struct timespec	 step = { 0, SPAWNER_STOP_STEP_NS };
 	int		 i;
 
+	close(sp->listener);
+	sp->listener = -1;
 	spawner_signal_all(sp, SIGTERM);
-	for (i = 0; i < SPAWNER_STOP_STEPS && spawner_running(sp); i++) {
-		nanosleep(&step, NULL);
+	for (i = 0; i < SPAWNER_STOP_STEPS; i++) {
 		spawner_reap_some(sp, 0);
+		if (!spawner_running(sp))
+			exit(0);
+		nanosleep(&step, NULL);
 	}
 	spawner_signal_all(sp, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0)
