@@ -235,6 +235,37 @@ class KillUnderLoad(unittest.TestCase):
         self.assertIn("apid (pid", self.server.log_text())
         self.assertIn("apid is back", self.server.log_text())
 
+    def test_apid_killed_cancels_its_commands(self):
+        """A command whose client died with apid does not run on."""
+        s = self.server
+        sid = s.create()["id"]
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
+        hdrs = dict(harness.AUTH)
+        hdrs["Content-Type"] = "application/json"
+        conn.request("POST", "/v1/sandboxes/%s/exec/stream" % sid,
+                     body=json.dumps({"command": "sleep 600",
+                                      "timeout_seconds": 900}),
+                     headers=hdrs)
+        self.assertEqual(conn.getresponse().status, 200)
+
+        def running():
+            status, doc = s.api("POST", "/v1/sandboxes/%s/exec" % sid,
+                                {"command": "ps -o args"})
+            self.assertEqual(status, 200, doc)
+            return "sleep 600" in doc["stdout"]
+
+        self.assertTrue(running())
+        old = s.children()["apid"]
+        os.kill(old, signal.SIGKILL)
+        self.wait_back("apid", old)
+        conn.close()
+        deadline = time.monotonic() + 10
+        while running():
+            self.assertLess(time.monotonic(), deadline,
+                            "the command outlived its client")
+            time.sleep(0.2)
+        s.api("DELETE", "/v1/sandboxes/" + sid)
+
     def test_proxy_killed(self):
         self.kill_under_load("dockerd-proxy")
         self.assertIn("dockerd-proxy is back", self.server.log_text())
