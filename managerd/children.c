@@ -119,6 +119,14 @@ apid_lost(void)
 	apid_calls_fail();
 }
 
+/*
+ * A new child is a line here and what the line names: its id in enum
+ * child_id (managerd.h), its struct peer in struct managerd, a settings
+ * builder (proc_settings_put() at least: the child reads that head with
+ * proc_child_settings()), its <name>_seccomp_table() next to its filter
+ * (that file linked into managerd too, for the spawner's filter), its
+ * dispatch function and its hooks.
+ */
 const struct child_kind child_kinds[CHILD_MAX] = {
 	[CHILD_PROXY] = {
 		"dockerd-proxy", MSG_PROXY_CONFIG, proxy_settings,
