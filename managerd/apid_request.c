@@ -125,7 +125,10 @@ request_end(struct apid_request *r)
 	free(r);
 }
 
-/* A request of a kind the table does not know is left to the caller. */
+/*
+ * A type apid may send gets a line in request_kinds[] (or is a follow-up,
+ * dispatch_apid.c): anything else is no request.
+ */
 uint32_t
 apid_request_open(struct peer *p, struct imsg *imsg)
 {
@@ -133,7 +136,7 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 	struct apid_request		*r;
 
 	if ((kind = request_kind(imsg->hdr.type)) == NULL)
-		return imsg->hdr.peerid;
+		peer_bad_message(p, imsg, "not a request apid may make");
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("%s", __func__);
 	r->peerid = imsg->hdr.peerid;

@@ -1,6 +1,7 @@
 /*
- * managerd: the parent daemon.  It loads the configuration, starts apid and
- * dockerd-proxy, holds the state, and relays between the two.
+ * managerd: the parent daemon.  It loads the configuration, has its
+ * spawner start apid and dockerd-proxy (and start them again when they
+ * die), holds the state, and relays between the two.
  */
 #ifndef AS_MANAGERD_H
 #define AS_MANAGERD_H
@@ -323,8 +324,8 @@ void	proxy_calls_fail(void);
 /*
  * apid_request.c: apid's requests under ids of managerd's own (the
  * apid_id of every handler), unique across apid's restarts.  open: a new
- * request (fatal if apid reuses the id of one in flight; a type that is
- * no request is returned as it is); find: the request a follow-up
+ * request (fatal if apid reuses the id of one in flight, or if its type
+ * has no line in request_kinds[]); find: the request a follow-up
  * (EXEC_CANCEL, SNAPSHOT_WRITTEN) names, 0 if it is over; reply: apid's
  * id for a message to send, ending the request with its last reply, -1
  * (drop it) if it is over or its apid died; close: a request that ends
