@@ -20,29 +20,32 @@
 #include "log.h"
 #include "managerd.h"
 
+/* Up to two kinds of reply that leave a request open (0: unused). */
+#define REQUEST_INTERIMS	2
+
 struct request_kind {
 	uint32_t	 type;
-	uint32_t	 interim;	/* a reply that leaves it open; 0: none */
+	uint32_t	 interim[REQUEST_INTERIMS];
 	void		(*orphaned)(uint32_t id);	/* NULL: runs on */
 };
 
 static const struct request_kind request_kinds[] = {
-	{ MSG_HEALTH_REQUEST,	0,			NULL },
-	{ MSG_SANDBOX_CREATE,	0,			NULL },
-	{ MSG_SANDBOX_LIST,	MSG_SANDBOX_INFO,	NULL },
-	{ MSG_SANDBOX_GET,	0,			NULL },
-	{ MSG_SANDBOX_DELETE,	0,			NULL },
-	{ MSG_SANDBOX_TIMEOUT,	0,			NULL },
-	{ MSG_EXEC_START,	MSG_EXEC_STARTED,	exec_cancel },
-	{ MSG_FILE_READ,	MSG_FILE_READ_STARTED,	NULL },
-	{ MSG_FILE_WRITE,	MSG_FILE_WRITE_READY,	NULL },
-	{ MSG_FILE_LIST,	MSG_FILE_LIST_STARTED,	exec_cancel },
-	{ MSG_SNAPSHOT_CREATE,	MSG_SNAPSHOT_SINK,	snapshot_abandoned },
-	{ MSG_SNAPSHOT_LIST,	MSG_SNAPSHOT_INFO,	NULL },
-	{ MSG_SNAPSHOT_GET,	0,			NULL },
-	{ MSG_SNAPSHOT_DELETE,	0,			NULL },
-	{ MSG_SANDBOX_ROLLBACK,	0,			NULL },
-	{ MSG_SNAPSHOT_FORK,	0,			NULL },
+	{ MSG_HEALTH_REQUEST, { 0 }, NULL },
+	{ MSG_SANDBOX_CREATE, { 0 }, NULL },
+	{ MSG_SANDBOX_LIST, { MSG_SANDBOX_INFO }, NULL },
+	{ MSG_SANDBOX_GET, { 0 }, NULL },
+	{ MSG_SANDBOX_DELETE, { 0 }, NULL },
+	{ MSG_SANDBOX_TIMEOUT, { 0 }, NULL },
+	{ MSG_EXEC_START, { MSG_EXEC_STARTED }, exec_cancel },
+	{ MSG_FILE_READ, { MSG_FILE_READ_STARTED }, NULL },
+	{ MSG_FILE_WRITE, { MSG_FILE_WRITE_READY }, NULL },
+	{ MSG_FILE_LIST, { MSG_FILE_LIST_STARTED }, exec_cancel },
+	{ MSG_SNAPSHOT_CREATE, { MSG_SNAPSHOT_SINK }, snapshot_abandoned },
+	{ MSG_SNAPSHOT_LIST, { MSG_SNAPSHOT_INFO }, NULL },
+	{ MSG_SNAPSHOT_GET, { 0 }, NULL },
+	{ MSG_SNAPSHOT_DELETE, { 0 }, NULL },
+	{ MSG_SANDBOX_ROLLBACK, { 0 }, NULL },
+	{ MSG_SNAPSHOT_FORK, { 0 }, NULL },
 };
 
 struct apid_request {
@@ -90,6 +93,21 @@ request_kind(uint32_t type)
 			return &request_kinds[i];
 	}
 	return NULL;
+}
+
+/* MSG_ERROR, or any reply but the kind's interim ones, is the last. */
+static int
+request_interim(const struct request_kind *kind, uint32_t type)
+{
+	size_t	 i;
+
+	if (type == MSG_ERROR)
+		return 0;
+	for (i = 0; i < REQUEST_INTERIMS; i++) {
+		if (kind->interim[i] != 0 && kind->interim[i] == type)
+			return 1;
+	}
+	return 0;
 }
 
 static struct apid_request *
@@ -172,7 +190,7 @@ apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid)
 	}
 	*peerid = r->peerid;
 	orphan = r->orphan;
-	if (type == MSG_ERROR || type != r->kind->interim)
+	if (!request_interim(r->kind, type))
 		request_end(r);
 	return orphan ? -1 : 0;
 }
