@@ -34,6 +34,26 @@ enum msg_type {
 	MSG_PROXY_CONFIG = 101,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
+	/*
+	 * managerd <-> its spawner (managerd/spawner.c), which starts and
+	 * reaps the children.  A child is named by its index in managerd's
+	 * child table (managerd/children.c); peerid is 0.
+	 *
+	 * SPAWN_START, managerd -> spawner: u32 child.  Start it (it must
+	 * not be running) -> SPAWN_STARTED or SPAWN_FAILED.
+	 */
+	MSG_SPAWN_START = 120,
+	/* managerd -> spawner: u32 child.  SIGKILL it if it runs; no reply. */
+	MSG_SPAWN_KILL = 121,
+	/*
+	 * spawner -> managerd: u32 child, u32 pid; fd = managerd's end of
+	 * the child's channel, the child's settings message already in it.
+	 */
+	MSG_SPAWN_STARTED = 122,
+	/* spawner -> managerd: u32 child, u32 errno: it could not start. */
+	MSG_SPAWN_FAILED = 123,
+	/* spawner -> managerd: u32 child, u32 pid, u32 wait status: reaped. */
+	MSG_SPAWN_EXIT = 124,
 
 	/*
 	 * apid -> managerd.  Layouts are the struct codecs of sandbox_msg.h.

@@ -70,4 +70,25 @@ struct seccomp_rule {
 int	seccomp_install(const char *procname, const struct seccomp_rule *,
 	    size_t nrules, enum seccomp_mode);
 
+/*
+ * The same from several tables, whose lines add up: a call one table
+ * allows with an argument check and another without any is allowed.
+ */
+struct seccomp_table {
+	const struct seccomp_rule	*rules;
+	size_t				 n;
+};
+int	seccomp_install_tables(const char *procname,
+	    const struct seccomp_table *, size_t ntables, enum seccomp_mode);
+
+/*
+ * The children's tables, for the filter of managerd's spawner: a filter
+ * outlives fork and exec, so the spawner's must let its children do
+ * everything their own filters allow (managerd/spawner_seccomp.c).
+ */
+struct seccomp_table	apid_seccomp_table(void);
+struct seccomp_table	proxy_seccomp_table(void);
+int	spawner_seccomp_load(const struct seccomp_table *children, size_t n,
+	    enum seccomp_mode);
+
 #endif /* AS_SECCOMP_H */

@@ -3,9 +3,9 @@
  *
  *	pledge("stdio rpath wpath cpath flock recvfd sendfd proc", NULL)
  *	with the filesystem confined to the data directory by chroot (as
- *	root) and Landlock, not by this filter; proc is only kill(2) and
- *	wait4(2), for its two children.  No socket(2), no connect(2), no
- *	exec, no fork, no ptrace.
+ *	root) and Landlock, not by this filter; proc is only wait4(2), for
+ *	the spawner.  No socket(2), no connect(2), no exec, no fork, no
+ *	kill, no ptrace.
  *
  * Measured with strace -f over start-up, GET /healthz, a child's death
  * and shutdown.  The file and pipe lines are the store's and the streams'
@@ -52,8 +52,10 @@ static const struct seccomp_rule managerd_rules[] = {
 	SC_ALLOW(mkdir),
 	SC_ALLOW(mkdirat),
 	SC_ALLOW(rmdir),
-	/* Stopping and reaping apid and dockerd-proxy (waitpid is wait4). */
-	SC_ALLOW(kill),
+	/*
+	 * Reaping the spawner, its only child (waitpid is wait4).  No
+	 * kill(2): the spawner signals the children, managerd nobody.
+	 */
 	SC_ALLOW(wait4),
 };
 

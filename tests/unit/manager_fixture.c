@@ -41,11 +41,16 @@ fake_wall(void)
 	return now;
 }
 
-/* dispatch_*() report a child's MSG_READY; nothing to do here. */
+/*
+ * managerd.c's, which is not in here: a test that stops the service ends
+ * the test program with status 100 + status and this line, which only a
+ * test that forks for it expects.
+ */
 void
-child_ready(struct child *c)
+shutdown_all(int status)
 {
-	c->ready = 1;
+	fprintf(stderr, "shutdown_all(%d)\n", status);
+	exit(100 + status);
 }
 
 static void
@@ -93,6 +98,13 @@ setup_env(char **settings)
 	    peer_gone, NULL);
 	peer_init(&env->proxy_peer, env->base, p[0], "dockerd-proxy",
 	    dispatch_proxy, peer_gone, NULL);
+	/* Both children run and have said READY. */
+	children_init();
+	env->child[CHILD_APID].state = env->child[CHILD_PROXY].state =
+	    CHILD_UP;
+	env->child[CHILD_APID].ready = env->child[CHILD_PROXY].ready = 1;
+	env->child[CHILD_APID].was_ready = 1;
+	env->child[CHILD_PROXY].was_ready = 1;
 	imsgbuf_init(&apid_side, a[1]);
 	imsgbuf_init(&proxy_side, p[1]);
 	now = 1700000000.0;
@@ -166,6 +178,55 @@ teardown(void **state)
 	rmdir(datadir);
 	config_free(&env->conf);
 	return 0;
+}
+
+/* --- a child's death and return ------------------------------------------ */
+
+static void
+child_dies(enum child_id id)
+{
+	env->child[id].state = CHILD_DOWN;
+	env->child[id].ready = 0;
+	child_kinds[id].lost();
+}
+
+static void
+child_back(enum child_id id)
+{
+	env->child[id].state = CHILD_UP;
+	env->child[id].ready = 1;
+	child_kinds[id].ready(1);
+}
+
+void
+apid_dies(void)
+{
+	child_dies(CHILD_APID);
+}
+
+void
+apid_back(void)
+{
+	child_back(CHILD_APID);
+}
+
+void
+proxy_dies(void)
+{
+	child_dies(CHILD_PROXY);
+}
+
+void
+proxy_back(void)
+{
+	child_back(CHILD_PROXY);
+}
+
+void
+run_deferred(void)
+{
+	assert_true(event_base_loop(env->base,
+	    EVLOOP_ONCE | EVLOOP_NONBLOCK) != -1);
 }
 
 /* --- the message boundary ------------------------------------------------- */

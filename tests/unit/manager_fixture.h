@@ -21,6 +21,17 @@ void	 setup_env(char **settings);
 int	 setup(void **state);
 int	 teardown(void **state);
 
+/*
+ * A child dies (its channel is gone: children.c's lost hook) or is back
+ * (its ready hook, as after a restart); run_deferred() lets the event
+ * loop deliver what managerd does from it (failed calls, timers due).
+ */
+void	 apid_dies(void);
+void	 apid_back(void);
+void	 proxy_dies(void);
+void	 proxy_back(void);
+void	 run_deferred(void);
+
 /* The message boundary. */
 void	 fake_imsg(struct imsg *, uint32_t type, uint32_t peerid, int fd,
 	    struct msgw *);
