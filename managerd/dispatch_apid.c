@@ -272,6 +272,13 @@ request_id(struct peer *p, struct imsg *imsg)
 		/* 0 if the command ended meanwhile: nothing to cancel. */
 		imsg->hdr.peerid = apid_request_find(imsg->hdr.peerid);
 		break;
+	case MSG_FILE_WRITE_COMMIT:
+	case MSG_FILE_WRITE_ABORT:
+		/* An upload that waits for its body names itself by its id. */
+		if ((id = apid_request_find(imsg->hdr.peerid)) == 0)
+			peer_bad_message(p, imsg, "no upload has that id");
+		imsg->hdr.peerid = id;
+		break;
 	case MSG_SNAPSHOT_WRITTEN:
 		/* Our final reply waits for it: the request is still open. */
 		if ((id = apid_request_find(imsg->hdr.peerid)) == 0)
