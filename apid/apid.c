@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +19,9 @@
 
 #include "apid.h"
 #include "log.h"
-#include "privdrop.h"
-#include "seccomp.h"
+#include "proc.h"
 #include "xmalloc.h"
 
-#define PARENT_SOCK_FD	3
 #define APID_MAX_KEYS	256
 /*
  * The HTTP server caps the clients itself (http_server.c); descriptors
@@ -36,12 +33,13 @@
 #define APID_FD_RESERVE		64
 
 struct apid_settings {
-	char	*log_level;
-	char	*seccomp_mode;
-	char	*privsep_user;
-	char	*chroot_dir;
-	int	 listener;
-	struct http_settings http;
+	struct proc_settings	 proc;
+	int			 listener;
+	struct http_settings	 http;
+};
+
+static const struct proc_child	apid_proc = {
+	"apid", MSG_APID_CONFIG, 1, apid_seccomp_load
 };
 
 static struct apid	 apid_state;
@@ -89,39 +87,22 @@ read_http_settings(struct msgr *r, struct http_settings *h)
 }
 
 static void
-apid_read_settings(struct imsgbuf *ibuf, struct apid_settings *s)
+apid_read_settings(struct imsg *imsg, struct apid_settings *s)
 {
-	struct imsg	 imsg;
 	struct msgr	 r;
 
-	if (peer_recv_blocking(ibuf, &imsg) != 1)
-		fatal("no configuration from managerd");
-	if (imsg.hdr.type != MSG_APID_CONFIG || imsg.fd == -1)
-		fatalx("expected APID_CONFIG with a listener, got %s",
-		    msg_type_name(imsg.hdr.type));
-	msgr_init(&r, &imsg);
-	s->log_level = msgr_str(&r, 16);
-	s->seccomp_mode = msgr_str(&r, 16);
-	s->privsep_user = msgr_str(&r, 256);
-	s->chroot_dir = msgr_str(&r, 4096);
+	msgr_init(&r, imsg);
+	if (proc_child_settings(&r, &s->proc) == -1)
+		fatalx("malformed APID_CONFIG");
 	apid->insecure_no_auth = msgr_u8(&r) != 0;
-	read_keys(&r, &imsg);
+	read_keys(&r, imsg);
 	apid->max_file_bytes = msgr_u64(&r);
 	apid->max_exec_output_bytes = msgr_u64(&r);
 	read_http_settings(&r, &s->http);
-	if (msgr_end(&r) == -1 || s->log_level == NULL ||
-	    s->seccomp_mode == NULL || s->privsep_user == NULL ||
-	    s->chroot_dir == NULL)
+	if (msgr_end(&r) == -1)
 		fatalx("malformed APID_CONFIG");
-	s->listener = imsg_take_fd(&imsg);
-	imsg_free(&imsg);	/* wipes the copy of the keys */
-}
-
-static void
-parent_closed(struct peer *p)
-{
-	log_info("managerd went away; exiting");
-	exit(0);
+	s->listener = imsg_take_fd(imsg);
+	imsg_free(imsg);	/* wipes the copy of the keys */
 }
 
 /*
@@ -162,71 +143,21 @@ limit_descriptors(size_t max)
 		fatal("setrlimit");
 }
 
-static void
-apid_drop_privileges(struct apid_settings *s)
-{
-	char	 err[512];
-	int	 rc;
-
-	if (privdrop_is_root()) {
-		if (privdrop_chroot_user(s->privsep_user, s->chroot_dir, err,
-		    sizeof(err)) == -1)
-			fatalx("cannot drop privileges: %s", err);
-	} else {
-		/* managerd already warned once: keep it to one line. */
-		log_debug("not started as root: apid keeps the invoking user "
-		    "and its view of the filesystem is limited by Landlock "
-		    "only");
-	}
-	rc = landlock_restrict(NULL, err, sizeof(err));
-	if (rc == -1)
-		fatalx("landlock: %s", err);
-	if (privdrop_no_new_privs() == -1)
-		fatal("no_new_privs");
-	if (apid_seccomp_load(seccomp_mode_parse(s->seccomp_mode)) == -1)
-		fatalx("cannot install the seccomp filter");
-}
-
-static struct event_base *
-apid_event_base(void)
-{
-	struct event_config	*cfg;
-	struct event_base	*base;
-
-	/* Pin the backend: the set of system calls must not change. */
-	if ((cfg = event_config_new()) == NULL)
-		fatalx("event_config_new");
-	event_config_avoid_method(cfg, "select");
-	event_config_avoid_method(cfg, "poll");
-	if ((base = event_base_new_with_config(cfg)) == NULL)
-		fatalx("no epoll event backend");
-	event_config_free(cfg);
-	return base;
-}
-
 int
 main(int argc, char *argv[])
 {
 	struct imsgbuf		 boot;
+	struct imsg		 settings;
 	struct apid_settings	 s;
-	int			 level;
 
-	log_init(LOG_TO_STDERR, LOG_LEVEL_INFO, "apid");
-	if (argc != 1)
-		fatalx("started by hand: apid is run by managerd");
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGINT, SIG_IGN);	/* the terminal's ^C is for managerd */
-
-	imsgbuf_init(&boot, PARENT_SOCK_FD);
-	apid_read_settings(&boot, &s);
-	if ((level = log_level_parse(s.log_level)) != -1)
-		log_setlevel(level);
+	proc_child_init(&apid_proc, argc, &boot, &settings);
+	apid_read_settings(&settings, &s);
 	TAILQ_INIT(&apid->pending);
 	apid->next_id = 1;
 
 	warm_up();
 	route_openapi_init();
-	apid->base = apid_event_base();
+	apid->base = proc_event_base();
 	if (tar_jobs_init(apid->base) == -1)
 		fatal("tar jobs");
 	if (http_server_init(&apid->http, apid->base, &s.http, http_route) ==
@@ -234,15 +165,12 @@ main(int argc, char *argv[])
 		fatalx("cannot serve on the listener");
 	limit_descriptors(s.http.max_connections);
 
-	apid_drop_privileges(&s);
+	proc_confine_empty(&apid_proc, &s.proc);
+	proc_seccomp(&apid_proc, &s.proc);
+	proc_settings_free(&s.proc);
 
-	peer_init(&apid->parent, apid->base, PARENT_SOCK_FD, "managerd",
-	    apid_dispatch_parent, parent_closed, apid);
-	memcpy(apid->parent.ibuf.rbuf, boot.rbuf, boot.rlen);
-	apid->parent.ibuf.rlen = boot.rlen;
-	peer_compose(&apid->parent, MSG_READY, 0, -1, NULL, 0);
-	/* Now, so that what start-up freed has been given back. */
-	xmalloc_keep_heap();
+	proc_serve(&apid_proc, &apid->parent, apid->base, &boot,
+	    apid_dispatch_parent, apid);
 	event_base_dispatch(apid->base);
 	return 1;
 }

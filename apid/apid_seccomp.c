@@ -63,3 +63,12 @@ apid_seccomp_load(enum seccomp_mode mode)
 {
 	return seccomp_install("apid", apid_rules, SC_NELEM(apid_rules), mode);
 }
+
+/* What the spawner's filter must allow as well (see seccomp.h). */
+struct seccomp_table
+apid_seccomp_table(void)
+{
+	struct seccomp_table	 t = { apid_rules, SC_NELEM(apid_rules) };
+
+	return t;
+}

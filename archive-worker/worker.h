@@ -68,9 +68,10 @@ const char *name_quote(const char *name, char *buf, size_t size);
 /* 0, or -1 with errno (EPIPE once the reader went away). */
 int	write_all(int fd, const void *, size_t);
 
-/* worker_seccomp.c: the zygote's filter, and each job's on top of it. */
-int	worker_seccomp_load(enum seccomp_mode);
-int	job_seccomp_load(enum seccomp_mode);
+/*
+ * worker_seccomp.c: the zygote's filter, and each job's on top of it
+ * (declared in common/seccomp.h with the other processes' filters).
+ */
 
 /*
  * tar_read.c: a tar stream read from a descriptor (see the file for the

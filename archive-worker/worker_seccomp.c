@@ -22,7 +22,7 @@
 
 #include <linux/seccomp.h>
 
-#include "worker.h"
+#include "seccomp.h"
 
 /* A fork is clone with no sharing and no namespace, SIGCHLD at exit. */
 #define CLONE_SHARING	(CLONE_VM | CLONE_FS | CLONE_FILES | \
@@ -63,6 +63,14 @@ static const struct seccomp_rule job_rules[] = {
 	/* The job's input; write, close and exit are in the base set. */
 	SC_ALLOW(read),
 };
+
+struct seccomp_table
+worker_seccomp_table(void)
+{
+	struct seccomp_table	 t = { zygote_rules, SC_NELEM(zygote_rules) };
+
+	return t;
+}
 
 int
 worker_seccomp_load(enum seccomp_mode mode)

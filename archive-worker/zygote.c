@@ -328,10 +328,20 @@ sigchld_cb(evutil_socket_t sig, short events, void *arg)
 void
 zygote_init(struct event_base *base, enum seccomp_mode mode)
 {
+	sigset_t	 set;
+
 	z.base = base;
 	z.mode = mode;
 	TAILQ_INIT(&z.jobs);
-	/* Watched before the filter: it needs sigaction. */
+	/*
+	 * Watched before the filter: it needs sigaction.  A blocked mask
+	 * outlives exec, and the spawner blocks SIGCHLD for its own wait:
+	 * without this, no job would ever be reaped.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_UNBLOCK, &set, NULL) == -1)
+		fatal("sigprocmask");
 	if ((z.sigchld = evsignal_new(base, SIGCHLD, sigchld_cb, NULL)) ==
 	    NULL || evsignal_add(z.sigchld, NULL) == -1)
 		fatalx("cannot watch SIGCHLD");

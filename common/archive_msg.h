@@ -1,6 +1,6 @@
 /*
- * Payloads of the archive worker's messages (msg.h): its settings from
- * managerd and the jobs apid gives it.  Decoders check every field and
+ * Payloads of the archive worker's messages (msg.h): the jobs apid
+ * gives it (its settings are proc.h's common head alone).  Decoders check every field and
  * the exact length, return -1 on failure and leave nothing allocated;
  * *_free releases what a decoder allocated.
  */
@@ -11,14 +11,6 @@
 #include <stdint.h>
 
 #include "msg.h"
-
-/* WORKER_CONFIG */
-struct worker_config {
-	char		*log_level;
-	char		*seccomp_mode;
-	char		*privsep_user;
-	char		*chroot_dir;
-};
 
 /*
  * What a job does, and its descriptors in the order of its ARCHIVE_FDs:
@@ -93,9 +85,5 @@ int	archive_job_valid(const struct archive_job *);
 void	msg_put_archive_job(struct msgw *, const struct archive_job *);
 int	msg_get_archive_job(const struct imsg *, struct archive_job *);
 void	archive_job_free(struct archive_job *);
-
-void	msg_put_worker_config(struct msgw *, const struct worker_config *);
-int	msg_get_worker_config(const struct imsg *, struct worker_config *);
-void	worker_config_free(struct worker_config *);
 
 #endif /* AS_ARCHIVE_MSG_H */

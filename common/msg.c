@@ -27,6 +27,16 @@ msg_type_name(uint32_t type)
 		return "APID_WORKER_CHANNEL";
 	case MSG_READY:
 		return "READY";
+	case MSG_SPAWN_START:
+		return "SPAWN_START";
+	case MSG_SPAWN_KILL:
+		return "SPAWN_KILL";
+	case MSG_SPAWN_STARTED:
+		return "SPAWN_STARTED";
+	case MSG_SPAWN_FAILED:
+		return "SPAWN_FAILED";
+	case MSG_SPAWN_EXIT:
+		return "SPAWN_EXIT";
 	case MSG_HEALTH_REQUEST:
 		return "HEALTH_REQUEST";
 	case MSG_SANDBOX_CREATE:

@@ -34,25 +34,48 @@ enum msg_type {
 	 */
 	MSG_PROXY_CONFIG = 101,
 	/*
-	 * managerd -> archive-worker, no fd.  worker_config (archive_msg.h):
-	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir.
+	 * managerd's spawner -> archive-worker, no fd.  The settings' common
+	 * head (proc.h) and nothing more: str log_level, str seccomp_mode,
+	 * str privsep_user, str chroot_dir.
 	 */
 	MSG_WORKER_CONFIG = 102,
 	/*
 	 * managerd -> archive-worker, empty, fd = the worker's end of a
 	 * socketpair whose other end goes to apid (APID_WORKER_CHANNEL).
-	 * Sent once the worker is READY.  A new one replaces the channel the
-	 * worker had.  No reply.
+	 * Sent once the worker is READY, and again with a new pair when
+	 * either of the two was started again.  A new one replaces the
+	 * channel the worker had.  No reply.
 	 */
 	MSG_WORKER_APID_CHANNEL = 103,
 	/*
 	 * managerd -> apid, empty, fd = apid's end of that socketpair.  Sent
 	 * once apid is READY, so before any reply that makes apid start an
-	 * archive job.  A new one replaces the channel apid had.  No reply.
+	 * archive job, and again as above.  A new one replaces the channel
+	 * apid had.  No reply.
 	 */
 	MSG_APID_WORKER_CHANNEL = 104,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
+	/*
+	 * managerd <-> its spawner (managerd/spawner.c), which starts and
+	 * reaps the children.  A child is named by its index in managerd's
+	 * child table (managerd/children.c); peerid is 0.
+	 *
+	 * SPAWN_START, managerd -> spawner: u32 child.  Start it (it must
+	 * not be running) -> SPAWN_STARTED or SPAWN_FAILED.
+	 */
+	MSG_SPAWN_START = 120,
+	/* managerd -> spawner: u32 child.  SIGKILL it if it runs; no reply. */
+	MSG_SPAWN_KILL = 121,
+	/*
+	 * spawner -> managerd: u32 child, u32 pid; fd = managerd's end of
+	 * the child's channel, the child's settings message already in it.
+	 */
+	MSG_SPAWN_STARTED = 122,
+	/* spawner -> managerd: u32 child, u32 errno: it could not start. */
+	MSG_SPAWN_FAILED = 123,
+	/* spawner -> managerd: u32 child, u32 pid, u32 wait status: reaped. */
+	MSG_SPAWN_EXIT = 124,
 
 	/*
 	 * apid -> managerd.  Layouts are the struct codecs of sandbox_msg.h.

@@ -66,12 +66,13 @@ peer_read(struct peer *p)
 	n = imsgbuf_read(&p->ibuf);
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return 0;
-	if (n == -1)
-		fatal("read from %s", p->name);
-	if (n == 0) {
+	/* A peer that died with our bytes unread resets the connection. */
+	if (n == 0 || (n == -1 && errno == ECONNRESET)) {
 		p->closed(p);
 		return -1;
 	}
+	if (n == -1)
+		fatal("read from %s", p->name);
 	while ((r = imsg_get(&p->ibuf, &imsg)) == 1) {
 		p->dispatch(p, &imsg);
 		imsg_free(&imsg);

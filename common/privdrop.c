@@ -128,6 +128,35 @@ caps_verify_empty(char *err, size_t errlen)
 }
 
 /*
+ * Empty the bounding set but for the capabilities in keep, and the ambient
+ * set.  Needs CAP_SETPCAP.
+ */
+static int
+caps_bound(uint64_t keep, char *err, size_t errlen)
+{
+	int	 cap;
+
+	/* PR_CAPBSET_READ fails with EINVAL past the kernel's last cap. */
+	for (cap = 0; cap < CAP_LOOP_LIMIT; cap++) {
+		if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)
+				break;
+			return fail(err, errlen, errno, "PR_CAPBSET_READ %d",
+			    cap);
+		}
+		if (cap < 64 && (keep & (1ULL << cap)) != 0)
+			continue;
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) == -1)
+			return fail(err, errlen, errno, "PR_CAPBSET_DROP %d",
+			    cap);
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 &&
+	    errno != EINVAL)
+		return fail(err, errlen, errno, "PR_CAP_AMBIENT_CLEAR_ALL");
+	return 0;
+}
+
+/*
  * The sets a new program would start from: lock root out of regaining
  * capabilities through execve (SECBIT_NOROOT), forbid ambient ones, and
  * empty the bounding set.  Needs CAP_SETPCAP, so it runs while we are
@@ -137,7 +166,7 @@ static int
 caps_drop_inheritance(char *err, size_t errlen)
 {
 	unsigned long	 bits;
-	int		 cap, rc;
+	int		 rc;
 
 	if ((rc = caps_have(CAP_SETPCAP)) == -1)
 		return fail(err, errlen, errno, "capget");
@@ -150,22 +179,7 @@ caps_drop_inheritance(char *err, size_t errlen)
 	if (rc == -1 || prctl(PR_SET_SECUREBITS, (unsigned long)rc | bits,
 	    0, 0, 0) == -1)
 		return fail(err, errlen, errno, "PR_SET_SECUREBITS");
-	/* PR_CAPBSET_READ fails with EINVAL past the kernel's last cap. */
-	for (cap = 0; cap < CAP_LOOP_LIMIT; cap++) {
-		if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) == -1) {
-			if (errno == EINVAL)
-				break;
-			return fail(err, errlen, errno, "PR_CAPBSET_READ %d",
-			    cap);
-		}
-		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) == -1)
-			return fail(err, errlen, errno, "PR_CAPBSET_DROP %d",
-			    cap);
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 &&
-	    errno != EINVAL)
-		return fail(err, errlen, errno, "PR_CAP_AMBIENT_CLEAR_ALL");
-	return 0;
+	return caps_bound(0, err, errlen);
 }
 
 int
@@ -182,6 +196,40 @@ privdrop_clear_caps(char *err, size_t errlen)
 	if (syscall(SYS_capset, &hdr, data) == -1)
 		return fail(err, errlen, errno, "capset");
 	return caps_verify_empty(err, errlen);
+}
+
+/* The set as capset(2) takes it, 32 capabilities per word. */
+static void
+caps_put(struct __user_cap_data_struct data[2], uint64_t permitted,
+    uint64_t effective)
+{
+	memset(data, 0, 2 * sizeof(*data));
+	data[0].permitted = (uint32_t)permitted;
+	data[1].permitted = (uint32_t)(permitted >> 32);
+	data[0].effective = (uint32_t)effective;
+	data[1].effective = (uint32_t)(effective >> 32);
+}
+
+int
+privdrop_keep_caps(uint64_t bounding, uint64_t effective, char *err,
+    size_t errlen)
+{
+	struct __user_cap_header_struct	 hdr;
+	struct __user_cap_data_struct	 want[2], got[2];
+
+	if (caps_bound(bounding, err, errlen) == -1)
+		return -1;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.version = _LINUX_CAPABILITY_VERSION_3;
+	caps_put(want, bounding | effective, effective);
+	if (syscall(SYS_capset, &hdr, want) == -1)
+		return fail(err, errlen, errno, "capset");
+	if (caps_get(got) == -1)
+		return fail(err, errlen, errno, "capget");
+	if (memcmp(want, got, sizeof(want)) != 0)
+		return fail(err, errlen, 0, "capabilities other than those "
+		    "kept remain");
+	return 0;
 }
 
 int

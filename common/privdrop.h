@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 int	privdrop_is_root(void);
 
@@ -40,6 +41,16 @@ int	privdrop_setids(uid_t uid, gid_t gid, char *err, size_t errlen);
  * and lock root out of regaining them through execve; uid unchanged.
  */
 int	privdrop_clear_caps(char *err, size_t errlen);
+
+/*
+ * Keep only some capabilities, uid unchanged (root stays root): the
+ * bounding set becomes bounding (what a program this process executes
+ * can start with), the permitted set bounding and effective, the
+ * effective set effective, the inheritable and ambient sets empty.
+ * Bit n of a mask is capability n.  Needs CAP_SETPCAP.
+ */
+int	privdrop_keep_caps(uint64_t bounding, uint64_t effective, char *err,
+	    size_t errlen);
 
 int	privdrop_no_new_privs(void);
 

@@ -204,9 +204,19 @@ int
 seccomp_install(const char *procname, const struct seccomp_rule *rules,
     size_t n, enum seccomp_mode mode)
 {
+	struct seccomp_table	 t = { rules, n };
+
+	return seccomp_install_tables(procname, &t, 1, mode);
+}
+
+int
+seccomp_install_tables(const char *procname, const struct seccomp_table *t,
+    size_t ntables, enum seccomp_mode mode)
+{
 	scmp_filter_ctx	 ctx;
 	uint32_t	 deny;
 	unsigned int	 api;
+	size_t		 i;
 	int		 rc, ret = -1;
 
 	/* KILL_PROCESS and LOG need API level 3 (Linux 4.14). */
@@ -242,9 +252,12 @@ seccomp_install(const char *procname, const struct seccomp_rule *rules,
 		    strerror(-rc));
 		goto done;
 	}
-	if (add_rules(ctx, procname, base_rules, SC_NELEM(base_rules)) == -1 ||
-	    add_rules(ctx, procname, rules, n) == -1)
+	if (add_rules(ctx, procname, base_rules, SC_NELEM(base_rules)) == -1)
 		goto done;
+	for (i = 0; i < ntables; i++) {
+		if (add_rules(ctx, procname, t[i].rules, t[i].n) == -1)
+			goto done;
+	}
 	if (mode == SECCOMP_MODE_TRAP && trap_prepare(procname) == -1)
 		goto done;
 	/* Said before loading: the filter may forbid what logging does. */

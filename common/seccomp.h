@@ -29,6 +29,9 @@ int	seccomp_mode_parse(const char *word);
 int	apid_seccomp_load(enum seccomp_mode);
 int	managerd_seccomp_load(enum seccomp_mode);
 int	proxy_seccomp_load(enum seccomp_mode);
+/* archive-worker: the zygote's, and each job's on top of it. */
+int	worker_seccomp_load(enum seccomp_mode);
+int	job_seccomp_load(enum seccomp_mode);
 
 /*
  * One line of a process's table: a system call that is allowed (errnum 0)
@@ -69,5 +72,28 @@ struct seccomp_rule {
  */
 int	seccomp_install(const char *procname, const struct seccomp_rule *,
 	    size_t nrules, enum seccomp_mode);
+
+/*
+ * The same from several tables, whose lines add up: a call one table
+ * allows with an argument check and another without any is allowed.
+ */
+struct seccomp_table {
+	const struct seccomp_rule	*rules;
+	size_t				 n;
+};
+int	seccomp_install_tables(const char *procname,
+	    const struct seccomp_table *, size_t ntables, enum seccomp_mode);
+
+/*
+ * The children's tables, for the filter of managerd's spawner: a filter
+ * outlives fork and exec, so the spawner's must let its children do
+ * everything their own filters allow (managerd/spawner_seccomp.c).
+ */
+struct seccomp_table	apid_seccomp_table(void);
+struct seccomp_table	proxy_seccomp_table(void);
+/* archive-worker's zygote: each job's own filter is only stricter. */
+struct seccomp_table	worker_seccomp_table(void);
+int	spawner_seccomp_load(const struct seccomp_table *children, size_t n,
+	    enum seccomp_mode);
 
 #endif /* AS_SECCOMP_H */

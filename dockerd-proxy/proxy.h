@@ -15,18 +15,16 @@
 
 #include "ids.h"
 #include "peer.h"
+#include "proc.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
 
 struct docker_response;
 
 struct proxy_settings {
-	char	*log_level;
-	char	*seccomp_mode;
-	char	*privsep_user;
-	char	*chroot_dir;
-	char	*docker_socket;		/* path as seen after the jail */
-	char	*instance_id;		/* labels this server's objects */
+	struct proc_settings	 proc;		/* log, seccomp, user, jail */
+	char			*docker_socket;	/* path as seen after the jail */
+	char			*instance_id;	/* labels this server's objects */
 };
 
 struct exec;

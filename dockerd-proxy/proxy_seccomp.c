@@ -49,3 +49,12 @@ proxy_seccomp_load(enum seccomp_mode mode)
 	return seccomp_install("dockerd-proxy", proxy_rules,
 	    SC_NELEM(proxy_rules), mode);
 }
+
+/* What the spawner's filter must allow as well (see seccomp.h). */
+struct seccomp_table
+proxy_seccomp_table(void)
+{
+	struct seccomp_table	 t = { proxy_rules, SC_NELEM(proxy_rules) };
+
+	return t;
+}

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "format.h"
 #include "log.h"
 #include "managerd.h"
@@ -185,15 +187,141 @@ create_reserve(uint32_t apid_id)
 	return 0;
 }
 
+/*
+ * DOCKER_CREATEs the proxy has: one the proxy's death cuts off may have
+ * left a container, a volume or an init container in Docker, for a
+ * sandbox nobody records.  Once a proxy is back, those are destroyed
+ * (their ids are fresh, or a rollback's that ended by removing its
+ * sandbox: no record names them).  Nothing else is ever destroyed for a
+ * proxy's restart.  Docker finishes a request whose client died: a
+ * destroy at once could remove a volume that a container create still in
+ * Docker then makes again, unlabelled, where no destroy may touch it.  So
+ * the destroy waits a moment, and is done once more later for what Docker
+ * was slower still to finish.
+ */
+unsigned int	create_orphan_delays[2] = { 2, 10 };	/* seconds */
+
+struct docker_create_call {
+	TAILQ_ENTRY(docker_create_call)	 entry;
+	char				 id[SANDBOX_ID_LEN + 1];
+	proxy_done_cb			 done;
+	void				*arg;
+	int				 cut_off;
+	int				 tries;		/* destroys asked for */
+	struct event			*ev;
+};
+TAILQ_HEAD(docker_create_calls, docker_create_call);
+static struct docker_create_calls creating =
+    TAILQ_HEAD_INITIALIZER(creating);
+static struct docker_create_calls orphans = TAILQ_HEAD_INITIALIZER(orphans);
+
+static void	orphan_destroy(struct docker_create_call *);
+
+static void
+docker_created(struct imsg *reply, void *arg)
+{
+	struct docker_create_call	*dcc = arg;
+	proxy_done_cb			 done = dcc->done;
+
+	arg = dcc->arg;
+	TAILQ_REMOVE(&creating, dcc, entry);
+	if (dcc->cut_off)
+		TAILQ_INSERT_TAIL(&orphans, dcc, entry);
+	else
+		free(dcc);
+	done(reply, arg);
+}
+
+void
+create_proxy_lost(void)
+{
+	struct docker_create_call	*dcc;
+
+	TAILQ_FOREACH(dcc, &creating, entry)
+		dcc->cut_off = 1;
+}
+
+static void
+orphan_free(struct docker_create_call *dcc)
+{
+	if (dcc->ev != NULL)
+		event_free(dcc->ev);
+	free(dcc);
+}
+
+static void
+orphan_again(evutil_socket_t fd, short events, void *arg)
+{
+	orphan_destroy(arg);
+}
+
+/* The next destroy of the schedule, or the end of it. */
+static void
+orphan_schedule(struct docker_create_call *dcc)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (dcc->tries == 2) {
+		orphan_free(dcc);
+		return;
+	}
+	tv.tv_sec = create_orphan_delays[dcc->tries];
+	if (dcc->ev == NULL &&
+	    (dcc->ev = evtimer_new(env->base, orphan_again, dcc)) == NULL)
+		fatal("%s", __func__);
+	if (evtimer_add(dcc->ev, &tv) == -1)
+		fatalx("%s: evtimer_add", __func__);
+}
+
+static void
+orphan_destroyed(struct imsg *reply, void *arg)
+{
+	struct docker_create_call	*dcc = arg;
+
+	/* The proxy died again: the next one goes on with it. */
+	if (reply->hdr.type == MSG_ERROR && !child_up(CHILD_PROXY)) {
+		dcc->tries--;
+		TAILQ_INSERT_TAIL(&orphans, dcc, entry);
+		return;
+	}
+	if (reply->hdr.type != MSG_ERROR && dcc->tries == 1)
+		log_info("sandbox %s, whose creation dockerd-proxy's restart "
+		    "cut off, destroyed", dcc->id);
+	proxy_destroy_logged(reply, "sandbox", dcc->id);
+	orphan_schedule(dcc);
+}
+
+static void
+orphan_destroy(struct docker_create_call *dcc)
+{
+	dcc->tries++;
+	if (proxy_destroy(dcc->id, orphan_destroyed, dcc) == 0) {
+		proxy_destroy_logged(NULL, "sandbox", dcc->id);
+		orphan_free(dcc);
+	}
+}
+
+void
+create_proxy_ready(void)
+{
+	struct docker_create_call	*dcc;
+
+	while ((dcc = TAILQ_FIRST(&orphans)) != NULL) {
+		TAILQ_REMOVE(&orphans, dcc, entry);
+		orphan_schedule(dcc);
+	}
+}
+
 /* The container and volume of a sandbox: create, fork and rollback. */
 int
 sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
     proxy_done_cb done, void *arg)
 {
-	struct config		*conf = &env->conf;
-	struct docker_create	 dc;
-	struct msgw		 w;
-	char			 idbuf[SANDBOX_ID_LEN + 1];
+	struct config			*conf = &env->conf;
+	struct docker_create_call	*dcc;
+	struct docker_create		 dc;
+	struct msgw			 w;
+	char				 idbuf[SANDBOX_ID_LEN + 1];
 
 	strlcpy(idbuf, id, sizeof(idbuf));
 	memset(&dc, 0, sizeof(dc));
@@ -210,11 +338,18 @@ sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
 		errno = E2BIG;
 		return -1;
 	}
+	if ((dcc = calloc(1, sizeof(*dcc))) == NULL)
+		return -1;
+	strlcpy(dcc->id, id, sizeof(dcc->id));
+	dcc->done = done;
+	dcc->arg = arg;
 	if (proxy_call(MSG_DOCKER_CREATE, -1, &w, 0, MSG_DOCKER_DONE,
-	    done, arg) == 0) {
+	    docker_created, dcc) == 0) {
+		free(dcc);
 		errno = EPIPE;
 		return -1;
 	}
+	TAILQ_INSERT_TAIL(&creating, dcc, entry);
 	return 0;
 }
 

@@ -255,16 +255,53 @@ carries_fd(uint32_t type)
 	}
 }
 
+/*
+ * From here on a request's id is managerd's (apid_request.c): a new
+ * request gets one, a follow-up names the request it follows by it.
+ */
+static void
+request_id(struct peer *p, struct imsg *imsg)
+{
+	uint32_t	 id;
+
+	switch (imsg->hdr.type) {
+	case MSG_READY:
+	case MSG_TAR_CHECKED:	/* a reply to one of our calls: our id */
+		break;
+	case MSG_EXEC_CANCEL:
+		/* 0 if the command ended meanwhile: nothing to cancel. */
+		imsg->hdr.peerid = apid_request_find(imsg->hdr.peerid);
+		break;
+	case MSG_FILE_WRITE_COMMIT:
+	case MSG_FILE_WRITE_ABORT:
+		/* An upload that waits for its body names itself by its id. */
+		if ((id = apid_request_find(imsg->hdr.peerid)) == 0)
+			peer_bad_message(p, imsg, "no upload has that id");
+		imsg->hdr.peerid = id;
+		break;
+	case MSG_SNAPSHOT_WRITTEN:
+		/* Our final reply waits for it: the request is still open. */
+		if ((id = apid_request_find(imsg->hdr.peerid)) == 0)
+			fatalx("bad %s message from apid: no snapshot is being "
+			    "written for request %u",
+			    msg_type_name(imsg->hdr.type), imsg->hdr.peerid);
+		imsg->hdr.peerid = id;
+		break;
+	default:
+		imsg->hdr.peerid = apid_request_open(p, imsg);
+		break;
+	}
+}
+
 void
 dispatch_apid(struct peer *p, struct imsg *imsg)
 {
 	if (imsg->fd != -1 && !carries_fd(imsg->hdr.type))
 		peer_bad_message(p, imsg, "unexpected descriptor");
+	request_id(p, imsg);
 	switch (imsg->hdr.type) {
 	case MSG_READY:
-		if (imsg->len != 0)
-			peer_bad_message(p, imsg, "unexpected payload");
-		child_ready(&env->apid);
+		child_ready(CHILD_APID, imsg);
 		break;
 	case MSG_HEALTH_REQUEST:
 		apid_health(p, imsg);

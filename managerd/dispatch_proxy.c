@@ -2,12 +2,55 @@
  * Calls to dockerd-proxy and their replies.  Each call gets an id that the
  * proxy echoes; a reply to an id we did not ask for, or of a type the call
  * does not expect, means the proxy is confused or compromised: fatal.
+ * While the proxy is down (dead, or starting again) every call fails at
+ * once with a 502.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "log.h"
 #include "managerd.h"
+
+/*
+ * Calls that can get no answer from a proxy: made while it is down, or
+ * cut off by its death.  Each gets an error as its reply, 502 for apid's
+ * requests, from the event loop: never from inside proxy_call, whose
+ * caller has not finished setting up its own state yet.
+ */
+static struct proxy_calls	 failing = TAILQ_HEAD_INITIALIZER(failing);
+
+static void
+proxy_fail_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct proxy_call	*call;
+	struct imsg		 imsg;
+	struct msgw		 w;
+
+	while ((call = TAILQ_FIRST(&failing)) != NULL) {
+		TAILQ_REMOVE(&failing, call, entry);
+		error_imsg(&imsg, &w, call->id, ERR_BACKEND, call->why);
+		call->done(&imsg, call->arg);
+		free(call);
+	}
+}
+
+static void
+proxy_fail(struct proxy_call *call, const char *why)
+{
+	static const struct timeval	 now = { 0, 0 };
+
+	call->why = why;
+	TAILQ_INSERT_TAIL(&failing, call, entry);
+	/* Once: the first to run fails every call queued by then. */
+	if (TAILQ_NEXT(call, entry) == NULL &&
+	    TAILQ_FIRST(&failing) == call &&
+	    event_base_once(env->base, -1, EV_TIMEOUT, proxy_fail_cb, NULL,
+	    &now) == -1)
+		fatalx("%s: event_base_once", __func__);
+}
 
 uint32_t
 proxy_call(uint32_t type, int fd, struct msgw *w, uint32_t more_type,
@@ -27,6 +70,12 @@ proxy_call(uint32_t type, int fd, struct msgw *w, uint32_t more_type,
 	call->reply_type = reply_type;
 	call->done = done;
 	call->arg = arg;
+	if (!child_up(CHILD_PROXY)) {
+		if (fd != -1)
+			close(fd);
+		proxy_fail(call, "dockerd-proxy is restarting");
+		return call->id;
+	}
 	if (peer_send(&env->proxy_peer, type, call->id, fd, w) == -1) {
 		free(call);
 		return 0;
@@ -35,10 +84,29 @@ proxy_call(uint32_t type, int fd, struct msgw *w, uint32_t more_type,
 	return call->id;
 }
 
+/* Without a proxy there is nothing to cancel: its calls are failing. */
 int
 proxy_send(uint32_t type, uint32_t peerid, struct msgw *w)
 {
+	if (!child_up(CHILD_PROXY))
+		return 0;
 	return peer_send(&env->proxy_peer, type, peerid, -1, w);
+}
+
+/*
+ * The proxy is gone: every call it had fails with 502, the records stay
+ * as they are (nothing is reconciled, nothing destroyed), and the new
+ * proxy starts with no call pending.
+ */
+void
+proxy_calls_fail(void)
+{
+	struct proxy_call	*call;
+
+	while ((call = TAILQ_FIRST(&env->calls)) != NULL) {
+		TAILQ_REMOVE(&env->calls, call, entry);
+		proxy_fail(call, "dockerd-proxy restarted");
+	}
 }
 
 uint32_t
@@ -75,7 +143,7 @@ proxy_destroy_logged(struct imsg *reply, const char *what, const char *id)
 }
 
 char *
-proxy_error_text(struct imsg *imsg, uint32_t *kindp)
+error_text(struct peer *from, struct imsg *imsg, uint32_t *kindp)
 {
 	struct msgr	 r;
 	uint32_t	 kind;
@@ -86,9 +154,31 @@ proxy_error_text(struct imsg *imsg, uint32_t *kindp)
 	text = msgr_str(&r, MSG_MAX_STRING);
 	if (msgr_end(&r) == -1 || kind < ERR_INVALID_REQUEST ||
 	    kind > ERR_KIND_MAX || text == NULL)
-		peer_bad_message(&env->proxy_peer, imsg, "malformed error");
+		peer_bad_message(from, imsg, "malformed error");
 	*kindp = kind;
 	return text;
+}
+
+char *
+proxy_error_text(struct imsg *imsg, uint32_t *kindp)
+{
+	return error_text(&env->proxy_peer, imsg, kindp);
+}
+
+void
+error_imsg(struct imsg *imsg, struct msgw *w, uint32_t peerid,
+    enum error_kind kind, const char *text)
+{
+	msgw_init(w);
+	msgw_u32(w, kind);
+	msgw_str(w, text);
+	memset(imsg, 0, sizeof(*imsg));
+	imsg->hdr.type = MSG_ERROR;
+	imsg->hdr.peerid = peerid;
+	imsg->hdr.len = (uint32_t)w->len;
+	imsg->fd = -1;
+	imsg->len = w->len;
+	imsg->data = w->buf;
 }
 
 /* Check an error reply's payload, then pass it on to apid unchanged. */
@@ -122,9 +212,7 @@ dispatch_proxy(struct peer *p, struct imsg *imsg)
 	uint32_t		 type = imsg->hdr.type;
 
 	if (type == MSG_READY) {
-		if (imsg->len != 0 || imsg->fd != -1)
-			peer_bad_message(p, imsg, "unexpected payload");
-		child_ready(&env->proxy);
+		child_ready(CHILD_PROXY, imsg);
 		return;
 	}
 	if (imsg->fd != -1)

@@ -381,10 +381,12 @@ upload_spool(struct upload *up)
 	    (uint64_t)env->conf.max_file_bytes;
 	msgw_init(&w);
 	msg_put_u64(&w, max);
-	/* The descriptor is ours no more: sent, or closed on failure. */
-	if (peer_send(&env->apid_peer, MSG_FILE_SPOOL, up->apid_id, fd,
-	    &w) == -1) {
-		log_warnx("cannot answer apid's request %u", up->apid_id);
+	/*
+	 * The descriptor is ours no more: sent, or closed on failure (also
+	 * when the apid that asked is gone: no COMMIT or ABORT will come).
+	 */
+	if (apid_reply_fd(up->apid_id, MSG_FILE_SPOOL, fd, &w) == -1) {
+		apid_request_close(up->apid_id);
 		upload_free(up);
 		return;
 	}
@@ -477,5 +479,26 @@ file_write_abort(struct peer *p, struct imsg *imsg)
 		peer_bad_message(p, imsg, "unexpected payload");
 	log_debug("upload %u to %s: abandoned", up->apid_id,
 	    up->walk.requested);
+	/* No reply ends it: the request is over here. */
+	apid_request_close(up->apid_id);
+	upload_free(up);
+}
+
+/*
+ * The apid that asked died.  An upload that waits for its body will
+ * never get it; one that is resolving its path stops at FILE_SPOOL
+ * (whose reply is dropped); one being put finishes, its answer dropped.
+ */
+void
+file_write_orphaned(uint32_t apid_id)
+{
+	struct upload	*up;
+
+	if ((up = upload_find(apid_id)) == NULL || up->state !=
+	    UPLOAD_SPOOLING)
+		return;
+	log_debug("upload %u to %s: apid went away", up->apid_id,
+	    up->walk.requested);
+	apid_request_close(up->apid_id);
 	upload_free(up);
 }

@@ -89,8 +89,17 @@ tar_checked(struct imsg *reply, void *arg)
 {
 	struct import_call	*ic = arg;
 	struct tar_result	 res;
+	uint32_t		 kind;
 	char			*text = NULL;
 
+	/* No apid to check it (apid_call.c): the import cannot go on. */
+	if (reply->hdr.type == MSG_ERROR) {
+		text = error_text(&env->apid_peer, reply, &kind);
+		ic->done(ic->arg, kind, text);
+		free(text);
+		free(ic);
+		return;
+	}
 	if (reply->fd != -1 || msg_get_tar_result(reply, &res) == -1)
 		peer_bad_message(&env->apid_peer, reply,
 		    "malformed tar result");

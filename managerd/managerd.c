@@ -1,10 +1,9 @@
 /*
- * managerd: loads the configuration, creates the listener, starts apid,
- * dockerd-proxy and archive-worker, then gives up what it does not need (chroot into the data
- * directory, no capabilities, Landlock, seccomp), reconciles its records
- * with Docker, and only then lets apid serve.
- * A child that dies takes the service down with a non-zero status, so the
- * supervisor (systemd) restarts the whole set.
+ * managerd: loads the configuration, creates the listener, forks the
+ * spawner (spawner.c), which starts dockerd-proxy for it, then gives up
+ * what it does not need (chroot into the data directory, no capabilities,
+ * Landlock, seccomp), reconciles its records with Docker, and only then
+ * has apid started.  Children that die are started again (children.c).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -126,208 +125,103 @@ datadir_prepare(const char *dir)
 	return xstrdup(real);
 }
 
-static void	child_closed(struct peer *);
-
+/*
+ * managerd itself never checks keys: once the spawner has its copy, the
+ * keys are wiped here.
+ */
 static void
-child_start(struct child *c, struct peer *p, const char *binary,
-    peer_dispatch_cb dispatch)
-{
-	char	 path[PATH_MAX];
-	int	 pair[2];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", env->conf.libexec_dir,
-	    binary) >= sizeof(path))
-		fatalx("libexec path too long");
-	if (access(path, X_OK) == -1)
-		fatal("cannot run %s", path);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
-	    pair) == -1)
-		fatal("socketpair");
-	c->name = binary;
-	c->pid = spawn_child(path, binary, pair[1]);
-	close(pair[1]);
-	peer_init(p, env->base, pair[0], binary, dispatch, child_closed, c);
-}
-
-static void
-send_apid_config(void)
+forget_api_keys(void)
 {
 	struct config	*conf = &env->conf;
-	struct msgw	 w;
 	size_t		 i;
 
-	msgw_init(&w);
-	msgw_str(&w, conf->log_level);
-	msgw_str(&w, conf->seccomp_mode);
-	msgw_str(&w, conf->privsep_user);
-	msgw_str(&w, conf->chroot_dir);
-	msgw_u8(&w, conf->insecure_no_auth ? 1 : 0);
-	msgw_u32(&w, (uint32_t)conf->api_keys_count);
-	for (i = 0; i < conf->api_keys_count; i++)
-		msgw_str(&w, conf->api_keys[i]);
-	msgw_u64(&w, (uint64_t)conf->max_file_bytes);
-	msgw_u64(&w, (uint64_t)conf->max_exec_output_bytes);
-	msgw_double(&w, conf->http_header_timeout);
-	msgw_double(&w, conf->http_body_timeout);
-	msgw_double(&w, conf->http_idle_timeout);
-	msgw_double(&w, conf->http_send_timeout);
-	msgw_u32(&w, (uint32_t)conf->http_max_connections);
-	if (w.overflow)
-		fatalx("the API keys do not fit in one %d-byte message",
-		    IMSG_MAX_PAYLOAD);
-	if (peer_send(&env->apid_peer, MSG_APID_CONFIG, 0, env->listener,
-	    &w) == -1)
-		fatalx("cannot send configuration to apid");
-	env->listener = -1;	/* apid owns it now */
-	msgw_clear(&w);
-	/* managerd itself never checks keys: forget them. */
 	for (i = 0; i < conf->api_keys_count; i++)
 		explicit_bzero(conf->api_keys[i], strlen(conf->api_keys[i]));
 }
 
-static void
-send_proxy_config(void)
-{
-	struct config	*conf = &env->conf;
-	struct msgw	 w;
-
-	msgw_init(&w);
-	msgw_str(&w, conf->log_level);
-	msgw_str(&w, conf->seccomp_mode);
-	msgw_str(&w, conf->privsep_user);
-	msgw_str(&w, conf->chroot_dir);
-	msgw_str(&w, conf->docker_socket);
-	msgw_str(&w, conf->instance_id);
-	if (peer_send(&env->proxy_peer, MSG_PROXY_CONFIG, 0, -1, &w) == -1)
-		fatalx("cannot send configuration to dockerd-proxy");
-}
-
-static void
-send_worker_config(void)
-{
-	struct config		*conf = &env->conf;
-	struct worker_config	 wc;
-	struct msgw		 w;
-
-	wc.log_level = conf->log_level;
-	wc.seccomp_mode = conf->seccomp_mode;
-	wc.privsep_user = conf->privsep_user;
-	wc.chroot_dir = conf->chroot_dir;
-	msgw_init(&w);
-	msg_put_worker_config(&w, &wc);
-	if (peer_send(&env->worker_peer, MSG_WORKER_CONFIG, 0, -1, &w) == -1)
-		fatalx("cannot send configuration to archive-worker");
-}
-
-static void
-child_exit_status(struct child *c, int status)
-{
-	if (WIFSIGNALED(status))
-		log_warnx("%s (pid %d) was killed by signal %d%s", c->name,
-		    (int)c->pid, WTERMSIG(status),
-		    WTERMSIG(status) == SIGSYS ?
-		    " (a forbidden system call)" : "");
-	else
-		log_warnx("%s (pid %d) exited with status %d", c->name,
-		    (int)c->pid, WEXITSTATUS(status));
-}
-
-/* Waiting for the children at shutdown: 200 times 10 ms at most. */
-#define SHUTDOWN_WAIT_STEPS	200
+/* Waiting for the spawner at shutdown: 300 times 10 ms at most. */
+#define SHUTDOWN_WAIT_STEPS	300
 #define SHUTDOWN_WAIT_STEP_NS	(10 * 1000 * 1000)
 
-/* 1 once the child has been reaped (or was never there). */
+/* 1 if the spawner has just been reaped, its wait status in *status. */
 static int
-child_gone(struct child *c)
+spawner_reaped(int *status)
 {
-	pid_t	 r;
-	int	 status;
-
-	if (c->pid <= 0)
-		return 1;
-	r = waitpid(c->pid, &status, WNOHANG);
-	if (r == c->pid || (r == -1 && errno == ECHILD)) {
-		c->pid = 0;
-		return 1;
-	}
-	return 0;
+	if (env->spawner_pid <= 0 ||
+	    waitpid(env->spawner_pid, status, WNOHANG) != env->spawner_pid)
+		return 0;
+	env->spawner_pid = 0;
+	return 1;
 }
 
+/* How the spawner ended, if that was not the end managerd asked for. */
 static void
-channel_close(struct peer *p)
+spawner_log_exit(int status)
 {
-	if (p->name == NULL)		/* never started */
-		return;
-	peer_stop(p);
-	if (p->ibuf.sock != -1) {
-		close(p->ibuf.sock);
-		p->ibuf.sock = -1;
-	}
+	if (WIFSIGNALED(status))
+		log_warnx("the spawner was killed by signal %d%s",
+		    WTERMSIG(status), WTERMSIG(status) == SIGSYS ?
+		    " (a forbidden system call)" : "");
+	else if (WEXITSTATUS(status) != 0)
+		log_warnx("the spawner exited with status %d",
+		    WEXITSTATUS(status));
 }
 
 /*
- * Stop the surviving children, wait a little for them to be gone, and
- * leave with status.  A child exits when its channel to managerd closes
- * (after dropping privileges managerd may no longer signal it, so the
- * SIGTERM is only a courtesy).  Waiting matters: apid holds the listening
+ * Close every channel and wait a little for the spawner, which stops the
+ * children and reaps them before it exits, and leave with status.  A
+ * child exits when its channel to managerd closes; the spawner when its
+ * channel does.  Waiting matters: apid and the spawner hold the listening
  * socket, and a supervisor that starts the service again at once would
  * otherwise find the port still bound.
  */
-static __attribute__((noreturn)) void
+__attribute__((noreturn)) void
 shutdown_all(int status)
 {
 	struct timespec	 step = { 0, SHUTDOWN_WAIT_STEP_NS };
-	int		 n;
+	int		 n, st;
 
-	channel_close(&env->apid_peer);
-	channel_close(&env->proxy_peer);
-	channel_close(&env->worker_peer);
-	if (env->apid.pid > 0)
-		kill(env->apid.pid, SIGTERM);
-	if (env->proxy.pid > 0)
-		kill(env->proxy.pid, SIGTERM);
-	if (env->worker.pid > 0)
-		kill(env->worker.pid, SIGTERM);
-	for (n = 0; n < SHUTDOWN_WAIT_STEPS; n++) {
-		/* All are asked each time: no short circuit. */
-		if (child_gone(&env->apid) + child_gone(&env->proxy) +
-		    child_gone(&env->worker) == 3)
-			exit(status);
+	env->stopping = 1;
+	children_close();
+	if (env->spawner_peer.name != NULL) {
+		peer_stop(&env->spawner_peer);
+		close(env->spawner_peer.ibuf.sock);
+		env->spawner_peer.ibuf.sock = -1;
+	}
+	for (n = 0; n < SHUTDOWN_WAIT_STEPS && env->spawner_pid > 0; n++) {
+		if (spawner_reaped(&st)) {
+			spawner_log_exit(st);
+			break;
+		}
 		nanosleep(&step, NULL);
 	}
-	log_warnx("a child is still running; leaving it to its end of file");
+	if (env->spawner_pid > 0)
+		log_warnx("the spawner is still running; leaving it to its "
+		    "end of file");
 	exit(status);
 }
 
+/* Without the spawner no child can start again: stop. */
 static void
-reap_children(void)
+spawner_closed(struct peer *p)
 {
-	struct child	*c;
-	pid_t		 pid;
-	int		 status;
-
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid == env->apid.pid)
-			c = &env->apid;
-		else if (pid == env->proxy.pid)
-			c = &env->proxy;
-		else if (pid == env->worker.pid)
-			c = &env->worker;
-		else
-			continue;
-		child_exit_status(c, status);
-		c->pid = 0;
-		log_warnx("a child process died; stopping");
-		shutdown_all(1);
-	}
+	log_warnx("the spawner closed its channel; stopping");
+	shutdown_all(1);
 }
 
 static void
 signal_cb(evutil_socket_t sig, short events, void *arg)
 {
+	int	 status;
+
 	switch (sig) {
 	case SIGCHLD:
-		reap_children();
+		/* The spawner is managerd's only child. */
+		if (spawner_reaped(&status)) {
+			log_warnx("the spawner died; stopping");
+			spawner_log_exit(status);
+			shutdown_all(1);
+		}
 		break;
 	case SIGTERM:
 	case SIGINT:
@@ -336,52 +230,6 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 	default:
 		break;
 	}
-}
-
-static void
-child_closed(struct peer *p)
-{
-	struct child	*c = p->arg;
-	int		 status;
-	pid_t		 pid;
-
-	log_warnx("%s closed its channel", c->name);
-	/* Give the exit status a moment to show up for a clear log line. */
-	pid = waitpid(c->pid, &status, 0);
-	if (pid == c->pid) {
-		child_exit_status(c, status);
-		c->pid = 0;
-	}
-	shutdown_all(1);
-}
-
-/*
- * Reconciliation is over: only now may apid serve (API.md §8.5), and the
- * reaper start.  Without Docker the server does not start at all.
- */
-static void
-recovered(int ok)
-{
-	if (!ok) {
-		log_warnx("Docker is unreachable at start-up; stopping");
-		shutdown_all(1);
-	}
-	reaper_init(env->base);
-	send_apid_config();
-}
-
-void
-child_ready(struct child *c)
-{
-	if (c->ready)
-		return;
-	c->ready = 1;
-	worker_channel_give(c);
-	if (c == &env->proxy)
-		recover_start(recovered);
-	if (env->apid.ready && env->proxy.ready && env->worker.ready)
-		log_info("agent-sandbox %s ready on %s:%d", PACKAGE_VERSION,
-		    env->conf.host, env->conf.port);
 }
 
 /* Give up what managerd does not need once its children run. */
@@ -418,7 +266,7 @@ main(int argc, char *argv[])
 	struct event		*ev_sig[4];
 	static const int	 sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
 	char			 err[512], *datadir;
-	int			 ch, checkonly = 0, i;
+	int			 ch, checkonly = 0, i, listener, sock;
 	json_object		*warm;
 
 	while ((ch = getopt(argc, argv, "n")) != -1) {
@@ -436,8 +284,6 @@ main(int argc, char *argv[])
 	env = &managerd;
 	TAILQ_INIT(&env->calls);
 	env->next_call_id = 1;
-	env->listener = -1;
-	env->worker_channel[0] = env->worker_channel[1] = -1;
 	log_init(LOG_TO_STDERR, LOG_LEVEL_INFO, "managerd");
 	if (config_load(&env->conf, environ, err, sizeof(err)) == -1) {
 		fprintf(stderr, "configuration error: %s\n", err);
@@ -468,28 +314,32 @@ main(int argc, char *argv[])
 	if (privdrop_is_root() && mkdir(env->conf.chroot_dir, 0755) == -1 &&
 	    errno != EEXIST)
 		fatal("cannot create %s", env->conf.chroot_dir);
-	if ((env->listener = listener_open(env->conf.host, env->conf.port,
+	if ((listener = listener_open(env->conf.host, env->conf.port,
 	    err, sizeof(err))) == -1)
 		fatalx("%s", err);
+
+	/*
+	 * The spawner takes the listener and the keys with it, before there
+	 * is an event loop to inherit; apid gets both from it once
+	 * reconciliation is over.
+	 */
+	children_check_settings(&env->conf);
+	env->spawner_pid = spawner_fork(&env->conf, listener, &sock);
+	close(listener);
+	forget_api_keys();
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((env->base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	/* Watch SIGCHLD before there is a child that could die. */
 	for (i = 0; i < 4; i++) {
 		ev_sig[i] = evsignal_new(env->base, sigs[i], signal_cb, NULL);
 		if (ev_sig[i] == NULL || evsignal_add(ev_sig[i], NULL) == -1)
 			fatalx("cannot watch signal %d", sigs[i]);
 	}
-	child_start(&env->apid, &env->apid_peer, "apid", dispatch_apid);
-	child_start(&env->proxy, &env->proxy_peer, "dockerd-proxy",
-	    dispatch_proxy);
-	child_start(&env->worker, &env->worker_peer, "archive-worker",
-	    dispatch_worker);
-	worker_channel_open();
-	/* apid gets its listener once reconciliation is over. */
-	send_proxy_config();
-	send_worker_config();
+	peer_init(&env->spawner_peer, env->base, sock, "spawner",
+	    dispatch_spawner, spawner_closed, NULL);
+	children_init();
+	children_start(0);
 
 	/* json-c seeds its hash on first use (getrandom): do it now. */
 	warm = json_object_new_object();

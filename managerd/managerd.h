@@ -1,6 +1,8 @@
 /*
- * managerd: the parent daemon.  It loads the configuration, starts apid and
- * dockerd-proxy, holds the state, and relays between the two.
+ * managerd: the parent daemon.  It loads the configuration, has its
+ * spawner start apid, dockerd-proxy and archive-worker (and start them
+ * again when they die), holds the state, and relays between apid and the
+ * proxy.
  */
 #ifndef AS_MANAGERD_H
 #define AS_MANAGERD_H
@@ -9,12 +11,14 @@
 #include <sys/queue.h>
 #include <sys/tree.h>
 
+/* Ours, which includes libseccomp's (see the comment there). */
+#include <seccomp.h>
+
 #include "config.h"
 #include "ids.h"
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
-#include "archive_msg.h"
 
 /* A sandbox as managerd keeps it and as its record file stores it. */
 struct sandbox_record {
@@ -25,10 +29,64 @@ struct sandbox_record {
 	char			*source_snapshot_id;	/* NULL: none */
 };
 
+/*
+ * The children, one line each in child_kinds[] (children.c): what the
+ * spawner needs to start one, and what managerd does with it.  Adding a
+ * child is adding a line (and its id here).
+ */
+enum child_id {
+	CHILD_PROXY,
+	CHILD_APID,
+	CHILD_WORKER,
+	CHILD_MAX
+};
+
+struct child_kind {
+	const char	*name;		/* its binary in libexec_dir; the log's */
+	uint32_t	 settings_type;
+	/*
+	 * In the spawner: its settings message into w, and *fd (-1 if none)
+	 * a descriptor to go with it; -1 if they cannot be made.
+	 */
+	int		(*settings)(const struct config *, int listener,
+			    struct msgw *w, int *fd);
+	/* Its seccomp table, which the spawner's filter must include. */
+	struct seccomp_table (*seccomp_table)(void);
+	/* In managerd: its channel (a struct peer in struct managerd). */
+	size_t		 peer_offset;
+	peer_dispatch_cb dispatch;
+	/* Started only once restart reconciliation is over (apid). */
+	int		 after_recovery;
+	/* Its MSG_READY; again is 0 the first time only. */
+	void		(*ready)(int again);
+	/* Its channel is gone: forget or fail what it had in flight. */
+	void		(*lost)(void);
+};
+extern const struct child_kind child_kinds[CHILD_MAX];
+
+/* When a child was started again lately (restart.c). */
+#define RESTART_MAX	5		/* restarts of one child ... */
+#define RESTART_WINDOW	60.0		/* ... in this many seconds */
+struct restart_budget {
+	double		 at[RESTART_MAX];
+	unsigned int	 count;
+	unsigned int	 next;		/* the oldest, once count is full */
+};
+
+enum child_state {
+	CHILD_DOWN,			/* not running, or gone */
+	CHILD_STARTING,			/* asked the spawner */
+	CHILD_UP			/* its channel is ours */
+};
+
 struct child {
-	const char	*name;		/* "apid", "dockerd-proxy", ... */
-	pid_t		 pid;
-	int		 ready;
+	const struct child_kind	*kind;
+	struct peer		*peer;
+	enum child_state	 state;
+	pid_t			 pid;		/* 0: none is running */
+	int			 ready;		/* READY since it started */
+	int			 was_ready;	/* ever: a READY is a restart */
+	struct restart_budget	 restarts;
 };
 
 /*
@@ -47,6 +105,7 @@ struct proxy_call {
 	uint32_t		 reply_type;	/* expected on success */
 	proxy_done_cb		 done;
 	void			*arg;
+	const char		*why;		/* failing without a proxy */
 };
 TAILQ_HEAD(proxy_calls, proxy_call);
 
@@ -85,24 +144,60 @@ struct sandbox {
 struct managerd {
 	struct config		 conf;
 	struct event_base	*base;
-	struct child		 apid;
-	struct child		 proxy;
-	struct child		 worker;	/* archive-worker */
+	struct child		 child[CHILD_MAX];
 	struct peer		 apid_peer;
 	struct peer		 proxy_peer;
 	struct peer		 worker_peer;
-	/* apid <-> worker: each end goes once its process is ready. */
-	int			 worker_channel[2];
+	struct peer		 spawner_peer;
+	/* apid <-> worker: an end made while its process was down. */
+	int			 worker_channel_pending[CHILD_MAX];
+	pid_t			 spawner_pid;
+	int			 stopping;
 	struct proxy_calls	 calls;
 	uint32_t		 next_call_id;
-	int			 listener;
 	int			 datadir_fd;
 };
 
 extern struct managerd	*env;
 
-/* managerd.c */
-void	child_ready(struct child *);
+/* managerd.c: stop everything and exit with status. */
+__attribute__((noreturn)) void shutdown_all(int status);
+
+/*
+ * children.c: starting the children through the spawner, their READY,
+ * their deaths and restarts (at most RESTART_MAX in RESTART_WINDOW
+ * seconds each, else managerd exits 1).
+ */
+void	children_init(void);
+/* Their settings fit in a message (checked before anything starts). */
+void	children_check_settings(const struct config *);
+/* Ask for those started at boot, or (1) those after reconciliation. */
+void	children_start(int after_recovery);
+/* Its MSG_READY (checked here). */
+void	child_ready(enum child_id, struct imsg *);
+/* 1 if its channel is ours and it has said READY. */
+int	child_up(enum child_id);
+/* Close every child's channel (at shutdown). */
+void	children_close(void);
+void	dispatch_spawner(struct peer *, struct imsg *);
+
+/* restart.c: 1 (and counted) if a restart at now is within budget. */
+int	restart_allowed(struct restart_budget *, double now);
+
+/*
+ * spawner.c: the spawner process.  spawner_fork returns its pid and
+ * managerd's end of its channel in *sock.  The rest is for the tests:
+ * one message from managerd (a lie is fatal), and reaping.
+ */
+pid_t	spawner_fork(const struct config *, int listener, int *sock);
+struct spawner {
+	struct imsgbuf		 ibuf;		/* to managerd */
+	const struct config	*conf;
+	int			 listener;
+	pid_t			 pid[CHILD_MAX];
+};
+void	spawner_dispatch(struct spawner *, struct imsg *);
+void	spawner_reap(struct spawner *);
 
 /*
  * store.c: records in the data directory (API.md §9), written atomically
@@ -207,7 +302,6 @@ extern double	(*clock_wall)(void);
 extern double	(*clock_monotonic)(void);
 
 /* spawn.c */
-pid_t	spawn_child(const char *path, const char *argv0, int sock);
 int	listener_open(const char *host, int port, char *err, size_t errlen);
 
 /* dispatch_apid.c */
@@ -216,11 +310,17 @@ void	dispatch_apid(struct peer *, struct imsg *);
 /* dispatch_proxy.c */
 void	dispatch_proxy(struct peer *, struct imsg *);
 
-/* dispatch_worker.c: the archive worker (READY), and its channel. */
+/*
+ * dispatch_worker.c: the archive worker (READY), and the channel between
+ * it and apid: a new socketpair whenever one of the two comes (back) up,
+ * each end to its process once that one is ready.
+ */
 void	dispatch_worker(struct peer *, struct imsg *);
-void	worker_channel_open(void);
-/* Hand c (apid or the worker) its end of the channel, if it has none. */
-void	worker_channel_give(struct child *c);
+void	worker_channel_init(void);
+/* c (CHILD_APID or CHILD_WORKER) is ready: its end, and maybe a pair. */
+void	worker_channel_ready(enum child_id);
+/* One of them is gone: an end held for the other is of no use now. */
+void	worker_channel_lost(void);
 /*
  * Ask dockerd-proxy for something.  fd (-1: none) goes with the request
  * and is consumed either way.  Returns the call's id, or 0 on failure.
@@ -238,9 +338,35 @@ void	proxy_destroy_logged(struct imsg *reply, const char *what,
 void	relay_error(struct imsg *, uint32_t apid_id);
 /* The text of a MSG_ERROR reply (malloc'd); fatal if malformed. */
 char	*proxy_error_text(struct imsg *, uint32_t *kind);
+char	*error_text(struct peer *from, struct imsg *, uint32_t *kind);
+/* A MSG_ERROR reply of our own making, for a call its peer cannot answer
+ * (imsg points into w). */
+void	error_imsg(struct imsg *, struct msgw *w, uint32_t peerid,
+	    enum error_kind, const char *text);
+/* The proxy is gone: its calls fail (502), from the event loop. */
+void	proxy_calls_fail(void);
 
-/* reply.c: answers to apid (the request's id is apid's). */
+/*
+ * apid_request.c: apid's requests under ids of managerd's own (the
+ * apid_id of every handler), unique across apid's restarts.  open: a new
+ * request (fatal if apid reuses the id of one in flight, or if its type
+ * has no line in request_kinds[]); find: the request a follow-up
+ * (EXEC_CANCEL, SNAPSHOT_WRITTEN) names, 0 if it is over; reply: apid's
+ * id for a message to send, ending the request with its last reply, -1
+ * (drop it) if it is over or its apid died; close: a request that ends
+ * without a reply; orphan: apid died.
+ */
+uint32_t apid_request_open(struct peer *, struct imsg *);
+uint32_t apid_request_find(uint32_t peerid);
+int	 apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid);
+void	 apid_request_close(uint32_t id);
+void	 apid_requests_orphan(void);
+size_t	 apid_request_count(void);
+
+/* reply.c: answers to apid (apid_id is managerd's, apid_request.c). */
 int	apid_reply(uint32_t apid_id, uint32_t type, struct msgw *);
+/* The same with a descriptor, consumed either way. */
+int	apid_reply_fd(uint32_t apid_id, uint32_t type, int fd, struct msgw *);
 int	apid_error(uint32_t apid_id, enum error_kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	apid_not_found(uint32_t apid_id, const char *sandbox_id);
@@ -310,6 +436,7 @@ int	 file_path(uint32_t apid_id, const char *in, char *out);
 void	 file_write_begin(struct peer *, struct imsg *);
 void	 file_write_commit(struct peer *, struct imsg *);
 void	 file_write_abort(struct peer *, struct imsg *);
+void	 file_write_orphaned(uint32_t apid_id);
 size_t	 upload_count(void);		/* uploads not finished */
 /*
  * A spool in <data_dir>/uploads/ (made if missing): O_TMPFILE when asked
@@ -363,6 +490,8 @@ int	 exec_run(uint32_t apid_id, const struct docker_exec *, int fd,
 void	 snapshot_create(uint32_t apid_id, struct snapshot_create *, int fd);
 /* apid's MSG_SNAPSHOT_WRITTEN for the SNAPSHOT_CREATE apid_id. */
 void	 snapshot_written(uint32_t apid_id, struct tar_result *);
+/* The apid writing it died: it fails (if it had got that far). */
+void	 snapshot_abandoned(uint32_t apid_id);
 void	 snapshot_list(uint32_t apid_id, const char *sandbox_id);
 void	 snapshot_get(uint32_t apid_id, const char *id);
 void	 snapshot_delete(uint32_t apid_id, const char *id);
@@ -373,13 +502,16 @@ void	 snapshot_fork(uint32_t apid_id, struct fork_request *);
 
 /*
  * apid_call.c: managerd's own requests to apid (MSG_TAR_CHECK).  done
- * gets the reply (the imsg is freed by the caller) exactly once; fd goes
- * with the request and is consumed either way.  0 on failure.
+ * gets the reply (the imsg is freed by the caller) exactly once, or a
+ * MSG_ERROR if no apid can answer; fd goes with the request and is
+ * consumed either way.  0 on failure.
  */
 uint32_t apid_call(uint32_t type, int fd, struct msgw *,
 	    uint32_t reply_type, proxy_done_cb done, void *arg);
 /* A reply to one of our calls (MSG_TAR_CHECKED). */
 void	 apid_call_reply(struct peer *, struct imsg *);
+/* apid is gone: our calls to it fail (MSG_ERROR, 502), from the loop. */
+void	 apid_calls_fail(void);
 
 /*
  * reaper.c: a timer that fires at the next expiry (API.md §8.2), not a
@@ -445,6 +577,12 @@ int	 create_check(uint32_t apid_id, struct create_request *,
 int	 create_reserve(uint32_t apid_id);
 int	 sandbox_docker_create(const char *id, const struct sandbox_spec *,
 	    proxy_done_cb, void *arg);
+/* The proxy died (creates it had are cut off) or is back (what they may
+ * have left in Docker is destroyed). */
+void	 create_proxy_lost(void);
+void	 create_proxy_ready(void);
+/* When those destroys happen, in seconds after it is back (tests: 0). */
+extern unsigned int create_orphan_delays[2];
 
 /*
  * import.c (§7.3): a stored snapshot opened twice, one descriptor for

@@ -3,15 +3,18 @@
  *
  *	pledge("stdio rpath wpath cpath flock recvfd sendfd proc", NULL)
  *	with the filesystem confined to the data directory by chroot (as
- *	root) and Landlock, not by this filter; proc is only kill(2) and
- *	wait4(2), for its two children.  No socket(2), no connect(2), no
- *	exec, no fork, no ptrace.
+ *	root) and Landlock, not by this filter; proc is only wait4(2), for
+ *	the spawner.  No socket(2) (socketpair(2) only for a channel
+ *	between two children), no connect(2), no exec, no fork, no kill,
+ *	no ptrace.
  *
  * Measured with strace -f over start-up, GET /healthz, a child's death
  * and shutdown.  The file and pipe lines are the store's and the streams'
  * (temp file, fsync, rename, fsync the directory; reconciliation lists
  * directories), exercised by tests/unit/test_seccomp.c.
  */
+#include <sys/socket.h>
+
 #include <fcntl.h>
 
 #include "seccomp.h"
@@ -22,11 +25,17 @@ static const struct seccomp_rule managerd_rules[] = {
 	SC_ALLOW(epoll_pwait),
 	SC_ALLOW(epoll_ctl),
 	SC_ALLOW(read),
-	/* imsg with apid and dockerd-proxy, descriptors included. */
+	/* imsg with its children, descriptors included. */
 	SC_ALLOW(sendmsg),
 	SC_ALLOW(recvmsg),
 	/* Streams are pipes whose ends go to the children. */
 	SC_ALLOW(pipe2),
+	/*
+	 * The channel between apid and the archive worker, new whenever
+	 * one of them starts (dispatch_worker.c): a pair of unix sockets
+	 * connected to each other only.
+	 */
+	SC_ALLOW_ARG(socketpair, SC_ARG_EQ(0, AF_UNIX)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
 	/*
@@ -52,8 +61,10 @@ static const struct seccomp_rule managerd_rules[] = {
 	SC_ALLOW(mkdir),
 	SC_ALLOW(mkdirat),
 	SC_ALLOW(rmdir),
-	/* Stopping and reaping apid and dockerd-proxy (waitpid is wait4). */
-	SC_ALLOW(kill),
+	/*
+	 * Reaping the spawner, its only child (waitpid is wait4).  No
+	 * kill(2): the spawner signals the children, managerd nobody.
+	 */
 	SC_ALLOW(wait4),
 };
 

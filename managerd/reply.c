@@ -5,34 +5,52 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "managerd.h"
 
+/*
+ * Every message to apid goes here: apid_request.c says which of apid's
+ * ids it answers, and drops it if the apid that asked is gone.
+ */
 int
-apid_reply(uint32_t apid_id, uint32_t type, struct msgw *w)
+apid_reply_fd(uint32_t apid_id, uint32_t type, int fd, struct msgw *w)
 {
-	if (peer_send(&env->apid_peer, type, apid_id, -1, w) == -1) {
-		log_warnx("cannot answer apid's request %u", apid_id);
+	uint32_t	 peerid;
+
+	if (apid_request_reply(apid_id, type, &peerid) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (peer_send(&env->apid_peer, type, peerid, fd, w) == -1) {
+		log_warnx("cannot answer apid's request %u", peerid);
 		return -1;
 	}
 	return 0;
 }
 
 int
+apid_reply(uint32_t apid_id, uint32_t type, struct msgw *w)
+{
+	return apid_reply_fd(apid_id, type, -1, w);
+}
+
+int
 apid_error(uint32_t apid_id, enum error_kind kind, const char *fmt, ...)
 {
-	char	 text[MSG_MAX_STRING + 1];
-	va_list	 ap;
+	struct msgw	 w;
+	char		 text[MSG_MAX_STRING + 1];
+	va_list		 ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (peer_send_error(&env->apid_peer, apid_id, kind, "%s", text) == -1) {
-		log_warnx("cannot answer apid's request %u", apid_id);
-		return -1;
-	}
-	return 0;
+	msgw_init(&w);
+	msgw_u32(&w, kind);
+	msgw_str(&w, text);
+	return apid_reply(apid_id, MSG_ERROR, &w);
 }
 
 int

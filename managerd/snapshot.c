@@ -327,9 +327,10 @@ snap_run(struct sandbox *sb, void *arg)
 	}
 	msgw_init(&w);
 	msg_put_u64(&w, (uint64_t)env->conf.max_snapshot_bytes);
-	if (peer_send(&env->apid_peer, MSG_SNAPSHOT_SINK, op->apid_id, sink,
-	    &w) == -1) {
-		log_warnx("cannot answer apid's request %u", op->apid_id);
+	/* Not sent (apid died meanwhile): an error ends the request. */
+	if (apid_reply_fd(op->apid_id, MSG_SNAPSHOT_SINK, sink, &w) == -1) {
+		apid_error(op->apid_id, ERR_INTERNAL,
+		    "cannot pass the snapshot file to apid");
 		snap_end(op);
 		return;
 	}
@@ -398,6 +399,31 @@ snapshot_written(uint32_t apid_id, struct tar_result *res)
 	res->message = NULL;
 	if (op->proxy_ended)
 		snap_finish(op);
+}
+
+/*
+ * apid died: a snapshot it was writing gets no SNAPSHOT_WRITTEN.  Its ends
+ * of the pipe and the file died with it, so the proxy's side ends too;
+ * the snapshot fails as a write that failed, and its file is removed.
+ * One that has not reached that point fails when it does (snap_run).
+ */
+void
+snapshot_abandoned(uint32_t apid_id)
+{
+	struct snap_op		*op;
+	struct tar_result	 res;
+
+	TAILQ_FOREACH(op, &writing, entry) {
+		if (op->apid_id == apid_id)
+			break;
+	}
+	if (op == NULL)
+		return;
+	memset(&res, 0, sizeof(res));
+	res.errnum = EPIPE;
+	res.message = strdup("apid died while writing it");
+	snapshot_written(apid_id, &res);
+	free(res.message);
 }
 
 /* --- list, get, delete ---------------------------------------------------- */

@@ -1,8 +1,6 @@
 /*
- * Starting the children: each is a fresh fork+exec of its own binary (so it
- * gets its own address-space layout) with its end of a socketpair on fd 3
- * and nothing else but stdin, stdout and stderr.  Also the listening socket,
- * which managerd creates so that apid never resolves names or binds.
+ * The listening socket, which managerd creates so that apid never
+ * resolves names or binds.
  */
 #include <sys/socket.h>
 
@@ -17,52 +15,6 @@
 
 #include "log.h"
 #include "managerd.h"
-
-#define CHILD_SOCK_FD	3
-
-extern char	**environ;
-
-/* libevent reads these; a child must pick its backend from code, not env. */
-static void
-child_clean_environment(void)
-{
-	static const char *const vars[] = {
-		"EVENT_NOEPOLL", "EVENT_NOPOLL", "EVENT_NOSELECT",
-		"EVENT_SHOW_METHOD", "EVENT_PRECISE_TIMER", "EVENT_EPOLL_USE_CHANGELIST",
-	};
-	size_t	 i;
-
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		unsetenv(vars[i]);
-}
-
-pid_t
-spawn_child(const char *path, const char *argv0, int sock)
-{
-	char	*argv[2], name[64];
-	pid_t	 pid;
-
-	switch ((pid = fork())) {
-	case -1:
-		fatal("fork");
-	case 0:
-		break;
-	default:
-		return pid;
-	}
-	if (sock == CHILD_SOCK_FD) {
-		if (fcntl(sock, F_SETFD, 0) == -1)
-			fatal("fcntl");
-	} else if (dup2(sock, CHILD_SOCK_FD) == -1)
-		fatal("dup2");
-	closefrom(CHILD_SOCK_FD + 1);
-	child_clean_environment();
-	strlcpy(name, argv0, sizeof(name));
-	argv[0] = name;
-	argv[1] = NULL;
-	execve(path, argv, environ);
-	fatal("exec %s", path);
-}
 
 /*
  * Bind and listen on host:port.  The host may be a name or an address;

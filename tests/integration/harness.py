@@ -147,20 +147,12 @@ class Server:
             return ""
 
     def children(self):
-        """{name: pid} of managerd's child processes."""
-        result = {}
-        pid = self.proc.pid
-        try:
-            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-                kids = [int(x) for x in f.read().split()]
-        except OSError:
-            return result
-        for kid in kids:
-            try:
-                with open("/proc/%d/comm" % kid) as f:
-                    result[f.read().strip()] = kid
-            except OSError:
-                pass
+        """{name: pid} of managerd's processes: the spawner, managerd's
+        only child, and the spawner's children (apid, dockerd-proxy,
+        archive-worker)."""
+        result = proc_children(self.proc.pid)
+        if "spawner" in result:
+            result.update(proc_children(result["spawner"]))
         return result
 
     def request(self, method, path, body=None, headers=None, timeout=30):
@@ -199,6 +191,41 @@ class Server:
         shutil.rmtree(self.tmp, ignore_errors=True)
         if not os.environ.get("AGENT_SANDBOX_TEST_PREFIX"):
             shutil.rmtree(self.libexec, ignore_errors=True)
+
+
+def proc_children(pid):
+    """{comm: pid} of a process's children."""
+    result = {}
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        return result
+    for kid in kids:
+        try:
+            with open("/proc/%d/comm" % kid) as f:
+                result[f.read().strip()] = kid
+        except OSError:
+            pass
+    return result
+
+
+def memory_count(pid, needle):
+    """How often needle is in the writable memory of a process."""
+    hits = 0
+    with open("/proc/%d/maps" % pid) as maps, \
+            open("/proc/%d/mem" % pid, "rb", 0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if "r" not in perms or "w" not in perms:
+                continue
+            lo, hi = [int(x, 16) for x in span.split("-")]
+            try:
+                mem.seek(lo)
+                hits += mem.read(hi - lo).count(needle)
+            except OSError:
+                pass
+    return hits
 
 
 def proc_status(pid):

@@ -1,9 +1,10 @@
 """The archive worker against the real dockerd, every daemon under its kill
 filter: file names that are not ASCII (UTF-8, Latin-1, a newline, 255
 bytes, 100 levels deep) through downloads, uploads, snapshots, rollbacks
-and forks with their bytes intact; a job whose process is killed fails
-only its own request, with a message that says what happened; and apid
-no longer maps libarchive."""
+and forks with their bytes intact; a job whose process is killed, or the
+worker itself, fails only its own request, with a message that says what
+happened, and the next request works; and apid no longer maps
+libarchive."""
 
 import http.client
 import os
@@ -193,15 +194,14 @@ class KilledJobs(SnapshotServerCase):
 
 
 class WorkerKilled(SnapshotServerCase):
-    """The worker itself dies: for now managerd treats it as any child's
-    death (logged, everything stopped, exit 1, for the service manager to
-    restart) and the download in flight ends short, never hangs."""
+    """The worker itself dies: the download in flight ends short, never
+    hangs; managerd starts a new worker and hands it and apid a new
+    channel, and the next download works."""
 
     def test_worker_killed_mid_download(self):
-        # No DELETE after it: the server will be gone (cleanup() removes
-        # what Docker holds of it).
-        sb = self.server.create()["id"]
+        sb = self.create()["id"]
         self.sh(sb, "head -c %d /dev/zero > /workspace/big" % (48 * MIB))
+        self.sh(sb, "echo small > /workspace/small")
         conn = http.client.HTTPConnection("127.0.0.1", self.server.port,
                                           timeout=60)
         conn.request("GET", "/v1/sandboxes/%s/files?%s" %
@@ -222,9 +222,21 @@ class WorkerKilled(SnapshotServerCase):
             pass
         conn.close()
         self.assertLess(got, 48 * MIB)
-        self.assertEqual(self.server.proc.wait(10), 1)
+        deadline = time.time() + 10
+        while self.server.children().get("archive-worker") in \
+                (None, worker):
+            self.assertLess(time.time(), deadline, self.server.log_text())
+            time.sleep(0.01)
+        self.assertIsNone(self.server.proc.poll())
         self.assertIn("archive-worker (pid %d) was killed by signal 9" %
                       worker, self.server.log_text())
+        # The new worker and apid find each other: the next download works.
+        while True:
+            status, _, body = get_file(self.server, sb, "/workspace/small")
+            if status == 200 or time.time() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual((status, body), (200, b"small\n"))
 
 
 class Processes(unittest.TestCase):

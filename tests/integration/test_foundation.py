@@ -202,12 +202,38 @@ class Separation(unittest.TestCase):
                 "dockerd-proxy": self.kids["dockerd-proxy"],
                 "archive-worker": self.kids["archive-worker"]}
 
+    def test_spawner_keeps_only_what_starting_children_takes(self):
+        # Capability numbers: DAC_OVERRIDE 1, DAC_READ_SEARCH 2, KILL 5,
+        # SETGID 6, SETUID 7, SETPCAP 8, SYS_CHROOT 18, SYS_ADMIN 21.
+        children = sum(1 << c for c in (1, 2, 6, 7, 8, 18, 21))
+        pid = self.kids["spawner"]
+        st = harness.proc_status(pid)
+        self.assertEqual(st["Seccomp"], "2")
+        self.assertEqual(st["NoNewPrivs"], "1")
+        self.assertEqual(int(st["CapEff"], 16), 1 << 5)
+        self.assertEqual(int(st["CapPrm"], 16), children | 1 << 5)
+        self.assertEqual(int(st["CapBnd"], 16), children)
+        self.assertEqual(int(st["CapInh"], 16), 0)
+        self.assertEqual(int(st["CapAmb"], 16), 0)
+        # Besides stdio: its channel to managerd and the listener.
+        fds = sorted(int(fd) for fd in os.listdir("/proc/%d/fd" % pid))
+        above = [os.readlink("/proc/%d/fd/%d" % (pid, fd))
+                 for fd in fds if fd > 2]
+        self.assertEqual(len(above), 2, above)
+        self.assertTrue(all(l.startswith("socket:") for l in above), above)
+
     def test_four_processes(self):
+        # managerd's only child is the spawner, which started the others.
+        self.assertEqual(harness.proc_children(self.server.proc.pid),
+                         {"spawner": self.kids["spawner"]})
         self.assertEqual(sorted(self.kids),
-                         ["apid", "archive-worker", "dockerd-proxy"])
+                         ["apid", "archive-worker", "dockerd-proxy",
+                          "spawner"])
 
     def test_every_process_runs_under_seccomp(self):
-        for name, pid in self.pids().items():
+        pids = self.pids()
+        pids["spawner"] = self.kids["spawner"]
+        for name, pid in pids.items():
             st = harness.proc_status(pid)
             self.assertEqual(st["Seccomp"], "2", name)
             self.assertEqual(st["NoNewPrivs"], "1", name)
@@ -251,11 +277,24 @@ class Separation(unittest.TestCase):
 
     def test_api_key_is_nowhere_to_be_read(self):
         key = harness.TEST_KEY.encode()
-        for name, pid in self.pids().items():
+        pids = self.pids()
+        pids["spawner"] = self.kids["spawner"]
+        for name, pid in pids.items():
             with open("/proc/%d/environ" % pid, "rb") as f:
                 self.assertNotIn(key, f.read(), name)
         self.server.request("GET", "/healthz")
         self.assertNotIn(harness.TEST_KEY, self.server.log_text())
+
+    def test_only_apid_and_the_spawner_hold_the_key(self):
+        # The spawner keeps the keys to start apid again; managerd wiped
+        # its copy once the spawner had one.
+        key = harness.TEST_KEY.encode()
+        self.assertEqual(harness.memory_count(self.server.proc.pid, key), 0)
+        self.assertEqual(
+            harness.memory_count(self.kids["dockerd-proxy"], key), 0)
+        self.assertGreater(harness.memory_count(self.kids["spawner"], key),
+                           0)
+        self.assertGreater(harness.memory_count(self.kids["apid"], key), 0)
 
 
 class DockerAccess(unittest.TestCase):
@@ -340,22 +379,34 @@ class Supervision(unittest.TestCase):
     def tearDown(self):
         self.server.cleanup()
 
-    def kill_and_expect_shutdown(self, victim, survivor):
+    def kill_and_expect_restart(self, victim, survivor):
+        """The victim is started again at once; the others go on.  Under
+        load: test_supervise.py."""
         os.kill(self.kids[victim], signal.SIGKILL)
-        rc = self.server.proc.wait(10)
-        self.assertNotEqual(rc, 0)
-        self.assertTrue(harness.pid_gone(self.kids[survivor], 5),
-                        "%s outlived managerd" % survivor)
-        self.assertIn(victim, self.server.log_text())
+        deadline = time.monotonic() + 5
+        while self.server.children().get(victim) in \
+                (None, self.kids[victim]):
+            self.assertLess(time.monotonic(), deadline,
+                            self.server.log_text())
+            time.sleep(0.01)
+        kids = self.server.children()
+        self.assertEqual(kids[survivor], self.kids[survivor])
+        self.assertEqual(kids["spawner"], self.kids["spawner"])
+        self.assertIsNone(self.server.proc.poll())
+        while self.server.request("GET", "/healthz")[0] != 200:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)
+        self.assertIn("%s (pid %d) was killed by signal 9" %
+                      (victim, self.kids[victim]), self.server.log_text())
 
     def test_apid_killed(self):
-        self.kill_and_expect_shutdown("apid", "dockerd-proxy")
+        self.kill_and_expect_restart("apid", "dockerd-proxy")
 
     def test_proxy_killed(self):
-        self.kill_and_expect_shutdown("dockerd-proxy", "apid")
+        self.kill_and_expect_restart("dockerd-proxy", "apid")
 
     def test_archive_worker_killed(self):
-        self.kill_and_expect_shutdown("archive-worker", "apid")
+        self.kill_and_expect_restart("archive-worker", "apid")
 
     def test_managerd_killed_children_follow(self):
         os.kill(self.server.proc.pid, signal.SIGKILL)
@@ -490,7 +541,7 @@ class NotRoot(unittest.TestCase):
             pids = harness.daemon_pids(server)
             self.assertEqual(sorted(pids),
                              ["apid", "archive-worker", "dockerd-proxy",
-                              "managerd"])
+                              "managerd", "spawner"])
             for name, pid in pids.items():
                 st = harness.proc_status(pid)
                 self.assertEqual(st["Seccomp"], "2", name)

@@ -32,7 +32,7 @@ double			 now;
 uint32_t		 next_apid_id;
 
 static struct managerd	 menv;
-static struct imsgbuf	 apid_side, proxy_side;
+static struct imsgbuf	 apid_side, proxy_side, worker_side;
 static char		 datadir[64];
 
 static double
@@ -41,11 +41,16 @@ fake_wall(void)
 	return now;
 }
 
-/* dispatch_*() report a child's MSG_READY; nothing to do here. */
+/*
+ * managerd.c's, which is not in here: a test that stops the service ends
+ * the test program with status 100 + status and this line, which only a
+ * test that forks for it expects.
+ */
 void
-child_ready(struct child *c)
+shutdown_all(int status)
 {
-	c->ready = 1;
+	fprintf(stderr, "shutdown_all(%d)\n", status);
+	exit(100 + status);
 }
 
 static void
@@ -61,7 +66,7 @@ setup_env(char **settings)
 	static char	 quota[] = "AGENT_SANDBOX_MAX_SANDBOXES=3";
 	char		*envp[32], dirsetting[128], err[256];
 	size_t		 n = 0;
-	int		 a[2], p[2];
+	int		 a[2], p[2], w[2];
 
 	memset(&menv, 0, sizeof(menv));
 	env = &menv;
@@ -86,6 +91,8 @@ setup_env(char **settings)
 
 	assert_non_null(env->base = event_base_new());
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, w), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0, a), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, 0, p), 0);
@@ -93,8 +100,21 @@ setup_env(char **settings)
 	    peer_gone, NULL);
 	peer_init(&env->proxy_peer, env->base, p[0], "dockerd-proxy",
 	    dispatch_proxy, peer_gone, NULL);
+	/* The archive worker only ever gets channel ends: worker_drain(). */
+	peer_init(&env->worker_peer, env->base, w[0], "archive-worker",
+	    dispatch_worker, peer_gone, NULL);
+	/* The children run and have said READY. */
+	children_init();
+	env->child[CHILD_APID].state = env->child[CHILD_PROXY].state =
+	    env->child[CHILD_WORKER].state = CHILD_UP;
+	env->child[CHILD_APID].ready = env->child[CHILD_PROXY].ready =
+	    env->child[CHILD_WORKER].ready = 1;
+	env->child[CHILD_APID].was_ready = 1;
+	env->child[CHILD_PROXY].was_ready = 1;
+	env->child[CHILD_WORKER].was_ready = 1;
 	imsgbuf_init(&apid_side, a[1]);
 	imsgbuf_init(&proxy_side, p[1]);
+	imsgbuf_init(&worker_side, w[1]);
 	now = 1700000000.0;
 	clock_wall = fake_wall;
 	next_apid_id = 100;
@@ -152,12 +172,16 @@ teardown(void **state)
 	sandbox_table_clear();
 	peer_stop(&env->apid_peer);
 	peer_stop(&env->proxy_peer);
+	peer_stop(&env->worker_peer);
 	close(env->apid_peer.ibuf.sock);
 	close(env->proxy_peer.ibuf.sock);
+	close(env->worker_peer.ibuf.sock);
 	imsgbuf_clear(&apid_side);
 	imsgbuf_clear(&proxy_side);
+	imsgbuf_clear(&worker_side);
 	close(apid_side.sock);
 	close(proxy_side.sock);
+	close(worker_side.sock);
 	event_base_free(env->base);
 	remove_dir(env->datadir_fd, "sandboxes");
 	remove_dir(env->datadir_fd, "snapshots");
@@ -166,6 +190,99 @@ teardown(void **state)
 	rmdir(datadir);
 	config_free(&env->conf);
 	return 0;
+}
+
+/* --- a child's death and return ------------------------------------------ */
+
+void
+child_down(enum child_id id)
+{
+	env->child[id].state = CHILD_DOWN;
+	env->child[id].ready = 0;
+	child_kinds[id].lost();
+}
+
+void
+child_up_again(enum child_id id)
+{
+	env->child[id].state = CHILD_UP;
+	env->child[id].ready = 1;
+	child_kinds[id].ready(1);
+}
+
+static int	next_msg(struct peer *, struct imsgbuf *, struct imsg *);
+
+int
+to_child(enum child_id id, struct imsg *imsg)
+{
+	if (id == CHILD_APID)
+		return next_msg(&env->apid_peer, &apid_side, imsg);
+	if (id == CHILD_WORKER)
+		return next_msg(&env->worker_peer, &worker_side, imsg);
+	return next_msg(&env->proxy_peer, &proxy_side, imsg);
+}
+
+/*
+ * What managerd sent the archive worker (its new channel ends) is read
+ * and dropped, the descriptors closed: no test here is about them.
+ */
+static void
+worker_drain(void)
+{
+	struct imsg	 imsg;
+
+	assert_int_equal(imsgbuf_flush(&env->worker_peer.ibuf), 0);
+	while (imsgbuf_read(&worker_side) > 0)
+		while (imsg_get(&worker_side, &imsg) == 1)
+			imsg_free(&imsg);
+}
+
+static void
+child_dies(enum child_id id)
+{
+	env->child[id].state = CHILD_DOWN;
+	env->child[id].ready = 0;
+	child_kinds[id].lost();
+}
+
+static void
+child_back(enum child_id id)
+{
+	env->child[id].state = CHILD_UP;
+	env->child[id].ready = 1;
+	child_kinds[id].ready(1);
+	worker_drain();
+}
+
+void
+apid_dies(void)
+{
+	child_dies(CHILD_APID);
+}
+
+void
+apid_back(void)
+{
+	child_back(CHILD_APID);
+}
+
+void
+proxy_dies(void)
+{
+	child_dies(CHILD_PROXY);
+}
+
+void
+proxy_back(void)
+{
+	child_back(CHILD_PROXY);
+}
+
+void
+run_deferred(void)
+{
+	assert_true(event_base_loop(env->base,
+	    EVLOOP_ONCE | EVLOOP_NONBLOCK) != -1);
 }
 
 /* --- the message boundary ------------------------------------------------- */
@@ -230,15 +347,33 @@ to_proxy(struct imsg *imsg)
 	return next_msg(&env->proxy_peer, &proxy_side, imsg);
 }
 
+/*
+ * A restarted apid gets a new channel to the archive worker: none of
+ * these tests' business (test_manager_worker.c looks at it), so skipped.
+ */
+static int
+worker_channel_skipped(int r, struct imsg *imsg)
+{
+	if (r != 1 || imsg->hdr.type != MSG_APID_WORKER_CHANNEL)
+		return 0;
+	imsg_free(imsg);
+	return 1;
+}
+
 int
 to_apid(struct imsg *imsg)
 {
-	return next_msg(&env->apid_peer, &apid_side, imsg);
+	int	 r;
+
+	do {
+		r = next_msg(&env->apid_peer, &apid_side, imsg);
+	} while (worker_channel_skipped(r, imsg));
+	return r;
 }
 
 /* Like to_apid, without waiting for managerd's whole queue to go out. */
-int
-to_apid_some(struct imsg *imsg)
+static int
+to_apid_some_once(struct imsg *imsg)
 {
 	int	 r;
 
@@ -248,6 +383,17 @@ to_apid_some(struct imsg *imsg)
 	if (imsgbuf_read(&apid_side) <= 0)
 		return 0;
 	return imsg_get(&apid_side, imsg);
+}
+
+int
+to_apid_some(struct imsg *imsg)
+{
+	int	 r;
+
+	do {
+		r = to_apid_some_once(imsg);
+	} while (worker_channel_skipped(r, imsg));
+	return r;
 }
 
 void

@@ -21,6 +21,25 @@ void	 setup_env(char **settings);
 int	 setup(void **state);
 int	 teardown(void **state);
 
+/*
+ * A child dies (its channel is gone: children.c's lost hook) or is back
+ * (its ready hook, as after a restart); run_deferred() lets the event
+ * loop deliver what managerd does from it (failed calls, timers due).
+ */
+void	 apid_dies(void);
+void	 apid_back(void);
+void	 proxy_dies(void);
+void	 proxy_back(void);
+void	 run_deferred(void);
+/*
+ * The archive worker and apid as its peer (test_manager_worker.c): a
+ * child dies or is back without what the others' tests drop, and what
+ * managerd sent it, channel ends included (0: nothing).
+ */
+void	 child_down(enum child_id);
+void	 child_up_again(enum child_id);
+int	 to_child(enum child_id, struct imsg *);
+
 /* The message boundary. */
 void	 fake_imsg(struct imsg *, uint32_t type, uint32_t peerid, int fd,
 	    struct msgw *);

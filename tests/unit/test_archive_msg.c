@@ -1,8 +1,7 @@
 /*
  * The archive worker's payloads (common/archive_msg.c): round trips of
- * every job kind and of the worker's settings, and every way a lying
- * peer's payload can be malformed (short, long, a job the worker may not
- * run).
+ * every job kind, and every way a lying peer's payload can be malformed
+ * (short, long, a job the worker may not run).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,43 +290,6 @@ test_largest_upload_fits(void **state)
 }
 
 static void
-test_worker_config(void **state)
-{
-	static char		 level[] = "debug", mode[] = "trap",
-				 user[] = "nobody", dir[] = "/var/empty";
-	struct worker_config	 in = { level, mode, user, dir }, out;
-	struct msgw		 w;
-	struct imsg		 imsg;
-	size_t			 len;
-
-	msgw_init(&w);
-	msg_put_worker_config(&w, &in);
-	as_imsg(&imsg, &w);
-	assert_int_equal(msg_get_worker_config(&imsg, &out), 0);
-	assert_string_equal(out.log_level, "debug");
-	assert_string_equal(out.seccomp_mode, "trap");
-	assert_string_equal(out.privsep_user, "nobody");
-	assert_string_equal(out.chroot_dir, "/var/empty");
-	worker_config_free(&out);
-
-	for (len = 0; len < w.len; len++) {
-		as_imsg(&imsg, &w);
-		imsg.len = len;
-		assert_int_equal(msg_get_worker_config(&imsg, &out), -1);
-	}
-	msgw_u8(&w, 1);
-	as_imsg(&imsg, &w);
-	assert_int_equal(msg_get_worker_config(&imsg, &out), -1);
-
-	in.privsep_user = NULL;
-	msgw_init(&w);
-	msg_put_worker_config(&w, &in);
-	as_imsg(&imsg, &w);
-	assert_int_equal(msg_get_worker_config(&imsg, &out), -1);
-	assert_null(out.log_level);
-}
-
-static void
 test_type_names(void **state)
 {
 	assert_string_equal(msg_type_name(MSG_WORKER_CONFIG),
@@ -354,7 +316,6 @@ main(void)
 		cmocka_unit_test(test_other_kinds_refused),
 		cmocka_unit_test(test_dir_count_lies),
 		cmocka_unit_test(test_largest_upload_fits),
-		cmocka_unit_test(test_worker_config),
 		cmocka_unit_test(test_type_names),
 	};
 

@@ -172,6 +172,38 @@ test_upload_abort(void **state)
 	assert_int_equal(count_fds(), base);
 }
 
+/*
+ * apid dies while an upload waits for its body (or resolves its path):
+ * the upload and its request are dropped, nothing reaches the next apid.
+ */
+static void
+test_upload_apid_dies(void **state)
+{
+	const struct step	 steps[] = {
+	    { "/workspace/f", ARCHIVE_KIND_FILE, NULL }, { NULL, 0, NULL } };
+	uint32_t		 req, call;
+	int			 base = count_fds();
+
+	req = send_begin(sandbox, "f", 0640, 4);
+	walk(steps);
+	close(expect_spool(req, 4));
+	apid_dies();
+	apid_back();
+	assert_int_equal(upload_count(), 0);
+	assert_int_equal(apid_request_count(), 0);
+	/* Dying while the path is walked: the spool is never sent. */
+	send_begin(sandbox, "f", 0640, 4);
+	call = expect_head("/workspace/f");
+	apid_dies();
+	apid_back();
+	head_missing(call, "/workspace/f");
+	no_apid_message();
+	assert_int_equal(upload_count(), 0);
+	assert_int_equal(apid_request_count(), 0);
+	no_proxy_message();
+	assert_int_equal(count_fds(), base);
+}
+
 /* Destroyed while the body came in: 404 at COMMIT, Docker not asked. */
 static void
 test_upload_sandbox_gone(void **state)
@@ -365,6 +397,7 @@ static void
 test_upload_lies(void **state)
 {
 	const char	*none = "no upload waits for its body";
+	const char	*noid = "no upload has that id";
 	char		 want[128];
 
 #define LIE(f, type, why)	do {					\
@@ -372,19 +405,19 @@ test_upload_lies(void **state)
 	    type, why);							\
 	expect_fatal(f, want);						\
 } while (0)
-	LIE(lie_commit_without_begin, "FILE_WRITE_COMMIT", none);
+	LIE(lie_commit_without_begin, "FILE_WRITE_COMMIT", noid);
 	LIE(lie_commit_while_walking, "FILE_WRITE_COMMIT", none);
 	LIE(lie_commit_twice, "FILE_WRITE_COMMIT", none);
 	LIE(lie_commit_other_size, "FILE_WRITE_COMMIT",
 	    "not the size it declared");
 	LIE(lie_commit_without_pipe, "FILE_WRITE_COMMIT", "no tar pipe");
 	LIE(lie_commit_short, "FILE_WRITE_COMMIT", "malformed commit");
-	LIE(lie_abort_without_begin, "FILE_WRITE_ABORT", none);
+	LIE(lie_abort_without_begin, "FILE_WRITE_ABORT", noid);
 	LIE(lie_abort_with_payload, "FILE_WRITE_ABORT", "unexpected payload");
 	LIE(lie_abort_with_descriptor, "FILE_WRITE_ABORT",
 	    "unexpected descriptor");
 	LIE(lie_begin_twice, "FILE_WRITE_BEGIN",
-	    "a second upload with one id");
+	    "a request id already in use");
 	LIE(lie_begin_truncated, "FILE_WRITE_BEGIN", "malformed file write");
 #undef LIE
 	expect_fatal(lie_proxy_bad_stat, "bad DOCKER_ARCHIVE_STAT message "
@@ -402,6 +435,7 @@ main(void)
 		T(test_upload_too_large),
 		T(test_upload_abort),
 		T(test_upload_sandbox_gone),
+		T(test_upload_apid_dies),
 		T(test_spool_files),
 		T(test_upload_lies),
 #undef T

@@ -1,6 +1,7 @@
 /*
- * Peers that lie: a malformed message from apid or dockerd-proxy is fatal
- * to managerd.  The test plays both (manager_fixture.c).
+ * Peers that lie: a malformed message from apid, dockerd-proxy or the
+ * spawner is fatal to managerd.  The test plays all three
+ * (manager_fixture.c).
  */
 #include <sys/wait.h>
 
@@ -16,63 +17,11 @@
 
 #include <cmocka.h>
 
+#include "assert_fatal.h"
 #include "log.h"
 #include "manager_fixture.h"
 
 /* --- peers that lie ------------------------------------------------------- */
-
-/*
- * Run f in a child: a malformed message must be fatal there.  Exit status 1
- * alone proves nothing, for a failed cmocka assertion in the child exits 1
- * as well: the child's last words must be managerd's fatal log line,
- * peer_bad_message()'s "bad TYPE message from PEER: why".
- */
-static void
-assert_fatal(void (*f)(void), const char *fatal)
-{
-	char	 out[8192], want[256];
-	size_t	 got = 0;
-	ssize_t	 n;
-	pid_t	 pid;
-	int	 fds[2], status;
-
-	assert_int_equal(pipe(fds), 0);
-	assert_true((pid = fork()) != -1);
-	if (pid == 0) {
-		/* The child's last words (and cmocka's, if any) go to us. */
-		close(fds[0]);
-		dup2(fds[1], STDOUT_FILENO);
-		dup2(fds[1], STDERR_FILENO);
-		close(fds[1]);
-		f();
-		_exit(0);
-	}
-	close(fds[1]);
-	/* Read to the end, keeping what fits, so that the child may exit. */
-	for (;;) {
-		if (got < sizeof(out) - 1)
-			n = read(fds[0], out + got, sizeof(out) - 1 - got);
-		else
-			n = read(fds[0], want, sizeof(want));
-		if (n == -1 && errno == EINTR)
-			continue;
-		assert_true(n != -1);
-		if (n == 0)
-			break;
-		if (got < sizeof(out) - 1)
-			got += (size_t)n;
-	}
-	out[got] = '\0';
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	/* log.c's fatalx(), as the log line ends. */
-	(void)snprintf(want, sizeof(want),
-	    " CRITICAL test_manager_lies: %s\n", fatal);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 ||
-	    strstr(out, want) == NULL)
-		fail_msg("expected managerd's \"%s\" and exit status 1; the "
-		    "child (wait status %#x) said:\n%s", fatal, status, out);
-}
 
 static void
 lie_create_trailing_byte(void)
@@ -175,6 +124,77 @@ lie_proxy_undo_with_payload(void)
 	from_proxy(MSG_DOCKER_DONE, call, &w);
 }
 
+/* apid numbers its requests anew only when it is a new apid. */
+static void
+lie_request_id_reused(void)
+{
+	send_create_ttl(0);
+	next_apid_id--;
+	send_create_ttl(0);
+}
+
+static void
+lie_ready_twice(void)
+{
+	from_apid(MSG_READY, -1, NULL);
+}
+
+/* spawner -> managerd (children.c). */
+static void
+from_spawner(uint32_t type, int fd, uint32_t child, uint32_t pid,
+    int status)
+{
+	struct imsg	 imsg;
+	struct msgw	 w;
+
+	env->spawner_peer.name = "spawner";
+	msgw_init(&w);
+	msgw_u32(&w, child);
+	msgw_u32(&w, pid);
+	if (status != -1)
+		msgw_u32(&w, (uint32_t)status);
+	fake_imsg(&imsg, type, 0, fd, &w);
+	dispatch_spawner(&env->spawner_peer, &imsg);
+	imsg_free(&imsg);
+}
+
+static void
+lie_spawner_start_unasked(void)
+{
+	from_spawner(MSG_SPAWN_STARTED, dup(0), CHILD_APID, 4242, -1);
+}
+
+static void
+lie_spawner_start_without_channel(void)
+{
+	env->child[CHILD_PROXY].state = CHILD_STARTING;
+	from_spawner(MSG_SPAWN_STARTED, -1, CHILD_PROXY, 4242, -1);
+}
+
+static void
+lie_spawner_exit_of_a_stranger(void)
+{
+	from_spawner(MSG_SPAWN_EXIT, -1, CHILD_PROXY, 4242, 0);
+}
+
+static void
+lie_spawner_no_such_child(void)
+{
+	from_spawner(MSG_SPAWN_EXIT, -1, CHILD_MAX, 4242, 0);
+}
+
+static void
+lie_spawner_exit_with_descriptor(void)
+{
+	from_spawner(MSG_SPAWN_EXIT, dup(0), CHILD_PROXY, 4242, 0);
+}
+
+static void
+lie_spawner_wrong_type(void)
+{
+	from_spawner(MSG_SPAWN_START, -1, CHILD_PROXY, 0, -1);
+}
+
 static void
 test_lies_are_fatal(void **state)
 {
@@ -200,6 +220,26 @@ test_lies_are_fatal(void **state)
 	    "dockerd-proxy: malformed state");
 	assert_fatal(lie_proxy_undo_with_payload,
 	    "bad DOCKER_DONE message from dockerd-proxy: unexpected payload");
+	assert_fatal(lie_request_id_reused,
+	    "bad SANDBOX_CREATE message from apid: a request id already in "
+	    "use");
+	assert_fatal(lie_ready_twice,
+	    "bad READY message from apid: a second READY");
+	assert_fatal(lie_spawner_start_unasked,
+	    "bad SPAWN_STARTED message from spawner: a start nobody asked "
+	    "for");
+	assert_fatal(lie_spawner_start_without_channel,
+	    "bad SPAWN_STARTED message from spawner: malformed start");
+	assert_fatal(lie_spawner_exit_of_a_stranger,
+	    "bad SPAWN_EXIT message from spawner: an exit of no child of "
+	    "ours");
+	assert_fatal(lie_spawner_no_such_child,
+	    "bad SPAWN_EXIT message from spawner: no such child");
+	assert_fatal(lie_spawner_exit_with_descriptor,
+	    "bad SPAWN_EXIT message from spawner: unexpected descriptor");
+	assert_fatal(lie_spawner_wrong_type,
+	    "bad SPAWN_START message from spawner: not a message the "
+	    "spawner sends");
 }
 
 int

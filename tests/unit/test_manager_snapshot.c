@@ -453,6 +453,30 @@ test_snapshot_lock(void **state)
 	close(pr);
 }
 
+/*
+ * apid dies while it writes the snapshot: no SNAPSHOT_WRITTEN will come.
+ * The snapshot fails, its file goes, the lock is free, and nothing goes
+ * to the next apid.
+ */
+static void
+test_snapshot_apid_dies(void **state)
+{
+	struct snap_sent	 s;
+	char			 sb[SANDBOX_ID_LEN + 1];
+
+	create_ok(0, sb, sizeof(sb));
+	snapshot_started(sb, NULL, &s);
+	close(s.sink);
+	apid_dies();
+	apid_back();
+	close(s.pipe);
+	error_reply(s.call, ERR_BACKEND, "broken pipe");
+	no_apid_message();
+	assert_int_equal(count_files(""), 0);
+	assert_int_equal(apid_request_count(), 0);
+	destroy_ok(sb);
+}
+
 /* --- list, get, delete ---------------------------------------------------- */
 
 static void
@@ -864,6 +888,52 @@ test_rollback_bad_tar(void **state)
 	destroy_ok(a);
 }
 
+/*
+ * apid dies while it checks the stored tar: the check fails (502) and the
+ * rollback ends before anything changed; its answer goes nowhere.
+ */
+static void
+test_rollback_apid_dies(void **state)
+{
+	char		 a[SANDBOX_ID_LEN + 1], snap[SNAPSHOT_ID_LEN + 1];
+
+	sandbox_and_snapshot(a, snap);
+	(void)send_rollback(a, snap);
+	(void)expect_tar_check();
+	apid_dies();
+	run_deferred();
+	apid_back();
+	no_apid_message();
+	no_proxy_message();
+	assert_non_null(sandbox_find(a));
+	assert_true(record_exists(a));
+	assert_int_equal(apid_request_count(), 0);
+	destroy_ok(a);
+}
+
+/*
+ * The check cut off (apid_calls_fail(), as at apid's death) fails the
+ * rollback with a 502 before anything changed.  Here the request itself
+ * is not cut off, so that its answer can be seen.
+ */
+static void
+test_rollback_check_cut_off(void **state)
+{
+	char		 a[SANDBOX_ID_LEN + 1], snap[SNAPSHOT_ID_LEN + 1];
+	uint32_t	 req;
+
+	sandbox_and_snapshot(a, snap);
+	req = send_rollback(a, snap);
+	(void)expect_tar_check();
+	apid_calls_fail();
+	run_deferred();
+	expect_apid_error(req, ERR_BACKEND, "apid restarted");
+	no_proxy_message();
+	assert_non_null(sandbox_find(a));
+	assert_true(record_exists(a));
+	destroy_ok(a);
+}
+
 static void
 test_rollback_create_fails(void **state)
 {
@@ -1198,6 +1268,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_lock,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_apid_dies,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_many, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list_get_delete,
@@ -1208,6 +1280,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rollback_not_found,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_bad_tar,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_apid_dies,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_check_cut_off,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_create_fails,
 		    setup, teardown),

@@ -42,7 +42,6 @@
 
 #include "seccomp.h"
 #include "seccomp_child.h"
-#include "worker.h"
 
 static void
 call_socket_inet(void)
@@ -186,6 +185,7 @@ test_managerd_forbidden(void **state)
 		{ "fcntl(F_DUPFD)", call_fcntl_dupfd },
 		{ "prctl", call_prctl },
 		{ "setuid", call_setuid },
+		{ "kill", call_kill },
 	};
 
 	(void)state;
@@ -273,6 +273,104 @@ test_job_forbidden(void **state)
 
 	(void)state;
 	expect_killed(job_filters_load, calls, SC_NELEM(calls));
+}
+
+static void
+call_socket_inet_stream(void)
+{
+	syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+}
+
+static void
+call_unshare_user(void)
+{
+	syscall(SYS_unshare, CLONE_NEWUSER);
+}
+
+static void
+call_bpf(void)
+{
+	syscall(SYS_bpf, 0, NULL, 0);
+}
+
+static void
+call_fork_newpid(void)
+{
+	syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, 0);
+}
+
+/* The spawner's filter includes what its children's allow. */
+static int
+spawner_load(enum seccomp_mode mode)
+{
+	struct seccomp_table	 t[3];
+
+	t[0] = apid_seccomp_table();
+	t[1] = proxy_seccomp_table();
+	t[2] = worker_seccomp_table();
+	return spawner_seccomp_load(t, SC_NELEM(t), mode);
+}
+
+static void
+test_spawner_forbidden(void **state)
+{
+	static const struct forbidden	 calls[] = {
+		{ "socket(AF_INET)", call_socket_inet_stream },
+		{ "socket(AF_NETLINK)", call_socket_netlink },
+		{ "socket(AF_UNIX, SOCK_DGRAM)", call_socket_unix_dgram },
+		{ "ptrace", call_ptrace },
+		{ "unshare(CLONE_NEWUSER)", call_unshare_user },
+		{ "clone(CLONE_NEWPID)", call_fork_newpid },
+		{ "bpf", call_bpf },
+	};
+
+	(void)state;
+	expect_killed(spawner_load, calls, SC_NELEM(calls));
+}
+
+/*
+ * A program the spawner starts gets through its dynamic loader and libc
+ * under the filter, and is bound by it: a forbidden call kills it.
+ */
+static int
+spawner_child(void *arg)
+{
+	static char	 false_[] = "/bin/false";
+	char		*argv[] = { false_, NULL }, *envp[] = { NULL };
+	pid_t		 pid;
+	int		 status, sv[2];
+
+	(void)arg;
+	if (spawner_load(SECCOMP_MODE_KILL) != 0)
+		return 2;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    close(sv[0]) == -1 || close(sv[1]) == -1)
+		return 3;
+	/* false(1) exits 1, a failed execve 127. */
+	if ((pid = fork()) == 0) {
+		execve(false_, argv, envp);
+		_exit(127);
+	}
+	if (pid == -1 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		return 4;
+	if ((pid = fork()) == 0) {
+		call_ptrace();
+		_exit(0);
+	}
+	if (pid == -1 || waitpid(pid, &status, 0) != pid ||
+	    !WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+		return 5;
+	if (kill(getpid(), 0) == -1)
+		return 6;
+	return 0;
+}
+
+static void
+test_spawner_allowed(void **state)
+{
+	(void)state;
+	expect_exit_zero(run_child(spawner_child, NULL), "spawner");
 }
 
 /* what every process may still do */
@@ -645,8 +743,6 @@ managerd_child(void *arg)
 		return 11;
 	if (waitpid(-1, &status, WNOHANG) != -1 || errno != ECHILD)
 		return 12;
-	if (kill(getpid(), 0) == -1)
-		return 13;
 	/* One turn of the event loop through epoll_wait. */
 	if (evtimer_add(timer, &tv) == -1 ||
 	    event_base_loop(base, EVLOOP_ONCE) == -1 || !fired)
@@ -910,6 +1006,8 @@ main(void)
 		cmocka_unit_test(test_proxy_allowed),
 		cmocka_unit_test(test_worker_forbidden),
 		cmocka_unit_test(test_job_forbidden),
+		cmocka_unit_test(test_spawner_forbidden),
+		cmocka_unit_test(test_spawner_allowed),
 		cmocka_unit_test(test_trap_mode),
 		cmocka_unit_test(test_log_mode),
 	};

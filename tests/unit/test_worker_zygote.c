@@ -72,7 +72,12 @@ zygote_child(int apid_sock, int parent_sock)
 	static struct peer	 parent;
 	struct event_config	*cfg;
 	struct event_base	*base;
+	sigset_t		 chld;
 
+	/* As managerd's spawner starts it: SIGCHLD blocked. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	(void)sigprocmask(SIG_BLOCK, &chld, NULL);
 	alarm(60);
 	log_init(LOG_TO_STDERR, LOG_LEVEL_WARN, "archive-worker");
 	signal(SIGPIPE, SIG_IGN);

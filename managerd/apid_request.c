@@ -1,0 +1,240 @@
+/*
+ * apid's requests as managerd keeps them.  apid numbers its requests
+ * itself, and a new apid starts again from 1; so every request gets an
+ * id of managerd's own, unique among those alive whichever apid sent
+ * them, and the handlers see only that one.  A reply for a request whose
+ * apid has died is dropped here: sent to the next apid it would answer
+ * another client's request of the same number, or be a reply to nothing
+ * (fatal there).  A request lives until its last reply: MSG_ERROR, or
+ * any reply but its kind's interim one.
+ *
+ * When apid dies its requests become orphans.  What they set going runs
+ * on (a create already with the proxy completes and its record stays)
+ * except what serves only the client that is gone: a command is
+ * cancelled, a snapshot waiting for apid's half is failed.
+ */
+#include <sys/tree.h>
+
+#include <stdlib.h>
+
+#include "log.h"
+#include "managerd.h"
+
+/* Up to two kinds of reply that leave a request open (0: unused). */
+#define REQUEST_INTERIMS	2
+
+struct request_kind {
+	uint32_t	 type;
+	uint32_t	 interim[REQUEST_INTERIMS];
+	void		(*orphaned)(uint32_t id);	/* NULL: runs on */
+};
+
+static const struct request_kind request_kinds[] = {
+	{ MSG_HEALTH_REQUEST, { 0 }, NULL },
+	{ MSG_SANDBOX_CREATE, { 0 }, NULL },
+	{ MSG_SANDBOX_LIST, { MSG_SANDBOX_INFO }, NULL },
+	{ MSG_SANDBOX_GET, { 0 }, NULL },
+	{ MSG_SANDBOX_DELETE, { 0 }, NULL },
+	{ MSG_SANDBOX_TIMEOUT, { 0 }, NULL },
+	{ MSG_EXEC_START, { MSG_EXEC_STARTED }, exec_cancel },
+	{ MSG_FILE_READ, { MSG_FILE_READ_STARTED }, NULL },
+	{ MSG_FILE_WRITE, { MSG_FILE_WRITE_READY }, NULL },
+	{ MSG_FILE_WRITE_BEGIN, { MSG_FILE_SPOOL, MSG_FILE_WRITE_READY },
+	    file_write_orphaned },
+	{ MSG_FILE_LIST, { MSG_FILE_LIST_STARTED }, exec_cancel },
+	{ MSG_SNAPSHOT_CREATE, { MSG_SNAPSHOT_SINK }, snapshot_abandoned },
+	{ MSG_SNAPSHOT_LIST, { MSG_SNAPSHOT_INFO }, NULL },
+	{ MSG_SNAPSHOT_GET, { 0 }, NULL },
+	{ MSG_SNAPSHOT_DELETE, { 0 }, NULL },
+	{ MSG_SANDBOX_ROLLBACK, { 0 }, NULL },
+	{ MSG_SNAPSHOT_FORK, { 0 }, NULL },
+};
+
+struct apid_request {
+	RB_ENTRY(apid_request)	 by_id;
+	RB_ENTRY(apid_request)	 by_peerid;	/* while its apid lives */
+	uint32_t		 id;		/* ours */
+	uint32_t		 peerid;	/* apid's */
+	const struct request_kind *kind;
+	int			 orphan;
+};
+
+static int
+id_cmp(struct apid_request *a, struct apid_request *b)
+{
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int
+peerid_cmp(struct apid_request *a, struct apid_request *b)
+{
+	return a->peerid < b->peerid ? -1 : a->peerid > b->peerid;
+}
+
+RB_HEAD(requests_by_id, apid_request);
+RB_HEAD(requests_by_peerid, apid_request);
+/* libbsd's tree.h leaves __unused undefined (glibc uses the name). */
+#define __unused	__attribute__((__unused__))
+RB_GENERATE_STATIC(requests_by_id, apid_request, by_id, id_cmp)
+RB_GENERATE_STATIC(requests_by_peerid, apid_request, by_peerid, peerid_cmp)
+#undef __unused
+
+static struct requests_by_id	 by_id = RB_INITIALIZER(&by_id);
+static struct requests_by_peerid by_peerid = RB_INITIALIZER(&by_peerid);
+static uint32_t			 next_id = 1;
+static size_t			 nrequests;
+
+static const struct request_kind *
+request_kind(uint32_t type)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(request_kinds) / sizeof(request_kinds[0]);
+	    i++) {
+		if (request_kinds[i].type == type)
+			return &request_kinds[i];
+	}
+	return NULL;
+}
+
+/* MSG_ERROR, or any reply but the kind's interim ones, is the last. */
+static int
+request_interim(const struct request_kind *kind, uint32_t type)
+{
+	size_t	 i;
+
+	if (type == MSG_ERROR)
+		return 0;
+	for (i = 0; i < REQUEST_INTERIMS; i++) {
+		if (kind->interim[i] != 0 && kind->interim[i] == type)
+			return 1;
+	}
+	return 0;
+}
+
+static struct apid_request *
+request_find(uint32_t id)
+{
+	struct apid_request	 key;
+
+	key.id = id;
+	return RB_FIND(requests_by_id, &by_id, &key);
+}
+
+/* An id no live request has: the counter wraps, and skips those in use. */
+static uint32_t
+request_new_id(void)
+{
+	uint32_t	 id;
+
+	do {
+		id = next_id++;
+		if (next_id == 0)
+			next_id = 1;
+	} while (request_find(id) != NULL);
+	return id;
+}
+
+static void
+request_end(struct apid_request *r)
+{
+	RB_REMOVE(requests_by_id, &by_id, r);
+	if (!r->orphan)
+		RB_REMOVE(requests_by_peerid, &by_peerid, r);
+	nrequests--;
+	free(r);
+}
+
+/*
+ * A type apid may send gets a line in request_kinds[] (or is a follow-up,
+ * dispatch_apid.c): anything else is no request.
+ */
+uint32_t
+apid_request_open(struct peer *p, struct imsg *imsg)
+{
+	const struct request_kind	*kind;
+	struct apid_request		*r;
+
+	if ((kind = request_kind(imsg->hdr.type)) == NULL)
+		peer_bad_message(p, imsg, "not a request apid may make");
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal("%s", __func__);
+	r->peerid = imsg->hdr.peerid;
+	r->kind = kind;
+	if (RB_INSERT(requests_by_peerid, &by_peerid, r) != NULL)
+		peer_bad_message(p, imsg, "a request id already in use");
+	r->id = request_new_id();
+	RB_INSERT(requests_by_id, &by_id, r);
+	nrequests++;
+	return r->id;
+}
+
+uint32_t
+apid_request_find(uint32_t peerid)
+{
+	struct apid_request	 key, *r;
+
+	key.peerid = peerid;
+	r = RB_FIND(requests_by_peerid, &by_peerid, &key);
+	return r != NULL ? r->id : 0;
+}
+
+int
+apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid)
+{
+	struct apid_request	*r;
+	int			 orphan;
+
+	if ((r = request_find(id)) == NULL) {
+		log_warnx("%s for request %u, which is over",
+		    msg_type_name(type), id);
+		return -1;
+	}
+	*peerid = r->peerid;
+	orphan = r->orphan;
+	if (!request_interim(r->kind, type))
+		request_end(r);
+	return orphan ? -1 : 0;
+}
+
+void
+apid_request_close(uint32_t id)
+{
+	struct apid_request	*r;
+
+	if ((r = request_find(id)) != NULL)
+		request_end(r);
+}
+
+/*
+ * Every request of the apid that died.  The orphaned actions may answer
+ * (and so end) the request they are given, or others: walk a list taken
+ * first, by ids, not the tree.
+ */
+void
+apid_requests_orphan(void)
+{
+	struct apid_request	*r;
+	uint32_t		*ids;
+	size_t			 i, n = 0;
+
+	if ((ids = reallocarray(NULL, nrequests + 1, sizeof(*ids))) == NULL)
+		fatal("%s", __func__);
+	while ((r = RB_ROOT(&by_peerid)) != NULL) {
+		RB_REMOVE(requests_by_peerid, &by_peerid, r);
+		r->orphan = 1;
+		if (r->kind->orphaned != NULL)
+			ids[n++] = r->id;
+	}
+	for (i = 0; i < n; i++) {
+		if ((r = request_find(ids[i])) != NULL)
+			r->kind->orphaned(r->id);
+	}
+	free(ids);
+}
+
+size_t
+apid_request_count(void)
+{
+	return nrequests;
+}
