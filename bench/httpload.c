@@ -7,7 +7,8 @@
  * own API on /var/run/docker.sock: the same tool on both sides keeps the
  * comparison fair.
  *
- *	httpload [-c conns] [-d seconds] (-u socket | -p port) path
+ *	httpload [-c conns] [-d seconds] [-H field]... (-u socket | -p port)
+ *	    path
  */
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -185,26 +186,30 @@ main(int argc, char *argv[])
 	struct epoll_event	 ev, evs[64];
 	struct conn		*conns;
 	const char		*sock = NULL;
-	char			 req[1024];
+	char			 req[4096], fields[2048] = "";
 	double			 secs = 5, t0, end;
 	size_t			 reqlen;
 	int			 ch, i, n, nconns = 16, port = 0, ep;
 
-	while ((ch = getopt(argc, argv, "c:d:u:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:d:H:u:p:")) != -1) {
 		switch (ch) {
 		case 'c': nconns = atoi(optarg); break;
 		case 'd': secs = atof(optarg); break;
+		case 'H':
+			strlcat(fields, optarg, sizeof(fields));
+			strlcat(fields, "\r\n", sizeof(fields));
+			break;
 		case 'u': sock = optarg; break;
 		case 'p': port = atoi(optarg); break;
-		default: errx(2, "usage: httpload [-c n] [-d s] (-u sock | "
-		    "-p port) path");
+		default: errx(2, "usage: httpload [-c n] [-d s] [-H field] "
+		    "(-u sock | -p port) path");
 		}
 	}
 	if (optind + 1 != argc || nconns < 1 || nconns > MAX_CONNS ||
 	    (sock == NULL && port == 0))
 		errx(2, "usage: httpload [-c n] [-d s] (-u sock | -p port) path");
 	reqlen = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: bench"
-	    "\r\n\r\n", argv[optind]);
+	    "\r\n%s\r\n", argv[optind], fields);
 	if ((conns = calloc(nconns, sizeof(*conns))) == NULL ||
 	    (samples = calloc(MAX_SAMPLES, sizeof(double))) == NULL ||
 	    (ep = epoll_create1(0)) == -1)
