@@ -77,7 +77,7 @@ struct http_head {
 	uint64_t		 trailer_bytes;
 	int			 body_done;
 	uint64_t		 body_bytes;	/* decoded */
-	uint64_t		 wire_bytes;
+	uint64_t		 framing_bytes;	/* chunk sizes, ends, trailers */
 	http_body_cb		 body_cb;
 	void			*body_arg;
 	/* a refused head */
