@@ -1,18 +1,24 @@
 /*
  * GET /healthz: no authentication; asks the backend through managerd.
  *
- * Concurrent health checks share one ping.  A request is answered by a
- * ping that started after it arrived: while one is in flight, the
- * requests that come wait for the next, which starts when it ends.  So
- * a health answer is never older than its request, and a load balancer
- * polling hard costs Docker one ping per round trip, not one per probe.
+ * Concurrent health checks share pings.  A request is answered by a ping
+ * that started after it arrived, never an older one, so an answer is
+ * never staler than its request.  Requests that come while pings are in
+ * flight gather into the next round, which starts at once while fewer
+ * than PINGS_IN_FLIGHT are out, else when one comes back; a round starts
+ * once the loop has read every request that came with its first, so
+ * that they all join it.  A load balancer polling hard thus costs Docker
+ * a few pings per round trip, not one per probe.
  */
 #include <stdlib.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "apid.h"
 #include "log.h"
+
+#define PINGS_IN_FLIGHT	4
 
 struct health_round {
 	struct http_request	**reqs;
@@ -20,8 +26,10 @@ struct health_round {
 	size_t			  cap;
 };
 
-static struct health_round	 current, next;
-static int			 in_flight;
+static struct health_round	*forming;	/* gathering, not yet sent */
+static int			 flying;	/* pings out */
+static int			 scheduled;	/* ping_ev is active */
+static struct event		*ping_ev;
 
 static int
 round_add(struct health_round *r, struct http_request *req)
@@ -38,6 +46,13 @@ round_add(struct health_round *r, struct http_request *req)
 	}
 	r->reqs[r->n++] = req;
 	return 0;
+}
+
+static void
+round_free(struct health_round *r)
+{
+	free(r->reqs);
+	free(r);
 }
 
 static json_object *
@@ -98,52 +113,73 @@ round_answer(struct health_round *r, struct imsg *imsg)
 			respond_error(r->reqs[i], ERR_INTERNAL,
 			    "cannot reach managerd");
 	}
-	r->n = 0;
 	if (obj != NULL)
 		json_object_put(obj);
+	round_free(r);
 }
 
-static int	health_reply(struct apid_request *, struct imsg *);
-
-static void
-ping_start(void)
-{
-	in_flight = 1;
-	/* Not tied to one request: each is answered by the round. */
-	if (apid_request_send(current.reqs[0], MSG_HEALTH_REQUEST, NULL, -1,
-	    health_reply, NULL) != NULL)
-		return;
-	in_flight = 0;
-	round_answer(&current, NULL);
-}
+static void	ping_soon(void);
 
 static int
 health_reply(struct apid_request *ar, struct imsg *imsg)
 {
-	struct health_round	 done;
-
 	if (imsg->hdr.type != MSG_HEALTH_RESULT && imsg->hdr.type != MSG_ERROR)
 		peer_bad_message(&apid->parent, imsg, "wrong reply type");
-	/* The next round becomes the current one before answers go out. */
-	done = current;
-	current = next;
-	next = done;
-	round_answer(&next, imsg);
-	in_flight = 0;
-	if (current.n > 0)
-		ping_start();
+	flying--;
+	round_answer(ar->arg, imsg);
+	if (forming != NULL)
+		ping_soon();
 	return APID_REPLY_DONE;
+}
+
+/* The forming round goes; each of its requests is answered by it. */
+static void
+ping_start(evutil_socket_t fd, short what, void *arg)
+{
+	struct health_round	*r = forming;
+
+	scheduled = 0;
+	if (r == NULL || flying >= PINGS_IN_FLIGHT)
+		return;
+	forming = NULL;
+	if (apid_request_send(r->reqs[0], MSG_HEALTH_REQUEST, NULL, -1,
+	    health_reply, r) == NULL) {
+		round_answer(r, NULL);
+		return;
+	}
+	flying++;
+}
+
+/* After the requests this turn of the loop reads. */
+static void
+ping_soon(void)
+{
+	if (scheduled || flying >= PINGS_IN_FLIGHT)
+		return;
+	if (ping_ev == NULL &&
+	    (ping_ev = event_new(apid->base, -1, 0, ping_start, NULL)) == NULL) {
+		ping_start(-1, 0, NULL);
+		return;
+	}
+	scheduled = 1;
+	event_active(ping_ev, EV_TIMEOUT, 1);
 }
 
 void
 route_health(struct http_request *req, char **params)
 {
-	struct health_round	*r = in_flight ? &next : &current;
-
-	if (round_add(r, req) == -1) {
+	if (forming == NULL && (forming = calloc(1, sizeof(*forming))) ==
+	    NULL) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	if (!in_flight)
-		ping_start();
+	if (round_add(forming, req) == -1) {
+		if (forming->n == 0) {
+			round_free(forming);
+			forming = NULL;
+		}
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
+	ping_soon();
 }
