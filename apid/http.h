@@ -77,7 +77,7 @@ struct http_head {
 	uint64_t		 trailer_bytes;
 	int			 body_done;
 	uint64_t		 body_bytes;	/* decoded */
-	uint64_t		 wire_bytes;
+	uint64_t		 framing_bytes;	/* chunk sizes, ends, trailers */
 	http_body_cb		 body_cb;
 	void			*body_arg;
 	/* a refused head */
@@ -257,6 +257,8 @@ void	 http_reply_refusal(struct http_conn *, int status, const char *why);
 /* The last reply is queued: keep the connection for the next, or close. */
 void	 http_conn_request_done(struct http_conn *, int keep);
 void	 http_conn_feed_body(struct http_conn *);
+/* Write what is queued at once, if the socket takes it. */
+void	 http_conn_flush(struct http_conn *);
 /* Close once the output is written (lingering). */
 void	 http_conn_close(struct http_conn *);
 /* Feed the body again on the loop's next turn (after a resume). */

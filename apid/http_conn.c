@@ -418,23 +418,47 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* What follows bytes going out, whoever wrote them. */
 static void
-conn_write_cb(struct bufferevent *bev, void *arg)
+conn_written(struct http_conn *c)
 {
-	struct http_conn	*c = arg;
 	struct http_request	*req = c->req;
 	http_notify_cb		 drained;
+	size_t			 left;
 
-	if (c->state == CONN_CLOSING &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+	left = evbuffer_get_length(bufferevent_get_output(c->bev));
+	if (c->state == CONN_CLOSING && left == 0) {
 		conn_linger(c);
 		return;
 	}
-	if (c->state == CONN_ACTIVE && req != NULL &&
+	if (c->state == CONN_ACTIVE && req != NULL && left <= CONN_OUTPUT_LOW &&
 	    (drained = req->drained) != NULL) {
 		req->drained = NULL;
 		drained(req->drained_arg);
 	}
+}
+
+static void
+conn_write_cb(struct bufferevent *bev, void *arg)
+{
+	conn_written(arg);
+}
+
+/*
+ * Write what is queued now, instead of waiting a turn of the loop for
+ * the socket to be reported writable (it nearly always is): a reply
+ * costs one writev, not two epoll changes and a wake-up more.  What
+ * does not fit waits for bufferevent's own writing.
+ */
+void
+http_conn_flush(struct http_conn *c)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (evbuffer_get_length(out) == 0 || c->state == CONN_LINGER)
+		return;
+	if (evbuffer_write(out, c->fd) > 0)
+		conn_written(c);
 }
 
 static void

@@ -486,6 +486,11 @@ chunked_feed(struct http_head *h, const char *data, size_t len)
 
 	while (i < len && !h->body_done) {
 		if (k->state != CHUNK_DATA) {
+			/* Framing must carry data, byte for byte. */
+			if (++h->framing_bytes > HTTP_CHUNK_OVERHEAD_MAX +
+			    h->body_bytes)
+				return head_error(h, 400, "chunk framing without "
+				    "data");
 			if (chunk_framing_byte(h, (unsigned char)data[i]) == -1)
 				return -1;
 			i++;
@@ -528,8 +533,6 @@ ssize_t
 http_body_feed(struct http_head *h, const char *data, size_t len,
     http_body_cb cb, void *arg)
 {
-	ssize_t	 n;
-
 	if (h->body_done || (!h->chunked && h->length == 0)) {
 		h->body_done = 1;
 		return 0;
@@ -538,11 +541,5 @@ http_body_feed(struct http_head *h, const char *data, size_t len,
 	h->body_arg = arg;
 	if (!h->chunked)
 		return length_feed(h, data, len);
-	if ((n = chunked_feed(h, data, len)) == -1)
-		return -1;
-	h->wire_bytes += (uint64_t)n;
-	if (h->wire_bytes - h->body_bytes > HTTP_CHUNK_OVERHEAD_MAX +
-	    h->body_bytes)
-		return head_error(h, 400, "chunk framing without data");
-	return n;
+	return chunked_feed(h, data, len);
 }

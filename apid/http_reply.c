@@ -117,8 +117,10 @@ reply_finish(struct http_request *req, int keep)
 	struct http_conn	*c = req->conn;
 
 	req->conn = NULL;
-	if (c != NULL && c->req == req)
+	if (c != NULL && c->req == req) {
+		http_conn_flush(c);
 		http_conn_request_done(c, keep);
+	}
 	http_request_free(req);
 }
 
@@ -187,6 +189,7 @@ http_reply_chunk(struct http_request *req, struct evbuffer *buf)
 	http_conn_write_buffer(req->conn, buf);
 	if (req->chunked)
 		http_conn_write(req->conn, "\r\n", 2);
+	http_conn_flush(req->conn);
 }
 
 void

@@ -116,6 +116,21 @@ class KeepAlive(unittest.TestCase):
             self.assertEqual(c.response().body, b"xy")
             self.assertEqual(c.response().status, 204)
 
+    def test_concurrent_health_checks_share_pings(self):
+        # Every one answered, whatever round of pings it joins.
+        conns = [rawhttp.Connection(self.port) for _ in range(32)]
+        try:
+            for _ in range(3):
+                for c in conns:
+                    c.send(rawhttp.request("GET", "/healthz", key=False))
+                for c in conns:
+                    r = c.response()
+                    self.assertEqual(r.status, 200)
+                    self.assertEqual(r.json()["status"], "ok")
+        finally:
+            for c in conns:
+                c.close()
+
     def test_http_1_0(self):
         # No Host needed; the connection closes unless kept alive.
         with rawhttp.Connection(self.port) as c:
