@@ -378,13 +378,25 @@ void	tar_jobs_channel(struct peer *, struct imsg *);
  */
 int	tar_job_start(const struct tar_job_spec *);
 
+
 /*
- * body_pipe.c: the bridge until uploads are spooled.  An upload's body,
- * held in apid, written from the loop into a pipe that an UPLOAD job
- * reads as its spool.  Takes body (freed on failure too); returns the
- * pipe's read end, or -1.
+ * upload_body.c: an upload's body, as it comes, into a pipe (a SPOOL
+ * job's input), pausing the body while the pipe is full.
  */
-int	body_pipe_start(struct evbuffer *body);
+struct upload_body {
+	struct http_request	*req;
+	int			 fd;		/* the pipe's write end, or -1 */
+	struct evbuffer		*pend;		/* not yet in the pipe */
+	struct event		*ev;		/* the pipe is writable */
+	int			 ended;		/* the whole body came */
+	int			 broken;	/* the pipe's reader went away */
+	uint64_t		 bytes;		/* body bytes taken */
+	void			(*done)(void *arg, int ok);
+	void			*arg;
+};
+int	upload_body_start(struct upload_body *, struct http_request *, int fd,
+	    uint64_t max, void (*done)(void *, int), void *arg);
+void	upload_body_free(struct upload_body *);
 
 /* bulk_pipe.c: a pipe2() for bulk bytes, grown to BULK_PIPE_SIZE. */
 #define BULK_PIPE_SIZE	(1024 * 1024)
@@ -465,6 +477,9 @@ int	piped_pending(const struct piped *, unsigned int part);
 int	query_value(const char *query, const char *key, char **val,
 	    size_t *vlen);
 int	query_get(struct http_request *, const char *key, char **val,
+	    size_t *vlen);
+/* The same, the value as bytes: %XX is a byte, never a character. */
+int	query_get_bytes(struct http_request *, const char *key, char **val,
 	    size_t *vlen);
 /*
  * A value holding a NUL becomes "", which names nothing either: a path

@@ -51,6 +51,11 @@ static const struct seccomp_rule apid_rules[] = {
 	/* bulk_pipe.c: 1 MiB pipes for tar streams and file contents. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETPIPE_SZ)),
 	/*
+	 * An upload's spool goes to a SPOOL job that fills it and then to
+	 * the UPLOAD job that reads it: apid keeps a copy in between.
+	 */
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_DUPFD_CLOEXEC)),
+	/*
 	 * imsg with managerd and the archive worker, which pass
 	 * descriptors (SCM_RIGHTS).
 	 */

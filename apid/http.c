@@ -288,7 +288,8 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 		tar_jobs_channel(p, imsg);
 		return;
 	}
-	if (imsg->fd != -1 && imsg->hdr.type != MSG_SNAPSHOT_SINK)
+	if (imsg->fd != -1 && imsg->hdr.type != MSG_SNAPSHOT_SINK &&
+	    imsg->hdr.type != MSG_FILE_SPOOL)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	TAILQ_FOREACH(ar, &apid->pending, entry)
 		if (ar->id == imsg->hdr.peerid)

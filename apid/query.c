@@ -26,11 +26,11 @@ hexval(int c)
 
 /*
  * urllib.parse.unquote_plus: '+' is a space, %XX a byte (a bad escape
- * stays as it is), and the bytes read as UTF-8 with U+FFFD for what is
- * not.  NUL-ended; *outlen counts any NULs inside.
+ * stays as it is); as text (utf8) the bytes are read as UTF-8 with
+ * U+FFFD for what is not.  NUL-ended; *outlen counts any NULs inside.
  */
 static char *
-query_decode(const char *s, size_t len, size_t *outlen)
+query_decode(const char *s, size_t len, size_t *outlen, int utf8)
 {
 	struct utf8_decoder	 d;
 	char			*raw, *out;
@@ -50,6 +50,11 @@ query_decode(const char *s, size_t len, size_t *outlen)
 		} else
 			raw[n++] = s[i];
 	}
+	if (!utf8) {
+		raw[n] = '\0';
+		*outlen = n;
+		return raw;
+	}
 	if ((out = malloc(UTF8_DECODE_BOUND(n) + 1)) == NULL) {
 		free(raw);
 		return NULL;
@@ -61,8 +66,9 @@ query_decode(const char *s, size_t len, size_t *outlen)
 	return out;
 }
 
-int
-query_value(const char *q, const char *key, char **val, size_t *vlen)
+static int
+query_find(const char *q, const char *key, char **val, size_t *vlen,
+    int utf8)
 {
 	const char	*amp, *eq;
 	char		*name, *v;
@@ -77,16 +83,16 @@ query_value(const char *q, const char *key, char **val, size_t *vlen)
 		if (seg > 0) {
 			eq = memchr(q, '=', seg);
 			nlen = eq != NULL ? (size_t)(eq - q) : seg;
-			if ((name = query_decode(q, nlen, &n)) == NULL)
+			if ((name = query_decode(q, nlen, &n, 1)) == NULL)
 				goto oom;
 			match = n == strlen(key) && memcmp(name, key, n) == 0;
 			free(name);
 			if (match) {
 				if (eq != NULL)
 					v = query_decode(eq + 1, seg - nlen - 1,
-					    &n);
+					    &n, utf8);
 				else
-					v = query_decode("", 0, &n);
+					v = query_decode("", 0, &n, utf8);
 				if (v == NULL)
 					goto oom;
 				free(*val);
@@ -104,10 +110,28 @@ query_value(const char *q, const char *key, char **val, size_t *vlen)
 }
 
 int
+query_value(const char *q, const char *key, char **val, size_t *vlen)
+{
+	return query_find(q, key, val, vlen, 1);
+}
+
+int
 query_get(struct http_request *req, const char *key, char **val,
     size_t *vlen)
 {
-	return query_value(req->query, key, val, vlen);
+	return query_find(req->query, key, val, vlen, 1);
+}
+
+/*
+ * A path: the value as bytes, so that %E9 names the file whose name
+ * holds the byte 0xe9 (a Latin-1 name a sandbox made), which read as
+ * text would be U+FFFD and name another.
+ */
+int
+query_get_bytes(struct http_request *req, const char *key, char **val,
+    size_t *vlen)
+{
+	return query_find(req->query, key, val, vlen, 0);
 }
 
 void

@@ -69,12 +69,20 @@ respond_error_status(struct http_request *req, int status, const char *code,
     const char *message)
 {
 	json_object	*root, *err;
+	char		*text;
+	size_t		 len;
 
+	/* A message may name a path with any bytes: JSON carries U+FFFD. */
+	if ((text = utf8_repair(message, strlen(message), &len)) == NULL) {
+		http_reply_abort(req);
+		return;
+	}
 	root = json_object_new_object();
 	err = json_object_new_object();
 	json_object_object_add(err, "code", json_object_new_string(code));
 	json_object_object_add(err, "message",
-	    json_object_new_string(message));
+	    json_object_new_string_len(text, (int)len));
+	free(text);
 	json_object_object_add(root, "error", err);
 	if (status == 401)
 		http_add_field(req, "WWW-Authenticate", "Bearer");

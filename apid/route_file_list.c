@@ -219,7 +219,7 @@ route_file_list(struct http_request *req, char **params)
 	size_t			 len;
 	int			 wfd, rc;
 
-	if ((rc = query_get(req, "path", &path, &len)) == -1) {
+	if ((rc = query_get_bytes(req, "path", &path, &len)) == -1) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return;
 	}

@@ -308,7 +308,7 @@ read_path(struct http_request *req, char **params, struct msgw *w)
 	int			 rc;
 
 	if ((errors = json_object_new_array()) == NULL ||
-	    (rc = query_get(req, "path", &path, &len)) == -1) {
+	    (rc = query_get_bytes(req, "path", &path, &len)) == -1) {
 		if (errors != NULL)
 			json_object_put(errors);
 		respond_error(req, ERR_INTERNAL, "out of memory");

@@ -1,27 +1,31 @@
 /*
- * PUT /v1/sandboxes/{sb}/files?path=&mode= (API.md §4.10): an upload.
- * After the 413 checks of the head the body is read (only now, once the
- * key and the request are checked) into memory, and only when all of it
- * has come does managerd hear of the upload: a client that goes away
- * half-way leaves no file touched.  Then the tar pipe's read end goes
- * with FILE_WRITE; at FILE_WRITE_READY an UPLOAD job in the archive
- * worker (tar_job.c) reads the body from a pipe apid fills
- * (body_pipe.c) and writes the tar into the tar pipe; FILE_INFO is the
- * answer.  The state lives until managerd's last word has come and the
- * job has ended.
+ * PUT /v1/sandboxes/{sb}/files?path=&mode= (API.md §4.10): an upload, in
+ * two phases, so that the body is read only once managerd has checked
+ * the request, and never reaches Docker half-way.
  *
- * FILE_INFO alone does not prove the upload: the proxy sends the tar to
- * Docker as it comes (chunked), and Docker accepts a tar that stops at a
- * member boundary, so a job that failed after the parent directories
- * still gets FILE_INFO (of whatever file was there before).  So the 200
- * waits for the job's end, and a job that did not end well, or never
- * started, makes the answer an error whatever managerd says.
+ *	FILE_WRITE_BEGIN ->			managerd checks the sandbox and
+ *						the path, resolves the parent
+ *	<- FILE_SPOOL (fd: a spool file)	inside the sandbox
+ *	the body, as it comes, through a pipe into a SPOOL job that writes
+ *	the spool (the 100 Continue goes now, not before); then
+ *	FILE_WRITE_COMMIT (fd: the tar pipe) ->	or FILE_WRITE_ABORT, if the
+ *	<- FILE_WRITE_READY			body did not come whole
+ *	an UPLOAD job writes the tar from the spool into the tar pipe
+ *	<- FILE_INFO (or MSG_ERROR)
+ *
+ * A client that goes away before its body is whole, or a body over the
+ * limit, ends with ABORT: nothing was sent to Docker, the old file is
+ * untouched.  The 200 waits for the UPLOAD job's end as well as for
+ * FILE_INFO: a job that did not write the whole tar makes the answer an
+ * error whatever managerd says.  The state lives until managerd's call
+ * is over, no job runs and the client has its answer.
  */
 #include <sys/queue.h>
 
-#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,67 +38,126 @@
 
 #define MODE_PATTERN		"^[0-7]{3,4}$"
 
+enum upload_phase {
+	UPLOAD_BEGUN,		/* BEGIN sent: SPOOL or MSG_ERROR next */
+	UPLOAD_SPOOLING,	/* the body is being spooled */
+	UPLOAD_COMMITTED,	/* COMMIT sent: READY or MSG_ERROR next */
+	UPLOAD_WRITING		/* the UPLOAD job runs: INFO or MSG_ERROR */
+};
+
 struct file_upload {
 	struct apid_request	*ar;
-	struct http_request	*req;
-	int			 tar_fd;	/* tar pipe, until WRITE_READY */
-	int			 ready;
-	int			 job_running;
-	int			 answered;	/* managerd's last word came */
-	int			 gone;
-	int			 job_ok;	/* the whole tar was written */
-	struct evbuffer		*body;		/* until the job takes it */
+	struct http_request	*req;		/* until answered */
+	enum upload_phase	 phase;
+	int			 call_open;	/* managerd's call */
+	int			 spool_running;
+	int			 upload_running;
+	int			 answered;
+	int			 gone;		/* the client left */
+	struct upload_body	 body;
+	int			 body_ok;	/* the whole body went in */
+	int			 body_refused;	/* over the limit */
+	int			 spool;		/* our copy, for UPLOAD */
+	int			 tar_fd;	/* tar pipe, until READY */
+	uint64_t		 max;		/* FILE_SPOOL's */
+	int			 job_ok;	/* UPLOAD wrote the whole tar */
+	char			 job_err[256];
+	json_object		*info;		/* FILE_INFO, while UPLOAD runs */
 	char			*sandbox_id;
 	char			*path;
 	uint32_t		 mode;
-	char			 job_err[256];	/* why not */
-	json_object		*info;		/* FileInfo (NULL: cannot render) */
-	int			 body_lost;	/* out of memory while reading */
-	int			 info_waits;	/* FILE_INFO came before the job end */
 };
 
 static void
 upload_free(struct file_upload *st)
 {
+	upload_body_free(&st->body);
+	if (st->spool != -1)
+		close(st->spool);
 	if (st->tar_fd != -1)
 		close(st->tar_fd);
 	if (st->info != NULL)
 		json_object_put(st->info);
-	if (st->body != NULL)
-		evbuffer_free(st->body);
 	free(st->sandbox_id);
 	free(st->path);
 	free(st);
 }
 
-/* managerd said FILE_INFO: the answer, if the job wrote the whole tar. */
 static void
-upload_respond(struct file_upload *st)
+upload_maybe_free(struct file_upload *st)
 {
-	char	*msg;
+	if (!st->call_open && !st->spool_running && !st->upload_running &&
+	    st->answered)
+		upload_free(st);
+}
 
+/* The last word to the client (a detached request is just freed). */
+static void
+upload_answer_error(struct file_upload *st, enum error_kind kind,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+upload_answer_error(struct file_upload *st, enum error_kind kind,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 msg[512];
+
+	if (st->answered)
+		return;
+	/* No more body callbacks into st once the request is gone. */
+	upload_body_free(&st->body);
+	st->answered = 1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	if (st->gone)
 		respond_end(st->req, 0);
-	else if (!st->job_ok) {
-		if (asprintf(&msg, "cannot upload the file: %s",
+	else
+		respond_error(st->req, kind, msg);
+}
+
+static void
+upload_answer_info(struct file_upload *st)
+{
+	if (st->answered)
+		return;
+	if (!st->job_ok) {
+		upload_answer_error(st, ERR_BACKEND, "cannot upload the file: %s",
 		    st->job_err[0] != '\0' ? st->job_err :
-		    "the archive was not written") == -1)
-			msg = NULL;
-		respond_error(st->req, ERR_INTERNAL, msg != NULL ? msg :
-		    "the upload failed");
-		free(msg);
-	} else if (st->info == NULL)
+		    "the archive was not written");
+		return;
+	}
+	st->answered = 1;
+	if (st->gone)
+		respond_end(st->req, 0);
+	else if (st->info == NULL)
 		respond_error(st->req, ERR_INTERNAL, "cannot render the file");
 	else
 		respond_json(st->req, 200, st->info);
 }
 
 static void
+upload_refuse_size(struct http_request *req)
+{
+	char	*msg;
+
+	if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
+	    apid->max_file_bytes) == -1)
+		msg = NULL;
+	respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
+	    "file too large");
+	free(msg);
+}
+
+/* --- the UPLOAD job ------------------------------------------------------- */
+
+static void
 upload_job_done(const struct tar_result *res, void *arg)
 {
 	struct file_upload	*st = arg;
 
-	st->job_running = 0;
+	st->upload_running = 0;
 	if (res->errnum == 0)
 		st->job_ok = 1;
 	else {
@@ -103,25 +166,10 @@ upload_job_done(const struct tar_result *res, void *arg)
 		strlcpy(st->job_err, res->message != NULL ? res->message :
 		    strerror(res->errnum), sizeof(st->job_err));
 	}
-	if (!st->answered)
-		return;
 	/* managerd's FILE_INFO came first: its answer waited for us. */
-	if (st->info_waits)
-		upload_respond(st);
-	upload_free(st);
-}
-
-static void
-upload_gone(struct apid_request *ar)
-{
-	struct file_upload	*st = ar->arg;
-
-	st->gone = 1;
-	/* Before WRITE_READY: an empty tar, which Docker refuses. */
-	if (st->tar_fd != -1) {
-		close(st->tar_fd);
-		st->tar_fd = -1;
-	}
+	if (!st->call_open && st->info != NULL)
+		upload_answer_info(st);
+	upload_maybe_free(st);
 }
 
 static void
@@ -130,35 +178,26 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 	struct file_write_ready	 fw;
 	struct tar_job_spec	 spec;
 
-	if (st->ready || msg_get_file_write_ready(imsg, &fw) == -1)
+	if (st->phase != UPLOAD_COMMITTED ||
+	    msg_get_file_write_ready(imsg, &fw) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected");
-	st->ready = 1;
-	if (st->gone || st->tar_fd == -1) {
-		file_write_ready_free(&fw);
-		return;
-	}
+	st->phase = UPLOAD_WRITING;
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = TAR_JOB_UPLOAD;
-	spec.size = evbuffer_get_length(st->body);
-	/* The body goes from memory into a pipe the job reads. */
-	spec.fds[0] = body_pipe_start(st->body);
-	st->body = NULL;
+	spec.fds[0] = st->spool;
 	spec.fds[1] = st->tar_fd;
+	spec.size = st->body.bytes;
 	spec.upload = &fw;
 	spec.done = upload_job_done;
 	spec.arg = st;
-	st->tar_fd = -1;
-	if (spec.fds[0] == -1) {
-		close(spec.fds[1]);
-		log_warn("upload: cannot pass the body on");
-		strlcpy(st->job_err, "cannot pass the body on",
-		    sizeof(st->job_err));
-	} else if (tar_job_start(&spec) == -1) {
-		log_warn("upload: cannot start the tar job");
+	/* The job's now, even if it does not start. */
+	st->spool = st->tar_fd = -1;
+	if (tar_job_start(&spec) == -1) {
+		log_warn("upload: cannot start the archive job");
 		strlcpy(st->job_err, "cannot start the archive writer",
 		    sizeof(st->job_err));
 	} else
-		st->job_running = 1;
+		st->upload_running = 1;
 	file_write_ready_free(&fw);
 }
 
@@ -168,16 +207,133 @@ upload_info(struct file_upload *st, struct imsg *imsg)
 {
 	struct file_info	 fi;
 
-	if (!st->ready || msg_get_file_info(imsg, &fi) == -1)
+	if (st->phase != UPLOAD_WRITING || msg_get_file_info(imsg, &fi) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected");
-	if (!st->gone)
-		st->info = file_info_json(fi.name, fi.path, fi.type, fi.size,
-		    fi.modified_at);
+	st->info = file_info_json(fi.name, fi.path, fi.type, fi.size,
+	    fi.modified_at);
 	file_info_free(&fi);
-	if (st->job_running)
-		st->info_waits = 1;
-	else
-		upload_respond(st);
+	st->call_open = 0;
+	if (!st->upload_running)
+		upload_answer_info(st);
+}
+
+/* --- the body, the SPOOL job, COMMIT or ABORT ----------------------------- */
+
+/*
+ * ABORT has no reply: managerd's call ends here.  From a reply callback
+ * the dispatcher frees it when the callback returns APID_REPLY_DONE.
+ */
+static void
+upload_abort(struct file_upload *st, int in_reply)
+{
+	if (peer_compose(&apid->parent, MSG_FILE_WRITE_ABORT, st->ar->id, -1,
+	    NULL, 0) == -1)
+		log_warnx("upload: cannot abort");
+	if (!in_reply)
+		apid_request_release(st->ar);
+	st->call_open = 0;
+}
+
+static void
+upload_commit(struct file_upload *st)
+{
+	struct msgw	 w;
+	int		 fds[2];
+
+	/* The proxy reads the tar blocking; the job writes it blocking. */
+	if (bulk_pipe(fds, 0) == -1) {
+		log_warn("upload: pipe2");
+		upload_abort(st, 0);
+		upload_answer_error(st, ERR_INTERNAL, "cannot make a pipe");
+		return;
+	}
+	st->tar_fd = fds[1];
+	msgw_init(&w);
+	msg_put_u64(&w, st->body.bytes);
+	if (peer_send(&apid->parent, MSG_FILE_WRITE_COMMIT, st->ar->id, fds[0],
+	    &w) == -1) {
+		upload_abort(st, 0);
+		upload_answer_error(st, ERR_INTERNAL, "cannot reach managerd");
+		return;
+	}
+	st->phase = UPLOAD_COMMITTED;
+}
+
+/*
+ * The SPOOL job ended, which it does only once the body's pipe closed
+ * (the body is over) or it failed.  The body went in whole: COMMIT.
+ */
+static void
+spool_done(const struct tar_result *res, void *arg)
+{
+	struct file_upload	*st = arg;
+
+	st->spool_running = 0;
+	if (res->errnum == 0 && st->body_ok && res->bytes == st->body.bytes)
+		upload_commit(st);
+	else {
+		upload_abort(st, 0);
+		if (st->body_refused)
+			upload_answer_error(st, ERR_PAYLOAD_TOO_LARGE,
+			    "file exceeds %" PRIu64 " bytes", st->max);
+		else if (res->errnum != 0 && !st->gone)
+			upload_answer_error(st, ERR_BACKEND, "cannot store the "
+			    "upload: %s", res->message != NULL ? res->message :
+			    strerror(res->errnum));
+		else
+			upload_answer_error(st, ERR_INTERNAL, "the upload's "
+			    "body was lost");
+	}
+	upload_maybe_free(st);
+}
+
+static void
+body_done(void *arg, int ok)
+{
+	struct file_upload	*st = arg;
+
+	st->body_ok = ok;
+	/* Failed with the client still there and the pipe whole: too big. */
+	if (!ok && st->req->conn != NULL && !st->body.broken)
+		st->body_refused = 1;
+}
+
+/* FILE_SPOOL: the body may come now, into the spool, through a job. */
+static void
+upload_spool(struct file_upload *st, struct imsg *imsg)
+{
+	struct tar_job_spec	 spec;
+	int			 fd, fds[2];
+
+	if (st->phase != UPLOAD_BEGUN || imsg->fd == -1 ||
+	    msg_get_u64(imsg, &st->max) == -1)
+		peer_bad_message(&apid->parent, imsg, "unexpected spool");
+	fd = imsg_take_fd(imsg);
+	st->phase = UPLOAD_SPOOLING;
+	if (st->gone || (st->spool = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1 ||
+	    pipe2(fds, O_CLOEXEC) == -1) {
+		close(fd);
+		upload_abort(st, 1);
+		upload_answer_error(st, ERR_INTERNAL, "cannot spool the body");
+		return;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.kind = TAR_JOB_SPOOL;
+	spec.fds[0] = fds[0];
+	spec.fds[1] = fd;
+	spec.max_bytes = st->max;
+	spec.done = spool_done;
+	spec.arg = st;
+	if (tar_job_start(&spec) == -1) {
+		close(fds[1]);
+		upload_abort(st, 1);
+		upload_answer_error(st, ERR_BACKEND, "cannot start the spool");
+		return;
+	}
+	st->spool_running = 1;
+	/* Failing, the pipe is closed: the job ends, spool_done aborts. */
+	(void)upload_body_start(&st->body, st->req, fds[1], st->max,
+	    body_done, st);
 }
 
 static int
@@ -186,6 +342,11 @@ upload_reply(struct apid_request *ar, struct imsg *imsg)
 	struct file_upload	*st = ar->arg;
 
 	switch (imsg->hdr.type) {
+	case MSG_FILE_SPOOL:
+		upload_spool(st, imsg);
+		if (st->call_open)
+			return APID_REPLY_MORE;
+		break;		/* aborted at once */
 	case MSG_FILE_WRITE_READY:
 		upload_ready(st, imsg);
 		return APID_REPLY_MORE;
@@ -193,27 +354,28 @@ upload_reply(struct apid_request *ar, struct imsg *imsg)
 		upload_info(st, imsg);
 		break;
 	case MSG_ERROR:
-		/* An error is true whatever the job did: it goes now. */
-		if (st->gone)
-			respond_end(st->req, 0);
-		else
-			reply_error_msg(st->req, imsg);
+		/* managerd is silent while the body is spooled. */
+		if (st->phase == UPLOAD_SPOOLING)
+			peer_bad_message(&apid->parent, imsg, "while spooling");
+		/* True whatever a job does: it goes now. */
+		st->call_open = 0;
+		st->answered = 1;
+		reply_error_msg(st->req, imsg);
 		break;
 	default:
 		peer_bad_message(&apid->parent, imsg, "wrong reply type");
 	}
-	/*
-	 * managerd is done with the id (the request is forgotten on return;
-	 * a FileInfo still waiting goes to the request, detached or not).
-	 */
-	st->answered = 1;
-	if (st->tar_fd != -1) {
-		close(st->tar_fd);
-		st->tar_fd = -1;
-	}
-	if (!st->job_running)
-		upload_free(st);
+	upload_maybe_free(st);
 	return APID_REPLY_DONE;
+}
+
+static void
+upload_gone(struct apid_request *ar)
+{
+	struct file_upload	*st = ar->arg;
+
+	/* While spooling the body's end says so too, and aborts. */
+	st->gone = 1;
 }
 
 /* ^[0-7]{3,4}$ */
@@ -243,7 +405,7 @@ upload_query(struct http_request *req, char **path, size_t *pathlen,
 	*path = NULL;
 	if ((errors = json_object_new_array()) == NULL)
 		goto oom;
-	if ((rc_path = query_get(req, "path", path, pathlen)) == -1 ||
+	if ((rc_path = query_get_bytes(req, "path", path, pathlen)) == -1 ||
 	    (rc_mode = query_get(req, "mode", &m, &mlen)) == -1)
 		goto oom;
 	if (rc_path == 0)
@@ -278,93 +440,39 @@ upload_query(struct http_request *req, char **path, size_t *pathlen,
 	return -1;
 }
 
-/* The whole body is in st->body: managerd hears of the upload now. */
-static void
-upload_send(struct file_upload *st)
+/* Checked now, from the head: managerd checks the rest. */
+static int
+upload_begin(struct file_upload *st)
 {
-	struct http_request	*req = st->req;
 	struct file_write	 fw;
 	struct msgw		 w;
-	int			 fds[2];
 
 	fw.sandbox_id = st->sandbox_id;
 	fw.path = st->path;
 	fw.mode = st->mode;
-	fw.size = evbuffer_get_length(st->body);
+	fw.size = st->req->head.has_length ? st->req->head.length :
+	    FILE_WRITE_SIZE_UNKNOWN;
 	msgw_init(&w);
 	msg_put_file_write(&w, &fw);
-	/* The proxy reads the tar blocking; the job writes it blocking. */
-	if (bulk_pipe(fds, 0) == -1) {
-		log_warn("upload: pipe2");
-		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
-		upload_free(st);
-		return;
+	if (w.overflow || strlen(st->path) > MSG_MAX_PATH) {
+		respond_error(st->req, ERR_INVALID_REQUEST,
+		    "path is too long");
+		return -1;
 	}
-	st->tar_fd = fds[1];
-	if ((st->ar = apid_request_send(req, MSG_FILE_WRITE, &w, fds[0],
+	if ((st->ar = apid_request_send(st->req, MSG_FILE_WRITE_BEGIN, &w, -1,
 	    upload_reply, st)) == NULL) {
-		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
-		upload_free(st);
-		return;
+		respond_error(st->req, ERR_INTERNAL, "cannot reach managerd");
+		return -1;
 	}
 	st->ar->gone = upload_gone;
-}
-
-static void
-upload_body_data(void *arg, const char *data, size_t len)
-{
-	struct file_upload	*st = arg;
-
-	if (evbuffer_add(st->body, data, len) == -1) {
-		log_warnx("upload: out of memory for the body");
-		st->body_lost = 1;
-		http_body_pause(st->req);
-	}
-}
-
-/* The whole body, or none: a client gone half-way costs nothing more. */
-static void
-upload_body_end(void *arg, int ok)
-{
-	struct file_upload	*st = arg;
-	char			*msg;
-
-	if (ok && !st->body_lost) {
-		upload_send(st);
-		return;
-	}
-	if (ok || st->req->conn == NULL)
-		respond_end(st->req, 0);
-	else {
-		if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
-		    apid->max_file_bytes) == -1)
-			msg = NULL;
-		respond_error(st->req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ?
-		    msg : "file too large");
-		free(msg);
-	}
-	upload_free(st);
-}
-
-static void
-upload_refuse_size(struct http_request *req)
-{
-	char	*msg;
-
-	if (asprintf(&msg, "file exceeds %" PRIu64 " bytes",
-	    apid->max_file_bytes) == -1)
-		msg = NULL;
-	respond_error(req, ERR_PAYLOAD_TOO_LARGE, msg != NULL ? msg :
-	    "file too large");
-	free(msg);
+	st->call_open = 1;
+	return 0;
 }
 
 void
 route_file_write(struct http_request *req, char **params)
 {
 	struct file_upload	*st;
-	struct file_write	 fw;
-	struct msgw		 w;
 	char			*path;
 	size_t			 pathlen;
 	uint32_t		 mode;
@@ -382,31 +490,18 @@ route_file_write(struct http_request *req, char **params)
 		return;
 	}
 	query_refuse_nul(path, pathlen);
-	/* Checked now, from the head: the message is made again later. */
-	fw.sandbox_id = params[0];
-	fw.path = path;
-	fw.mode = mode;
-	fw.size = req->head.length;
-	msgw_init(&w);
-	msg_put_file_write(&w, &fw);
-	if (w.overflow || strlen(path) > MSG_MAX_PATH) {
-		respond_error(req, ERR_INVALID_REQUEST, "path is too long");
-		free(path);
-		return;
-	}
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
-	    (st->body = evbuffer_new()) == NULL ||
 	    (st->sandbox_id = strdup(params[0])) == NULL) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
-		if (st != NULL)
-			upload_free(st);
+		free(st);
 		free(path);
 		return;
 	}
 	st->req = req;
-	st->tar_fd = -1;
 	st->path = path;
 	st->mode = mode;
-	(void)http_body_stream(req, apid->max_file_bytes, upload_body_data,
-	    upload_body_end, st);
+	st->spool = st->tar_fd = -1;
+	st->body.fd = -1;
+	if (upload_begin(st) == -1)
+		upload_free(st);
 }

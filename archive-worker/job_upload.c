@@ -153,6 +153,10 @@ job_upload(const struct archive_job *j, const int fds[2],
 
 	if (!archive_job_valid(j))
 		return job_fail(res, EINVAL, "cannot upload to this name");
+	/* A spool file is read from its start; a pipe is read as it is. */
+	if (lseek(fds[0], 0, SEEK_SET) == -1 && errno != ESPIPE)
+		return job_fail(res, errno, "cannot rewind the spool file: %s",
+		    strerror(errno));
 	if (tar_out_open(&o, fds[1], UINT64_MAX, TAR_OUT_UPLOAD) == -1)
 		return job_fail(res, errno, "cannot start the upload archive");
 	if ((rv = upload(&o, j, fds[0], res)) == -1)

@@ -22,6 +22,8 @@
 
 #include <linux/seccomp.h>
 
+#include <unistd.h>
+
 #include "seccomp.h"
 
 /* A fork is clone with no sharing and no namespace, SIGCHLD at exit. */
@@ -54,6 +56,8 @@ static const struct seccomp_rule zygote_rules[] = {
 	/* ... making them blocking ... */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
+	/* ... the UPLOAD job's rewind of its spool (its filter says why) ... */
+	SC_ALLOW_ARG(lseek, SC_ARG_EQ(2, SEEK_SET)),
 	/* ... and loading the job filter (libseccomp sets no_new_privs). */
 	SC_ALLOW_ARG(prctl, SC_ARG_EQ(0, PR_SET_NO_NEW_PRIVS)),
 	SC_ALLOW_ARG(seccomp, SC_ARG_EQ(0, SECCOMP_SET_MODE_FILTER)),
@@ -62,6 +66,12 @@ static const struct seccomp_rule zygote_rules[] = {
 static const struct seccomp_rule job_rules[] = {
 	/* The job's input; write, close and exit are in the base set. */
 	SC_ALLOW(read),
+	/*
+	 * UPLOAD reads the spool from its start: apid's copy of the spool
+	 * shares its offset with the one the SPOOL job wrote through, which
+	 * that job left at the end.
+	 */
+	SC_ALLOW_ARG(lseek, SC_ARG_EQ(2, SEEK_SET)),
 };
 
 struct seccomp_table
