@@ -359,6 +359,8 @@ struct tar_job_spec {
 	int				 fds[2];
 	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT, SPOOL */
 	uint64_t			 size;		/* UPLOAD: the file's bytes */
+	/* FIRST_FILE: the member of this name (copied), not the first. */
+	const char			*member;
 	/* UPLOAD, copied: the file and its parents' dirs. */
 	const struct file_write_ready	*upload;
 	/*

@@ -30,6 +30,7 @@
 struct file_read {
 	struct piped		 pd;		/* the job's output */
 	char			*path;		/* as asked, for logs */
+	char			*member;	/* FILE_READ_STARTED's, or NULL */
 	int			 tar_fd;	/* tar pipe, until STARTED */
 	struct evbuffer		*pend;		/* read, not yet forwarded */
 	uint64_t		 size;		/* FILE_READ_STARTED */
@@ -53,6 +54,7 @@ read_free(struct file_read *st)
 	if (st->pend != NULL)
 		evbuffer_free(st->pend);
 	free(st->err_text);
+	free(st->member);
 	free(st->path);
 	free(st);
 }
@@ -211,6 +213,7 @@ read_start_job(struct file_read *st, int out_fd)
 	spec.in_fd = st->tar_fd;
 	spec.out_fd = out_fd;
 	spec.max_bytes = st->size;
+	spec.member = st->member;
 	spec.done = read_job_done;
 	spec.arg = st;
 	st->tar_fd = -1;		/* the job's now, even on failure */
@@ -265,13 +268,16 @@ static int
 read_reply(struct apid_request *ar, struct imsg *imsg)
 {
 	struct file_read	*st = piped_arg(ar);
+	struct file_read_started rs;
 
 	if (!piped_pending(&st->pd, PIPED_BACKEND))
 		peer_bad_message(&apid->parent, imsg, "after the end");
 	switch (imsg->hdr.type) {
 	case MSG_FILE_READ_STARTED:
-		if (st->started || msg_get_u64(imsg, &st->size) == -1)
+		if (st->started || msg_get_file_read_started(imsg, &rs) == -1)
 			peer_bad_message(&apid->parent, imsg, "unexpected");
+		st->size = rs.size;
+		st->member = rs.member;		/* ours now */
 		st->started = 1;
 		read_started(st);
 		return APID_REPLY_MORE;

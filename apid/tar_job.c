@@ -268,6 +268,11 @@ job_make(struct tar_job *job, const struct tar_job_spec *s)
 		errno = ENOMEM;
 		return -1;
 	}
+	if (s->kind == TAR_JOB_FIRST_FILE && s->member != NULL &&
+	    (job->aj.name = strdup(s->member)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
 	if (s->done == NULL || !archive_job_valid(&job->aj) ||
 	    job->nfds != archive_job_nfds(job->aj.kind) ||
 	    job->fds[0] == -1 || (job->nfds > 1 && job->fds[1] == -1)) {

@@ -2,6 +2,9 @@
  * FIRST_FILE (API.md §4.9): Docker's tar of one path holds the file a
  * download asked for (managerd made sure it is a regular file of at
  * most max_bytes); its bytes go to the pipe apid forwards to the client.
+ * With a name, the tar is of the file's directory and the file is the
+ * member of exactly that name: Docker leaves a file whose name is not
+ * UTF-8 out of the tar of the file alone, but not out of its parent's.
  */
 #include <sys/types.h>
 
@@ -62,7 +65,8 @@ job_first_file(const struct archive_job *j, const int fds[2],
 
 	if (tar_reader_init(&r, fds[0]) == -1)
 		return job_fail(res, ENOMEM, "out of memory");
-	while ((rc = tar_next(&r, &m)) == 1 && m->type != TAR_REG)
+	while ((rc = tar_next(&r, &m)) == 1 && (m->type != TAR_REG ||
+	    (j->name != NULL && strcmp(m->name, j->name) != 0)))
 		;
 	if (rc == 0)
 		job_fail(res, ENOENT, "not a regular file");

@@ -73,6 +73,14 @@ upload_valid(const struct archive_job *j)
 	return 1;
 }
 
+/* FIRST_FILE may name the member it wants (a path, as for UPLOAD). */
+static int
+first_file_valid(const struct archive_job *j)
+{
+	return j->ndirs == 0 && (j->name == NULL ||
+	    upload_name_slashes(j->name) != -1);
+}
+
 int
 archive_job_valid(const struct archive_job *j)
 {
@@ -80,6 +88,8 @@ archive_job_valid(const struct archive_job *j)
 		return 0;
 	if (j->kind == ARCHIVE_JOB_UPLOAD)
 		return upload_valid(j);
+	if (j->kind == ARCHIVE_JOB_FIRST_FILE)
+		return first_file_valid(j);
 	return j->name == NULL && j->ndirs == 0;
 }
 

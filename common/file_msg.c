@@ -234,6 +234,38 @@ msg_get_file_info(const struct imsg *imsg, struct file_info *f)
 }
 
 void
+msg_put_file_read_started(struct msgw *w, const struct file_read_started *f)
+{
+	msgw_u64(w, f->size);
+	msgw_str(w, f->member);
+}
+
+int
+msg_get_file_read_started(const struct imsg *imsg,
+    struct file_read_started *f)
+{
+	struct msgr	 r;
+
+	memset(f, 0, sizeof(*f));
+	msgr_init(&r, imsg);
+	f->size = msgr_u64(&r);
+	f->member = msgr_str(&r, MSG_MAX_PATH);
+	if (msgr_end(&r) == -1 || (f->member != NULL &&
+	    (f->member[0] == '\0' || f->member[0] == '/'))) {
+		file_read_started_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+file_read_started_free(struct file_read_started *f)
+{
+	free(f->member);
+	memset(f, 0, sizeof(*f));
+}
+
+void
 snapshot_create_free(struct snapshot_create *s)
 {
 	free(s->sandbox_id);

@@ -72,6 +72,17 @@ struct file_write_ready {
 	struct file_write_dir	 dirs[FILE_WRITE_MAX_DIRS];
 };
 
+/*
+ * FILE_READ_STARTED: the file's size, and where it is in the tar that
+ * comes: NULL, the first regular file (Docker's tar of the file itself);
+ * else the member of this name (a tar of its directory, for a name that
+ * Docker leaves out of the tar of the file alone).
+ */
+struct file_read_started {
+	uint64_t	 size;
+	char		*member;
+};
+
 /* FILE_INFO: API.md §3.7. */
 struct file_info {
 	char		*name;
@@ -193,6 +204,12 @@ void	msg_put_file_write_ready(struct msgw *,
 int	msg_get_file_write_ready(const struct imsg *,
 	    struct file_write_ready *);
 void	file_write_ready_free(struct file_write_ready *);
+
+void	msg_put_file_read_started(struct msgw *,
+	    const struct file_read_started *);
+int	msg_get_file_read_started(const struct imsg *,
+	    struct file_read_started *);
+void	file_read_started_free(struct file_read_started *);
 
 void	msg_put_file_info(struct msgw *, const struct file_info *);
 int	msg_get_file_info(const struct imsg *, struct file_info *);

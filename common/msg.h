@@ -100,9 +100,10 @@ enum msg_type {
 	 * file descriptor and the bytes go through it.
 	 *
 	 * FILE_READ: file_request, fd = write end of a pipe that will carry
-	 * Docker's tar of the file -> FILE_READ_STARTED (send the 200 now,
-	 * extract the first regular file), then OK; or MSG_ERROR instead
-	 * (after FILE_READ_STARTED an error means: abort the response).
+	 * Docker's tar of the file (or of its directory) -> FILE_READ_STARTED
+	 * (send the 200 now, extract the file it names), then OK; or
+	 * MSG_ERROR instead (after FILE_READ_STARTED an error means: abort
+	 * the response).
 	 */
 	MSG_FILE_READ = 208,
 	/*
@@ -166,7 +167,7 @@ enum msg_type {
 	MSG_OK = 303,			/* empty */
 	MSG_EXEC_STARTED = 304,		/* empty: send the 200 now */
 	MSG_EXEC_EXIT = 305,		/* exec_exit */
-	MSG_FILE_READ_STARTED = 306,	/* u64 size of the file */
+	MSG_FILE_READ_STARTED = 306,	/* file_read_started */
 	MSG_FILE_WRITE_READY = 307,	/* file_write_ready */
 	MSG_FILE_INFO = 308,		/* file_info */
 	MSG_FILE_LIST_STARTED = 309,	/* str normalized directory */

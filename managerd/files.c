@@ -87,7 +87,9 @@ enum read_state {
 	READ_ASKED,		/* waiting for the stat */
 	READ_FOLLOW,		/* a symlink: look again after DONE */
 	READ_STREAMING,		/* apid has the size, the body flows */
-	READ_ANSWERED		/* refused; waiting for the end */
+	READ_ANSWERED,		/* refused; waiting for the end */
+	READ_HEAD,		/* a name Docker's file tar leaves out: stat */
+	READ_PARENT		/* ... then its directory's tar, streamed */
 };
 
 struct file_read_call {
@@ -98,6 +100,7 @@ struct file_read_call {
 	char		 id[SANDBOX_ID_LEN + 1];
 	char		 requested[MSG_MAX_PATH + 1];	/* for messages */
 	char		 path[MSG_MAX_PATH + 1];	/* this lookup's */
+	uint64_t	 size;		/* READ_PARENT: the file's */
 };
 
 int
@@ -126,6 +129,78 @@ read_free(struct file_read_call *rc)
 	free(rc);
 }
 
+static void	read_head_done(struct imsg *, void *);
+
+/*
+ * Docker's tar of one file leaves out a file whose name is not UTF-8
+ * (the stat comes, the member does not); the tar of its directory
+ * holds it.  Such a file is looked at with a stat alone first.
+ */
+static int
+read_name_is_text(const struct file_read_call *rc)
+{
+	const char	*base = strrchr(rc->path, '/') + 1;
+
+	return utf8_valid(base, strlen(base));
+}
+
+static int
+read_head(struct file_read_call *rc)
+{
+	struct archive_head	 ah;
+	struct msgw		 w;
+
+	ah.id = rc->id;
+	ah.path = rc->path;
+	msgw_init(&w);
+	msg_put_archive_head(&w, &ah);
+	rc->lookups++;
+	rc->state = READ_HEAD;
+	if (proxy_call(MSG_DOCKER_ARCHIVE_HEAD, -1, &w, 0,
+	    MSG_DOCKER_ARCHIVE_STAT, read_head_done, rc) == 0) {
+		apid_error(rc->apid_id, ERR_INTERNAL,
+		    "cannot reach dockerd-proxy");
+		return -1;
+	}
+	return 0;
+}
+
+/* Docker's tar of the directory that holds rc->path, into apid's pipe. */
+static int
+read_parent(struct file_read_call *rc)
+{
+	struct archive_get	 ag;
+	struct msgw		 w;
+	char			 dir[MSG_MAX_PATH + 1];
+	size_t			 len;
+	int			 fd;
+
+	len = (size_t)(strrchr(rc->path, '/') - rc->path);
+	memcpy(dir, rc->path, len);
+	dir[len > 0 ? len : 1] = '\0';
+	if (len == 0)
+		dir[0] = '/';
+	if ((fd = fcntl(rc->fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		log_warn("file read %u: dup", rc->apid_id);
+		apid_error(rc->apid_id, ERR_INTERNAL, "out of descriptors");
+		return -1;
+	}
+	ag.id = rc->id;
+	ag.path = dir;
+	ag.want = ARCHIVE_WANT_TREE;
+	ag.max_bytes = 0;
+	msgw_init(&w);
+	msg_put_archive_get(&w, &ag);
+	rc->state = READ_PARENT;
+	if (proxy_call(MSG_DOCKER_ARCHIVE_GET, fd, &w, MSG_DOCKER_ARCHIVE_STAT,
+	    MSG_DOCKER_DONE, read_done, rc) == 0) {
+		apid_error(rc->apid_id, ERR_INTERNAL,
+		    "cannot reach dockerd-proxy");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Ask the proxy about rc->path with a copy of apid's pipe: the proxy
  * closes the copy it gets, and the pipe must outlive a symlink's lookup.
@@ -137,6 +212,8 @@ read_lookup(struct file_read_call *rc)
 	struct msgw		 w;
 	int			 fd;
 
+	if (!read_name_is_text(rc))
+		return read_head(rc);
 	if ((fd = fcntl(rc->fd, F_DUPFD_CLOEXEC, 0)) == -1) {
 		log_warn("file read %u: dup", rc->apid_id);
 		apid_error(rc->apid_id, ERR_INTERNAL, "out of descriptors");
@@ -159,14 +236,15 @@ read_lookup(struct file_read_call *rc)
 	return 0;
 }
 
-/* What the stat says decides the reply; the call ends with DONE. */
-static void
-read_stat(struct file_read_call *rc, const struct archive_stat *st)
+/*
+ * What a stat says: 1 for a regular file that may be read, 0 for a
+ * symlink to follow (rc->path is its target now), -1 if answered.
+ */
+static int
+read_check(struct file_read_call *rc, const struct archive_stat *st)
 {
 	long long	 max = env->conf.max_file_bytes;
-	struct msgw	 w;
 
-	rc->state = READ_ANSWERED;
 	if (st->kind == ARCHIVE_KIND_SYMLINK && st->link_target[0] != '\0') {
 		if (rc->lookups >= READ_MAX_LOOKUPS)
 			apid_error(rc->apid_id, ERR_INVALID_REQUEST,
@@ -177,29 +255,121 @@ read_stat(struct file_read_call *rc, const struct archive_stat *st)
 			apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 			    "%s: file name too long", rc->requested);
 		else
-			rc->state = READ_FOLLOW;
-		return;
+			return 0;
+		return -1;
 	}
-	if (st->kind == ARCHIVE_KIND_DIR) {
+	if (st->kind == ARCHIVE_KIND_DIR)
 		apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 		    "%s is a directory", rc->requested);
-		return;
-	}
-	if (st->size > (uint64_t)max) {
+	else if (st->size > (uint64_t)max)
 		apid_error(rc->apid_id, ERR_PAYLOAD_TOO_LARGE,
 		    "%s is larger than %lld bytes", rc->requested, max);
-		return;
-	}
-	if (st->kind != ARCHIVE_KIND_FILE) {
+	else if (st->kind != ARCHIVE_KIND_FILE)
 		apid_error(rc->apid_id, ERR_INVALID_REQUEST,
 		    "%s is not a regular file", rc->requested);
-		return;
-	}
-	/* The proxy streams the tar into the pipe now. */
+	else
+		return 1;
+	return -1;
+}
+
+/* The file flows now: its size, and the member that holds it. */
+static void
+read_started(struct file_read_call *rc, uint64_t size, char *member)
+{
+	struct file_read_started	 rs;
+	struct msgw			 w;
+
+	rs.size = size;
+	rs.member = member;
 	msgw_init(&w);
-	msg_put_u64(&w, st->size);
+	msg_put_file_read_started(&w, &rs);
 	apid_reply(rc->apid_id, MSG_FILE_READ_STARTED, &w);
 	rc->state = READ_STREAMING;
+}
+
+/* What the stat says decides the reply; the call ends with DONE. */
+static void
+read_stat(struct file_read_call *rc, const struct archive_stat *st)
+{
+	switch (read_check(rc, st)) {
+	case 0:
+		rc->state = READ_FOLLOW;
+		break;
+	case 1:
+		/* The proxy streams the tar into the pipe now. */
+		read_started(rc, st->size, NULL);
+		break;
+	default:
+		rc->state = READ_ANSWERED;
+		break;
+	}
+}
+
+/*
+ * The member of the directory's tar that is the file: "<dir's name>/
+ * <name>" (Docker names a tar's members after the directory asked for).
+ */
+static int
+read_member(const struct file_read_call *rc, char *out, size_t len)
+{
+	const char	*slash = strrchr(rc->path, '/'), *dir;
+	size_t		 dirlen;
+
+	for (dir = slash; dir > rc->path && dir[-1] != '/'; dir--)
+		;
+	dirlen = (size_t)(slash - dir);
+	if (dirlen == 0)
+		return strlcpy(out, slash + 1, len) < len ? 0 : -1;
+	if (dirlen + strlen(slash) >= len)
+		return -1;
+	memcpy(out, dir, dirlen);
+	strlcpy(out + dirlen, slash, len - dirlen);
+	return 0;
+}
+
+/* The directory's tar streams, if it still is one. */
+static void
+read_parent_stat(struct file_read_call *rc, const struct archive_stat *st)
+{
+	char	 member[MSG_MAX_PATH + 1];
+
+	if (st->kind != ARCHIVE_KIND_DIR || read_member(rc, member,
+	    sizeof(member)) == -1) {
+		apid_error(rc->apid_id, ERR_INVALID_REQUEST,
+		    "%s is not a regular file", rc->requested);
+		rc->state = READ_ANSWERED;
+		return;
+	}
+	read_started(rc, rc->size, member);
+}
+
+/* The stat alone, of a name Docker's file tar leaves out. */
+static void
+read_head_done(struct imsg *reply, void *arg)
+{
+	struct file_read_call	*rc = arg;
+	struct archive_stat	 st;
+	int			 rv = -1;
+
+	if (reply->hdr.type != MSG_DOCKER_ARCHIVE_STAT) {
+		relay_error(reply, rc->apid_id);
+		read_free(rc);
+		return;
+	}
+	if (rc->state != READ_HEAD || msg_get_archive_stat(reply, &st) == -1)
+		peer_bad_message(&env->proxy_peer, reply, "unexpected stat");
+	switch (read_check(rc, &st)) {
+	case 0:
+		rv = read_lookup(rc);
+		break;
+	case 1:
+		rc->size = st.size;
+		rv = read_parent(rc);
+		break;
+	}
+	archive_stat_free(&st);
+	if (rv == -1)
+		read_free(rc);
 }
 
 static void
@@ -212,15 +382,19 @@ read_done(struct imsg *reply, void *arg)
 
 	switch (reply->hdr.type) {
 	case MSG_DOCKER_ARCHIVE_STAT:
-		if (rc->state != READ_ASKED ||
+		if ((rc->state != READ_ASKED && rc->state != READ_PARENT) ||
 		    msg_get_archive_stat(reply, &st) == -1)
 			peer_bad_message(&env->proxy_peer, reply,
 			    "unexpected stat");
-		read_stat(rc, &st);
+		if (rc->state == READ_PARENT)
+			read_parent_stat(rc, &st);
+		else
+			read_stat(rc, &st);
 		archive_stat_free(&st);
 		return;
 	case MSG_DOCKER_DONE:
-		if (rc->state == READ_ASKED || reply->len != 0)
+		if (rc->state == READ_ASKED || rc->state == READ_PARENT ||
+		    reply->len != 0)
 			peer_bad_message(&env->proxy_peer, reply,
 			    "done without a stat");
 		if (rc->state == READ_FOLLOW && read_lookup(rc) == 0)

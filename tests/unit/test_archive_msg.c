@@ -77,6 +77,31 @@ test_upload_roundtrip(void **state)
 	assert_null(out.dirs);
 }
 
+/* FIRST_FILE may name its member: a relative path, nothing else. */
+static void
+test_first_file_member(void **state)
+{
+	static const char *const bad[] = { "", "/abs", "a//b", "a/../b",
+	    "./a", "a/", NULL };
+	struct archive_job	 in, out;
+	size_t			 i;
+
+	memset(&in, 0, sizeof(in));
+	in.kind = ARCHIVE_JOB_FIRST_FILE;
+	in.name = (char *)(uintptr_t)"workspace/caf\xe9.txt";
+	assert_int_equal(decode(&in, &out), 0);
+	assert_string_equal(out.name, "workspace/caf\xe9.txt");
+	archive_job_free(&out);
+	for (i = 0; bad[i] != NULL; i++) {
+		in.name = (char *)(uintptr_t)bad[i];
+		assert_int_equal(decode(&in, &out), -1);
+	}
+	in.name = (char *)(uintptr_t)"a/b";
+	in.ndirs = 1;
+	in.dirs = three_dirs;
+	assert_int_equal(decode(&in, &out), -1);
+}
+
 static void
 test_other_kinds_roundtrip(void **state)
 {
@@ -308,6 +333,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_upload_roundtrip),
+		cmocka_unit_test(test_first_file_member),
 		cmocka_unit_test(test_other_kinds_roundtrip),
 		cmocka_unit_test(test_nfds),
 		cmocka_unit_test(test_truncated_and_trailing),

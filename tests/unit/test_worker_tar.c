@@ -130,17 +130,24 @@ tar_snapshot_check(int fd, char *err, size_t errlen)
 }
 
 static ssize_t
-tar_first_file(int in, uint64_t max, int out)
+tar_member_file(int in, uint64_t max, const char *member, int out)
 {
 	struct archive_job	 j = { .kind = ARCHIVE_JOB_FIRST_FILE };
 	struct tar_result	 res;
 	ssize_t			 rv;
 
 	j.max_bytes = max;
+	j.name = (char *)(uintptr_t)member;
 	run_job(&j, in, out, &res);
 	rv = job_result(&res, NULL, 0) == 0 ? (ssize_t)res.bytes : -1;
 	tar_result_free(&res);
 	return rv;
+}
+
+static ssize_t
+tar_first_file(int in, uint64_t max, int out)
+{
+	return tar_member_file(in, max, NULL, out);
 }
 
 static const struct mem docker_ws[] = {
@@ -630,6 +637,55 @@ go_header(struct tb *t, const char *name, char type, size_t size)
 	}
 	tb_pax(t, "path", name, len);
 	tb_header(t, "placeholder", type, size, NULL);
+}
+
+/*
+ * A named member of a directory's tar (Docker's, of sub): exactly that
+ * name, whatever its bytes, skipping the files before it; none of that
+ * name is ENOENT.
+ */
+static int
+docker_sub(void)
+{
+	struct tb	 t;
+	int		 fd;
+
+	tb_init(&t);
+	tb_header(&t, "sub/", '5', 0, NULL);
+	go_header(&t, "sub/caf\xe9.txt.bak", '0', 6);
+	tb_data(&t, "not it", 6);
+	go_header(&t, "sub/a", '0', 7);
+	tb_data(&t, "skipped", 7);
+	go_header(&t, "sub/caf\xe9.txt", '0', 5);
+	tb_data(&t, "latin", 5);
+	tb_end(&t);
+	fd = tb_file(&t);
+	tb_free(&t);
+	return fd;
+}
+
+static void
+test_first_file_by_name(void **state)
+{
+	char	 buf[16];
+	int	 in, out;
+
+	in = docker_sub();
+	out = tmpfd();
+	assert_int_equal(tar_member_file(in, 1024, "sub/caf\xe9.txt", out), 5);
+	rewind_fd(out);
+	assert_int_equal(read(out, buf, sizeof(buf)), 5);
+	assert_memory_equal(buf, "latin", 5);
+	close(in);
+	close(out);
+	in = docker_sub();
+	out = tmpfd();
+	errno = 0;
+	assert_int_equal(tar_member_file(in, 1024, "sub/caf\xe9", out), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(fd_size(out), 0);
+	close(in);
+	close(out);
 }
 
 /* Docker's archive of /workspace holding one file. */
@@ -1189,6 +1245,7 @@ main(void)
 		cmocka_unit_test(test_malicious),
 		cmocka_unit_test(test_check_not_tar),
 		cmocka_unit_test(test_first_file),
+		cmocka_unit_test(test_first_file_by_name),
 		cmocka_unit_test(test_first_file_binary),
 		cmocka_unit_test(test_first_file_none),
 		cmocka_unit_test(test_first_file_too_big),
