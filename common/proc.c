@@ -5,6 +5,7 @@
  * anyone else.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -218,6 +219,10 @@ proc_serve(const struct proc_child *pc, struct peer *p,
 	proc_take_boot(p, boot);
 	if (peer_compose(p, MSG_READY, 0, -1, NULL, 0) == -1)
 		fatalx("%s: cannot report READY", pc->name);
-	/* Now, so that what start-up freed has been given back. */
+	/*
+	 * What start-up freed (the OpenAPI document's tree, the settings)
+	 * goes back to the kernel first; only then is freed heap kept.
+	 */
+	(void)malloc_trim(0);
 	xmalloc_keep_heap();
 }
