@@ -9,7 +9,12 @@
 # sources that tests/fuzz/fuzz_<name>.c exercises, compiled into it; the
 # list of harnesses is read off these variables.  See docs/fuzzing.md.
 
+# apid: request bodies, query strings, an exec's output, listings.
 fuzz_pyjson_SRCS = apid/pyjson.c apid/utf8.c common/format.c
+fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
+	apid/body_snapshot.c apid/pyjson.c apid/utf8.c apid/respond.c \
+	common/format.c common/msg.c common/sandbox_msg.c common/file_msg.c \
+	common/log.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))
