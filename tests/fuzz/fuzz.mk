@@ -15,6 +15,10 @@ fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/pyjson.c apid/utf8.c apid/respond.c \
 	common/format.c common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/log.c
+fuzz_exec_output_SRCS = apid/exec_output.c apid/utf8.c apid/jsonout.c \
+	common/format.c
+# dockerd-proxy: what Docker answers.
+fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))
