@@ -18,6 +18,10 @@ fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 fuzz_exec_output_SRCS = apid/exec_output.c apid/utf8.c apid/jsonout.c \
 	common/format.c
 # dockerd-proxy: what Docker answers.
+fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
+	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
+fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
+	common/file_msg.c
 fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
