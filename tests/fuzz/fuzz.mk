@@ -23,6 +23,9 @@ fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
 fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
 	common/file_msg.c
 fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
+# common: the messages between the processes.
+fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c
+fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))
