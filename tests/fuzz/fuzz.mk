@@ -15,8 +15,10 @@ fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/pyjson.c apid/utf8.c apid/respond.c \
 	common/format.c common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/log.c
+fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
 fuzz_exec_output_SRCS = apid/exec_output.c apid/utf8.c apid/jsonout.c \
 	common/format.c
+fuzz_file_list_SRCS = apid/file_list.c apid/utf8.c common/format.c
 # dockerd-proxy: what Docker answers.
 fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
 	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
