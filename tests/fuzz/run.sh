@@ -19,6 +19,18 @@ shift 2
 seconds=${FUZZ_SECONDS:-10}
 failed=0
 
+# Reports name files and lines: Debian's llvm-14 has the symbolizer under
+# a versioned name only.
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
+	for s in llvm-symbolizer llvm-symbolizer-14; do
+		if command -v "$s" >/dev/null 2>&1; then
+			ASAN_SYMBOLIZER_PATH=$(command -v "$s")
+			export ASAN_SYMBOLIZER_PATH
+			break
+		fi
+	done
+fi
+
 # Replays the regression inputs of harness $1; prints how many there were.
 replay() {
 	regs=$src/tests/fuzz/regressions/$1
@@ -28,7 +40,7 @@ replay() {
 	fi
 	# Given files, libFuzzer runs each once and fuzzes nothing.
 	"$dir/fuzz_$1" "$regs"/* >"$dir/work/$1.log" 2>&1 || return 1
-	ls -A "$regs" | wc -l
+	find "$regs" -type f | wc -l
 }
 
 fuzz() {
