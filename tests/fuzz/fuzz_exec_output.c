@@ -80,7 +80,11 @@ add_cp(struct buf *b, uint32_t cp)
 static const char *
 unescape(const char *s, struct buf *b)
 {
-	uint32_t	 cp, lo;
+	/* An escape's letter, and the byte it stands for. */
+	static const char	 escapes[] = "\"\\bfnrt";
+	static const char	 bytes[] = "\"\\\b\f\n\r\t";
+	const char		*e;
+	uint32_t		 cp, lo;
 
 	for (; *s != '"'; s++) {
 		CHECK(*s >= 0x20 && *s < 0x7f);
@@ -88,13 +92,9 @@ unescape(const char *s, struct buf *b)
 			buf_add(b, s, 1);
 			continue;
 		}
-		switch (*++s) {
-		case '"': case '\\': add_cp(b, (unsigned char)*s); continue;
-		case 'b': add_cp(b, '\b'); continue;
-		case 'f': add_cp(b, '\f'); continue;
-		case 'n': add_cp(b, '\n'); continue;
-		case 'r': add_cp(b, '\r'); continue;
-		case 't': add_cp(b, '\t'); continue;
+		if ((e = strchr(escapes, *++s)) != NULL && *s != '\0') {
+			buf_add(b, &bytes[e - escapes], 1);
+			continue;
 		}
 		CHECK(*s == 'u');
 		cp = (uint32_t)hex4(s + 1);

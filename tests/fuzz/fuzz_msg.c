@@ -194,74 +194,110 @@ codec_round_trip(const struct codec *c, const uint8_t *data, size_t len)
 	c->free(&v2);
 }
 
-/* The reader alone: fields as listed, written back with msgw_*. */
+/*
+ * The reader alone: a field list (one byte per field: its kind, and for
+ * a string its bound), read with msgr_*, written back with msgw_*.
+ */
 #define FIELDS_MAX	16
+enum { F_U8, F_U32, F_U64, F_I64, F_DOUBLE, F_STR, F_KINDS };
+
+struct field {
+	int		 kind;
+	size_t		 maxlen;
+	uint64_t	 num;		/* a double's bits too */
+	char		*str;
+};
+
+static void
+field_read(struct msgr *r, struct field *f)
+{
+	double	 d;
+
+	switch (f->kind) {
+	case F_U8:
+		f->num = msgr_u8(r);
+		break;
+	case F_U32:
+		f->num = msgr_u32(r);
+		break;
+	case F_U64:
+		f->num = msgr_u64(r);
+		break;
+	case F_I64:
+		f->num = (uint64_t)msgr_i64(r);
+		break;
+	case F_DOUBLE:
+		d = msgr_double(r);
+		memcpy(&f->num, &d, sizeof(d));
+		break;
+	case F_STR:
+		f->str = msgr_str(r, f->maxlen);
+		CHECK(f->str == NULL || strlen(f->str) <= f->maxlen);
+		break;
+	}
+	CHECK(r->off <= r->len);
+}
+
+static void
+field_write(struct msgw *w, const struct field *f)
+{
+	double	 d;
+
+	switch (f->kind) {
+	case F_U8:
+		msgw_u8(w, (uint8_t)f->num);
+		break;
+	case F_U32:
+		msgw_u32(w, (uint32_t)f->num);
+		break;
+	case F_U64:
+		msgw_u64(w, f->num);
+		break;
+	case F_I64:
+		msgw_i64(w, (int64_t)f->num);
+		break;
+	case F_DOUBLE:
+		memcpy(&d, &f->num, sizeof(d));
+		msgw_double(w, d);
+		break;
+	case F_STR:
+		msgw_str(w, f->str);
+		break;
+	}
+}
+
 static void
 fields_round_trip(const uint8_t *data, size_t len)
 {
 	static const size_t	 maxlen[] = { 0, 1, 64, MSG_MAX_STRING };
-	uint8_t			 kind[FIELDS_MAX];
-	uint64_t		 num[FIELDS_MAX];
-	char			*str[FIELDS_MAX];
+	struct field		 f[FIELDS_MAX];
 	struct imsg		 m;
 	struct msgr		 r;
 	struct msgw		 w;
 	size_t			 n, i;
 
-	if (len < 1)
+	if (len < 1 || len < 1 + (n = data[0] % (FIELDS_MAX + 1)))
 		return;
-	n = data[0] % (FIELDS_MAX + 1);
-	if (len < 1 + n)
-		return;
-	memcpy(kind, data + 1, n);
+	memset(f, 0, sizeof(f));
+	for (i = 0; i < n; i++) {
+		f[i].kind = data[1 + i] % F_KINDS;
+		f[i].maxlen = maxlen[(data[1 + i] / F_KINDS) % 4];
+	}
 	data += 1 + n;
 	len -= 1 + n;
 	as_imsg(&m, data, len);
 	msgr_init(&r, &m);
-	for (i = 0; i < n; i++) {
-		str[i] = NULL;
-		switch (kind[i] % 6) {
-		case 0: num[i] = msgr_u8(&r); break;
-		case 1: num[i] = msgr_u32(&r); break;
-		case 2: num[i] = msgr_u64(&r); break;
-		case 3: num[i] = (uint64_t)msgr_i64(&r); break;
-		case 4: {
-			double d = msgr_double(&r);
-
-			memcpy(&num[i], &d, sizeof(d));
-			break;
-		}
-		case 5:
-			str[i] = msgr_str(&r, maxlen[(kind[i] / 6) % 4]);
-			CHECK(str[i] == NULL ||
-			    strlen(str[i]) <= maxlen[(kind[i] / 6) % 4]);
-			break;
-		}
-		CHECK(r.off <= r.len);
-	}
+	for (i = 0; i < n; i++)
+		field_read(&r, &f[i]);
 	if (msgr_end(&r) == 0) {
 		msgw_init(&w);
-		for (i = 0; i < n; i++) {
-			switch (kind[i] % 6) {
-			case 0: msgw_u8(&w, (uint8_t)num[i]); break;
-			case 1: msgw_u32(&w, (uint32_t)num[i]); break;
-			case 2: msgw_u64(&w, num[i]); break;
-			case 3: msgw_i64(&w, (int64_t)num[i]); break;
-			case 4: {
-				double d;
-
-				memcpy(&d, &num[i], sizeof(d));
-				msgw_double(&w, d);
-				break;
-			}
-			case 5: msgw_str(&w, str[i]); break;
-			}
-		}
+		for (i = 0; i < n; i++)
+			field_write(&w, &f[i]);
 		CHECK(!w.overflow && w.len == len &&
 		    memcmp(w.buf, data, len) == 0);
 	}
 	for (i = 0; i < n; i++)
-		free(str[i]);
+		free(f[i].str);
 }
 
 int

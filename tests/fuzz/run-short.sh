@@ -7,7 +7,8 @@
 
 src=${AGENT_SANDBOX_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${AGENT_SANDBOX_BUILDDIR:-$src}
-harnesses=$(sed -n 's/^fuzz_\([a-z0-9_]*\)_SRCS.*/\1/p' "$src/tests/fuzz/fuzz.mk")
+harnesses=$(sed -n 's/^fuzz_\([a-z0-9_]*\)_SRCS.*/\1/p' \
+    "$src/tests/fuzz/fuzz.mk")
 for h in $harnesses; do
 	if [ -x "$build/tests/fuzz/fuzz_$h" ]; then
 		# shellcheck disable=SC2086 # one harness per word

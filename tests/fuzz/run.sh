@@ -63,11 +63,13 @@ fuzz() {
 	    >"$dir/work/$h.log" 2>&1
 }
 
-# "N executions, cov C, ft F, corpus N/SIZE" from a run's log.
+# "N executions, cov C, ft F, corpus N/SIZE" from a run's log: its
+# final stats and its last status line.
 summary() {
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$1")
-	grep -E '^#[0-9]+' "$1" | tail -n 1 | sed -n \
-	    "s/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([^ ]*\).*/${runs:-?} executions, cov \1, ft \2, corpus \3/p"
+	pat='.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([^ ]*\).*'
+	grep -E '^#[0-9]+' "$1" | tail -n 1 |
+	    sed -n "s/$pat/${runs:-?} executions, cov \1, ft \2, corpus \3/p"
 }
 
 for h in "$@"; do
