@@ -149,6 +149,12 @@ body_reserve(struct docker_http_parser *p, size_t need)
 		cap = p->max_body + 1;
 	if ((body = realloc(p->resp.body, cap)) == NULL)
 		return parser_fail(p, DOCKER_HTTP_NOMEM);
+	/*
+	 * Terminated at once: a body reserved for its Content-Length is
+	 * handed out as it is when the connection ends before the first
+	 * byte of it.
+	 */
+	body[p->resp.body_len] = '\0';
 	p->resp.body = body;
 	p->body_cap = cap;
 	return 0;

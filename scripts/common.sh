@@ -34,6 +34,9 @@ AS_PACKAGES=(
 	libevent-dev libjson-c-dev libarchive-dev libbsd-dev libseccomp-dev
 	libcmocka-dev libhttp-parser-dev python3 curl docker.io debootstrap busybox-static
 	ca-certificates
+	# The libFuzzer harnesses (tests/fuzz/): clang, its fuzzer and
+	# sanitizer runtimes, and llvm-symbolizer for readable reports.
+	clang-14 libclang-rt-14-dev llvm-14
 )
 
 # --- messages ----------------------------------------------------------------

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -271,6 +272,9 @@ static const struct fixture fixtures[] = {
 	{ "eof before length", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n"
 	    "\r\nabc", 0, 0, 1024, 1, DOCKER_HTTP_IO, 200, NULL, NULL, "abc",
 	    0, 0, 0 },
+	{ "eof before the body", "HTTP/1.1 500 Internal Server Error\r\n"
+	    "Content-Length: 10\r\n\r\n", 0, 0, 1024, 1, DOCKER_HTTP_IO, 500,
+	    NULL, NULL, "", 0, 0, 0 },
 	{ "eof in chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"
 	    "\r\n\r\n5\r\nhel", 0, 0, 1024, 1, DOCKER_HTTP_IO, 200, NULL,
 	    NULL, "hel", 0, 0, 0 },
@@ -2258,5 +2262,7 @@ main(void)
 
 	/* Writes to a daemon that went away must be errors, not signals. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Fresh memory is never a lucky NUL: a byte not written shows. */
+	mallopt(M_PERTURB, 0x5a);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

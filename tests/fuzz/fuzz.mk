@@ -1,0 +1,95 @@
+# The libFuzzer harnesses, built with clang while the rest of the tree is
+# built with gcc (automake wants one compiler per Makefile, hence a plain
+# GNU make fragment).  Makefile.am's fuzz and fuzz-build targets run it as
+#
+#	make -f tests/fuzz/fuzz.mk top_srcdir=... top_builddir=... \
+#	    FUZZ_CC=clang-14 FUZZ_CPPFLAGS=... FUZZ_LIBS=... build|run
+#
+# Adding a harness is one line here: fuzz_<name>_SRCS lists the product
+# sources that tests/fuzz/fuzz_<name>.c exercises, compiled into it; the
+# list of harnesses is read off these variables.  See docs/fuzzing.md.
+
+# apid: request bodies, query strings, an exec's output, listings.
+fuzz_pyjson_SRCS = apid/pyjson.c apid/utf8.c common/format.c
+fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
+	apid/body_snapshot.c apid/pyjson.c apid/utf8.c apid/respond.c \
+	common/format.c common/msg.c common/sandbox_msg.c common/file_msg.c \
+	common/log.c
+fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
+fuzz_exec_output_SRCS = apid/exec_output.c apid/utf8.c apid/jsonout.c \
+	common/format.c
+fuzz_file_list_SRCS = apid/file_list.c apid/utf8.c common/format.c
+# dockerd-proxy: what Docker answers.
+fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
+	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
+fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
+	common/file_msg.c
+fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
+# common: the messages between the processes.
+fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c
+fuzz_imsg_SRCS = common/imsg.c
+
+HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
+	$(.VARIABLES))))
+
+S = $(top_srcdir)
+B = $(top_builddir)/tests/fuzz
+FUZZ_SECONDS ?= 10
+# Sanitizers abort on the first finding, UB included, so that a run
+# fails instead of printing a warning nobody reads.  Only the product's
+# code gets coverage: the harnesses' own branches would slow the runs and
+# steer the fuzzer to nothing.
+SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+CFLAGS_FUZZ = -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
+	-Wno-unused-parameter
+CPPFLAGS_FUZZ = -include $(top_builddir)/build_config.h -I$(S)/common \
+	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
+
+# Quiet like automake's silent rules; V=1 shows the commands.
+Q = $(if $(filter 1,$(V)),,@)
+
+.SUFFIXES:
+.PHONY: build run
+.SECONDEXPANSION:
+# Keep the objects: they are shared and rebuilt only when their sources
+# (or the headers they include, from the .d files) change.
+.SECONDARY:
+
+build: $(HARNESSES:%=$(B)/fuzz_%)
+
+ifeq ($(FUZZ_CC),)
+$(B)/fuzz_%:
+	@echo "fuzz: no clang with libFuzzer (apt-get install clang-14" \
+	    "libclang-rt-14-dev, then re-run configure)" >&2; exit 1
+else
+# One object per source, shared by the harnesses that link it; rebuilt
+# when this file (the flags) changes.
+$(B)/obj/%.o: $(S)/%.c $(S)/tests/fuzz/fuzz.mk
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZCC   $@")
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer-no-link $(SAN) $(CFLAGS_FUZZ) \
+	    $(CPPFLAGS_FUZZ) -MMD -MP -c $< -o $@
+
+$(B)/obj/tests/fuzz/%.o: $(S)/tests/fuzz/%.c $(S)/tests/fuzz/fuzz.mk
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZCC   $@")
+	$(Q)$(FUZZ_CC) $(SAN) $(CFLAGS_FUZZ) $(CPPFLAGS_FUZZ) -MMD -MP \
+	    -c $< -o $@
+
+objects_of = $(patsubst %.c,$(B)/obj/%.o,tests/fuzz/fuzz_$(1).c \
+	tests/fuzz/harness.c $(fuzz_$(1)_SRCS))
+$(B)/fuzz_%: $$(call objects_of,$$*)
+	@$(if $(Q),echo "  FUZZLD   $@")
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(SAN) -o $@ $^ $(FUZZ_LIBS)
+endif
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# FUZZ_RUNS, when set, reaches run.sh through the environment.
+run: build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(S)/tests/fuzz/run.sh $(S) $(B) \
+	    $(HARNESSES)
+
+clean:
+	rm -rf $(B)/obj $(B)/work $(HARNESSES:%=$(B)/fuzz_%)
+.PHONY: clean

@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+"""Write the fuzz harnesses' seed corpora into tests/fuzz/corpus/.
+
+    tests/fuzz/make-corpus.py            the seeds made from the protocol
+    tests/fuzz/make-corpus.py --docker   also capture from the real dockerd
+
+Without --docker: request bodies (the shapes of API.md and what the
+reference SDK sends), message payloads and imsg frames laid out as
+common/msg.h says, and query strings.  With --docker (root, a running
+dockerd, the image agent-sandbox/busybox:test): a container of our own is
+made and every response the proxy reads is captured byte for byte as
+dockerd sent it (pings, inspects, errors, archive heads with the path stat
+header, an archive body, chunked bodies, hijacked exec streams with the
+exec wrapper's PID line, the listing command's output), then the container
+is removed.  Each seed carries the harness's leading control bytes (see
+the comment at the top of each tests/fuzz/fuzz_<name>.c).
+"""
+
+import base64
+import json
+import os
+import socket
+import struct
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+DOCKER_SOCK = "/var/run/docker.sock"
+IMAGE = "agent-sandbox/busybox:test"
+
+
+def put(harness, name, data):
+    d = os.path.join(CORPUS, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# --- request bodies -----------------------------------------------------------
+
+BODIES = {
+    # fuzz_body's route numbers: create, exec, timeout, snapshot,
+    # rollback, fork.
+    0: [b'{"image":"alpine:3.20"}',
+        b'{"image": "python:3.12-slim", "cpus": 0.5, "memory_mb": 256, '
+        b'"pids_limit": 64, "network": false, "read_only_rootfs": true, '
+        b'"timeout_seconds": 600, "env": {"LANG": "C.UTF-8", "A": "b"}}',
+        b'{}', b'{"cpus": "1.5", "memory_mb": "16", "network": "yes"}',
+        b'{"image": null, "timeout_seconds": 1.0, "extra": 1}',
+        b'[1, 2]', b'{"env": {"K\\u0000": "v"}}'],
+    1: [b'{"command": "echo ok"}',
+        b'{"command": ["python3", "-c", "print(1)"], "env": {"X": "1"}, '
+        b'"workdir": "/workspace/src", "timeout_seconds": 30}',
+        b'{"command": ["sh", "-c", "printf \\"\\\\xff\\" >&2"]}',
+        b'{"command": 5}', b'{"command": ["a", 1, null]}',
+        b'{"command": "x", "timeout_seconds": -1, "workdir": 3}'],
+    2: [b'{"timeout_seconds": 60}', b'{"timeout_seconds": 0}',
+        b'{"timeout_seconds": "12"}', b'{"timeout_seconds": 1e3}'],
+    3: [b'', b'null', b'{}', b'{"name": "before-upgrade"}',
+        b'{"name": null}', b'{"name": "' + "\u00e9".encode() * 129 + b'"}'],
+    4: [b'{"snapshot_id": "snap_0123456789abcdef"}', b'{}',
+        b'{"snapshot_id": "a\\u0000b"}'],
+    5: [b'', b'{}', b'{"timeout_seconds": 120}',
+        b'{"timeout_seconds": null, "network": true, "cpus": 2, '
+        b'"memory_mb": 512}', b'{"network": "off", "cpus": 0}'],
+}
+
+CTYPES = [None, b"application/json", b"application/json; charset=utf-8",
+          b"text/plain", b"application/vnd.api+json", b"APPLICATION/JSON "]
+
+
+def body_seeds():
+    n = 0
+    for route, bodies in BODIES.items():
+        for i, body in enumerate(bodies):
+            ctype = CTYPES[(route + i) % len(CTYPES)]
+            sel = route if ctype is None else 0x80 | route
+            head = bytes([sel]) + (b"" if ctype is None else ctype + b"\n")
+            put("body", "route%d-%d" % (route, i), head + body)
+            put("pyjson", "body%d" % n, body)
+            n += 1
+    for name, text in [
+            ("nested", b'{"a": [1, -0, 2.5e-3, 1E+400, -Infinity, NaN, '
+             b'true, false, null, {"b": {}}]}'),
+            ("escapes", b'"\\ud83d\\ude00 \\ud800 \\n\\t\\"\\\\\\/\\u00e9"'),
+            ("bigint", b"123456789012345678901234567890"),
+            ("dupkeys", b'{"a": 1, "b": 2, "a": 3}'),
+            ("bom", b'\xef\xbb\xbf{"x": "y"}'),
+            ("utf8", '{"k": "ünïcødé \u4e2d\U0001f600"}'.encode()),
+            ("bad-trailing", b'{"a": 1} x'),
+            ("bad-unterminated", b'{"a": "b'),
+            ("bad-control", b'"a\x01"')]:
+        put("pyjson", name, text)
+
+
+# --- messages -----------------------------------------------------------------
+
+def s(v):
+    if v is None:
+        return struct.pack("<I", 0xFFFFFFFF)
+    b = v.encode() if isinstance(v, str) else v
+    return struct.pack("<I", len(b)) + b
+
+
+def u8(v): return struct.pack("<B", v)
+def u32(v): return struct.pack("<I", v)
+def u64(v): return struct.pack("<Q", v)
+def i64(v): return struct.pack("<q", v)
+def dbl(v): return struct.pack("<d", v)
+
+
+def env(pairs):
+    return u32(len(pairs)) + b"".join(s(k) + s(v) for k, v in pairs)
+
+
+def argv(args):
+    return u32(len(args)) + b"".join(s(a) for a in args)
+
+
+SB = "sb_0123456789abcdef"
+SNAP = "snap_0123456789abcdef"
+SPEC = (s("python:3.12-slim") + dbl(1.0) + i64(512) + i64(256) + u8(0) +
+        u8(1) + env([("LANG", "C.UTF-8")]))
+
+# In fuzz_msg's codec order.
+PAYLOADS = [
+    ("create_request", s("alpine:3.20") + u8(1) + dbl(0.5) + u8(1) + i64(256)
+     + u8(0) + i64(0) + u8(0) + u8(1) + u8(1) + i64(300) +
+     env([("A", "b")])),
+    ("sandbox_info", s(SB) + u8(1) + s("alpine:3.20") + dbl(1.0) + i64(512)
+     + i64(256) + u8(0) + u8(1) + dbl(1764580000.25) + dbl(1764583600.25)
+     + s(None)),
+    ("exec_request", s(SB) + u8(0) + argv(["python3", "-c", "print(1)"]) +
+     env([]) + s("/workspace") + u8(1) + dbl(30.0)),
+    ("docker_create", s(SB) + SPEC + u32(1000) + u32(1000) + i64(64) +
+     s("") + s("agent-sandbox")),
+    ("docker_exec", s(SB) + argv(["/bin/sh", "-c", "echo ok"]) +
+     env([("HOME", "/workspace")]) + s("/workspace") + s("1000:1000") +
+     dbl(300.0)),
+    ("file_request", s(SB) + s("/workspace/sp ace/\u00fcnic\u00f8de.txt")),
+    ("file_write", s(SB) + s("/workspace/src/app.py") + u32(0o644) +
+     u64(21)),
+    ("file_write_ready", s("src/app.py") + u32(1000) + u32(1000) +
+     u32(0o644) + i64(1764580000)),
+    ("file_info", s("app.py") + s("/workspace/app.py") + s("file") + u64(21)
+     + dbl(1764580000.053406)),
+    ("snapshot_create", s(SB) + s("before-upgrade")),
+    ("snapshot_info", s(SNAP) + s(SB) + s(None) + s("alpine:3.20") +
+     u64(10240) + dbl(1764580000.5)),
+    ("rollback_request", s(SB) + s(SNAP)),
+    ("fork_request", s(SNAP) + u8(1) + i64(600) + u8(1) + u8(0) + u8(0) +
+     dbl(0.0) + u8(0) + i64(0)),
+    ("tar_result", u32(0) + u64(10240) + s(None)),
+    ("archive_get", s(SB) + s("/workspace/app.py") + u8(1) + u64(1 << 20)),
+    ("archive_stat", u8(3) + u64(7) + s("/etc/passwd")),
+    ("archive_put", s(SB) + s("/workspace") + u8(1) + i64(-1)),
+    ("exec_exit", i64(0) + u8(0)),
+    ("u64", u64(4096)),
+    ("snapshot_list", u8(1) + s(SB)),
+    ("id", s(SB)),
+    ("text", s("docker")),
+]
+
+# MSG_* numbers (common/msg.h) of some of the payloads above, for frames.
+FRAME_TYPES = {"create_request": 201, "sandbox_info": 301,
+               "exec_request": 206, "docker_exec": 405, "exec_exit": 305,
+               "file_info": 308, "archive_stat": 507, "id": 203}
+
+
+def imsg(mtype, peerid, payload, fd=False):
+    length = len(payload) | (0x80000000 if fd else 0)
+    return struct.pack("<IIII", mtype, length, peerid, 4242) + payload
+
+
+def msg_seeds():
+    for i, (name, payload) in enumerate(PAYLOADS):
+        put("msg", name, bytes([i]) + payload)
+    # The reader alone: a field list (u8 u32 u64 i64 double str).
+    put("msg", "fields", bytes([200, 6, 0, 1, 2, 3, 4, 5]) + u8(7) + u32(9)
+        + u64(1) + i64(-1) + dbl(2.5) + s("abc"))
+    frames = b"".join(imsg(FRAME_TYPES[n], k + 1, p)
+                      for k, (n, p) in enumerate(PAYLOADS)
+                      if n in FRAME_TYPES)
+    put("imsg", "replies", b"\x07\x00" + frames)
+    put("imsg", "with-fds", b"\x03\x05" + imsg(110, 0, b"") +
+        imsg(206, 9, PAYLOADS[2][1]) + imsg(900, 9, u32(4) + s("no")))
+    put("imsg", "fd-mark-no-fd", b"\x01\x00" + imsg(208, 1, b"x", fd=True))
+    put("imsg", "oversized", b"\x02\x00" + struct.pack("<IIII", 1, 16385, 0,
+                                                        0))
+
+
+def query_seeds():
+    for i, (key, q) in enumerate([
+            (b"path", b"path=/workspace/sp%20ace/%C3%BCnic%C3%B8de.txt"),
+            (b"path", b"path=/workspace&path=/tmp&x"),
+            (b"sandbox_id", b"sandbox_id=sb_0123456789abcdef&limit=5"),
+            (b"path", b"pa%74h=a+b%2&path"),
+            (b"", b"=v&&=w"),
+            (b"path", b"path=%ff%fe%00")]):
+        put("query", "q%d" % i, key + b"\n" + q)
+
+
+# --- dockerd --------------------------------------------------------------------
+
+def docker_raw(method, path, body=None, headers=(), upgrade=False):
+    """One request as dockerd-proxy sends it; every byte of the answer."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(DOCKER_SOCK)
+    head = ["%s %s HTTP/1.1" % (method, path), "Host: docker",
+            "User-Agent: agent-sandbox"]
+    head += ["Connection: Upgrade", "Upgrade: tcp"] if upgrade else \
+        ["Connection: close"]
+    head += list(headers)
+    if body is not None:
+        head += ["Content-Type: application/json",
+                 "Content-Length: %d" % len(body)]
+    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + (body or b""))
+    out = b""
+    sock.settimeout(30)
+    while True:
+        b = sock.recv(65536)
+        if not b:
+            break
+        out += b
+    sock.close()
+    return out
+
+
+def split_head(resp):
+    head, _, body = resp.partition(b"\r\n\r\n")
+    return head, body
+
+
+def docker_json(method, path, body=None):
+    head, rest = split_head(docker_raw(method, path, body))
+    if b"chunked" in head.lower():
+        out = b""
+        while True:
+            size, _, rest = rest.partition(b"\r\n")
+            n = int(size.split(b";")[0], 16)
+            if n == 0:
+                break
+            out += rest[:n]
+            rest = rest[n + 2:]
+        rest = out
+    return json.loads(rest) if rest.strip() else None
+
+
+API = "/v1.41"
+WRAPPER = 'echo $$; exec "$@"'
+LIST_SCRIPT = (
+    'cd -- "$1" 2>/dev/null || { [ -e "$1" ] && exit 3; exit 2; }\n'
+    'for f in * .[!.]* ..?*; do\n'
+    '\tif [ -e "$f" ] || [ -L "$f" ]; then\n'
+    "\t\tstat -c '%f %s %Y' -- \"$f\" && printf '%s\\0' \"$f\"\n"
+    '\tfi\n'
+    'done\n'
+    'exit 0\n')
+
+
+def exec_stream(cid, cmd):
+    """The hijacked stream of an exec with the proxy's wrapper."""
+    body = json.dumps({"AttachStdout": True, "AttachStderr": True,
+                       "Cmd": ["/bin/sh", "-c", WRAPPER, "sh"] + cmd,
+                       "User": "1000:1000", "WorkingDir": "/workspace"})
+    ex = docker_json("POST", "%s/containers/%s/exec" % (API, cid),
+                     body.encode())
+    return docker_raw("POST", "%s/exec/%s/start" % (API, ex["Id"]),
+                      b'{"Detach":false,"Tty":false}', upgrade=True)
+
+
+def demux(stream):
+    out = {1: b"", 2: b""}
+    while len(stream) >= 8:
+        n = struct.unpack(">I", stream[4:8])[0]
+        out[stream[0]] += stream[8:8 + n]
+        stream = stream[8 + n:]
+    return out
+
+
+# The harness's mode byte (fuzz_docker_http.c): flags, streaming, pausing,
+# cap index in bits 4-5, piece size in bits 6-7.
+def http_seed(name, resp, flags=0):
+    put("docker_http", name, bytes([flags | 0x30 | 0x40, 7]) + resp)
+    put("docker_http", name + "-stream", bytes([flags | 0x3c | 0x80, 3]) +
+        resp)
+
+
+SETUP = r"""
+set -e
+cd /workspace
+echo hello > hello.txt
+mkdir -p 'sp ace' src/deep
+echo hi > 'sp ace/ünicøde.txt'
+printf 'latin1' > "$(printf 'caf\351.txt')"
+printf 'nl' > "$(printf 'new\nline')"
+ln -s hello.txt link
+ln -s /etc/passwd outside
+head -c 5000 /dev/zero > src/zeros.bin
+chown -R 1000:1000 /workspace
+"""
+
+
+def docker_seeds():
+    name = "agent-sandbox-fuzz-capture-%d" % os.getpid()
+    spec = {"Image": IMAGE, "Cmd": ["sleep", "600"], "WorkingDir": "/"}
+    c = docker_json("POST", "%s/containers/create?name=%s" % (API, name),
+                    json.dumps(spec).encode())
+    cid = c["Id"]
+    try:
+        docker_raw("POST", "%s/containers/%s/start" % (API, cid))
+        setup = json.dumps({"Cmd": ["/bin/sh", "-c", SETUP],
+                            "AttachStdout": True, "AttachStderr": True})
+        ex = docker_json("POST", "%s/containers/%s/exec" % (API, cid),
+                         setup.encode())
+        docker_raw("POST", "%s/exec/%s/start" % (API, ex["Id"]),
+                   b'{"Detach":false,"Tty":false}')
+        capture(cid)
+    finally:
+        docker_raw("DELETE", "%s/containers/%s?force=1&v=1" % (API, cid))
+
+
+def capture(cid):
+    http_seed("ping", docker_raw("GET", "/_ping"))
+    http_seed("version", docker_raw("GET", API + "/version"))
+    http_seed("inspect", docker_raw("GET", "%s/containers/%s/json" %
+                                    (API, cid)))
+    http_seed("not-found", docker_raw("GET", API +
+                                      "/containers/agent-sandbox-none/json"))
+    http_seed("info-chunked", docker_raw("GET", API + "/info"))
+    # The container's own events: a chunked body of a few chunks.
+    since = int(time.time()) - 60
+    filters = "%7B%22container%22%3A%5B%22" + cid + "%22%5D%7D"
+    http_seed("events-chunked", docker_raw(
+        "GET", "%s/events?since=%d&until=%d&filters=%s" %
+        (API, since, int(time.time()) + 1, filters)))
+    for what, path in [("dir", "/workspace"), ("file", "/workspace/hello.txt"),
+                       ("link", "/workspace/link"),
+                       ("outside", "/workspace/outside"),
+                       ("unicode", "/workspace/sp%20ace/%C3%BCnic%C3%B8de.txt"),
+                       ("latin1", "/workspace/caf%E9.txt"),
+                       ("newline", "/workspace/new%0Aline"),
+                       ("missing", "/workspace/missing")]:
+        resp = docker_raw("HEAD", "%s/containers/%s/archive?path=%s" %
+                          (API, cid, path))
+        http_seed("head-" + what, resp, flags=0x01)
+        for line in split_head(resp)[0].split(b"\r\n"):
+            k, _, v = line.partition(b": ")
+            if k.lower() == b"x-docker-container-path-stat":
+                put("path_stat", what, b"\x01" + v)
+                put("path_stat", what + "-json", b"\x00" +
+                    base64.b64decode(v))
+    http_seed("archive-file", docker_raw(
+        "GET", "%s/containers/%s/archive?path=/workspace/hello.txt" %
+        (API, cid)))
+    http_seed("put-refused", docker_raw(
+        "PUT", "%s/containers/%s/archive?path=/workspace/hello.txt"
+        "&noOverwriteDirNonDir=true" % (API, cid), b"\0" * 1024,
+        headers=["Content-Type: application/x-tar"]))
+    for what, cmd in [
+            ("echo", ["echo", "ok"]),
+            ("both", ["sh", "-c", "echo out; echo err >&2; "
+                      "printf '\\377\\303\\n\\342\\202'; echo done >&2"]),
+            ("big", ["head", "-c", "70000", "/workspace/src/zeros.bin"]),
+            ("silent", ["true"])]:
+        resp = exec_stream(cid, cmd)
+        http_seed("exec-" + what, resp, flags=0x02)
+        stream = split_head(resp)[1]
+        put("proxy_frames", what, b"\x01\x05" + stream)
+        put("exec_output", what, b"\x0c\x09" + to_apid(stream))
+    resp = exec_stream(cid, ["/bin/sh", "-c", LIST_SCRIPT, "sh",
+                             "/workspace"])
+    stream = split_head(resp)[1]
+    put("proxy_frames", "listing", b"\x00\x11" + stream)
+    put("exec_output", "listing", b"\x04\x02" + to_apid(stream))
+    put("file_list", "workspace", demux(stream)[1].partition(b"\n")[2])
+
+
+def to_apid(stream):
+    """What the proxy writes to apid: the frames, less the PID line."""
+    out = demux(stream)
+    out[1] = out[1].partition(b"\n")[2]
+    frames = b""
+    for n in (1, 2):
+        if out[n]:
+            frames += bytes([n, 0, 0, 0]) + struct.pack(">I", len(out[n])) + \
+                out[n]
+    return frames
+
+
+def main():
+    body_seeds()
+    msg_seeds()
+    query_seeds()
+    if "--docker" in sys.argv[1:]:
+        docker_seeds()
+
+
+if __name__ == "__main__":
+    main()
