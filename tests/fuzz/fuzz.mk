@@ -10,15 +10,27 @@
 # list of harnesses is read off these variables.  See docs/fuzzing.md.
 
 # apid: request bodies, query strings, an exec's output, listings.
-fuzz_pyjson_SRCS = apid/pyjson.c apid/utf8.c common/format.c
+APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
+	apid/http_request.c apid/http_reply.c common/log.c
+fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
-	apid/body_snapshot.c apid/pyjson.c apid/utf8.c apid/respond.c \
+	apid/body_snapshot.c apid/pyjson.c common/utf8.c apid/respond.c \
 	common/format.c common/msg.c common/sandbox_msg.c common/file_msg.c \
-	common/log.c
+	$(APID_HTTP)
 fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
-fuzz_exec_output_SRCS = apid/exec_output.c apid/utf8.c apid/jsonout.c \
+fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
 	common/format.c
-fuzz_file_list_SRCS = apid/file_list.c apid/utf8.c common/format.c
+fuzz_file_list_SRCS = apid/file_list.c common/utf8.c common/format.c
+# apid's HTTP/1.1 layer: a request head and body, and whole connections.
+fuzz_http_parse_SRCS = apid/http_parse.c
+fuzz_http_conn_SRCS = $(APID_HTTP)
+# archive-worker: the tar streams a sandbox made, read, rewritten, checked.
+fuzz_archive_job_SRCS = archive-worker/job.c archive-worker/job_error.c \
+	archive-worker/tar_read.c archive-worker/tar_write.c \
+	archive-worker/job_first_file.c archive-worker/job_snapshot.c \
+	archive-worker/job_spool.c archive-worker/job_upload.c \
+	archive-worker/worker_seccomp.c common/archive_msg.c common/msg.c \
+	common/file_msg.c common/seccomp.c common/log.c
 # dockerd-proxy: what Docker answers.
 fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
 	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
@@ -43,7 +55,8 @@ SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 CFLAGS_FUZZ = -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 	-Wno-unused-parameter
 CPPFLAGS_FUZZ = -include $(top_builddir)/build_config.h -I$(S)/common \
-	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
+	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/archive-worker \
+	-I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
 
 # Quiet like automake's silent rules; V=1 shows the commands.
 Q = $(if $(filter 1,$(V)),,@)

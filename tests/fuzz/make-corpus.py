@@ -17,11 +17,13 @@ the comment at the top of each tests/fuzz/fuzz_<name>.c).
 """
 
 import base64
+import io
 import json
 import os
 import socket
 import struct
 import sys
+import tarfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -389,10 +391,115 @@ def to_apid(stream):
     return frames
 
 
+# --- HTTP requests ------------------------------------------------------------
+
+# What clients send apid: kept-alive and pipelined requests, each framing,
+# HTTP/1.0, 100-continue, an upgrade, and what smuggling looks like.  The
+# paths are fuzz_http_conn's kinds of route.
+REQUESTS = [
+    b"GET /short HTTP/1.1\r\nHost: a\r\n\r\n",
+    b"GET /json HTTP/1.1\r\nHost: a\r\n\r\nGET /stream HTTP/1.1\r\n"
+    b"Host: a\r\n\r\nGET /short HTTP/1.1\r\nConnection: close\r\n\r\n",
+    b"POST /json HTTP/1.1\r\nHost: a\r\nContent-Length: 13\r\n"
+    b"Content-Type: application/json\r\n\r\n{\"command\":1}",
+    b"PUT /upload?path=/workspace/a HTTP/1.1\r\nHost: a\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+    b"3;ext=1\r\nabc\r\n0\r\nTrailer: x\r\n\r\n",
+    b"PUT /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n"
+    b"Expect: 100-continue\r\n\r\nabcd",
+    b"GET /stream HTTP/1.0\r\n\r\n",
+    b"GET /json HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+    b"GET /upgrade HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\n"
+    b"Upgrade: websocket\r\n\r\n\x81\x00",
+    b"POST /json HTTP/1.1\r\nContent-Length: 3\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    b"POST /json HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n"
+    b"\r\nabcd",
+    b"POST /json HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+    b"POST /upload HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"fffffffffffffffff\r\n",
+    b"GET /short HTTP/1.1\r\nHost : a\r\n\r\n",
+    b"GET /%C3%A9t%C3%A9?path=/workspace/%FF HTTP/1.1\r\n\r\n",
+    b"GET /short HTTP/2.0\r\n\r\n",
+    b"GET " + b"/a" * 600 + b" HTTP/1.1\r\n\r\n",
+    b"GET /short HTTP/1.1\r\nX: " + b"y" * 3000 + b"\r\n\r\n",
+    b"GET /short HTTP/1.1\n\n",
+    b"\r\n\r\nGET /short HTTP/1.1\r\n\r\n",
+]
+
+
+def http_seeds():
+    for i, req in enumerate(REQUESTS):
+        for split in (0, 7, 200):
+            put("http_parse", "req%02d-%d" % (i, split), u8(split) + req)
+            put("http_conn", "req%02d-%d" % (i, split), u8(split) + req)
+
+
+# --- tar streams --------------------------------------------------------------
+
+def tarball(fmt, members):
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w", format=fmt) as t:
+        for name, kind, arg in members:
+            ti = tarfile.TarInfo(name)
+            ti.mtime = 1700000000
+            if kind == "file":
+                ti.size = len(arg)
+                t.addfile(ti, io.BytesIO(arg))
+                continue
+            ti.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE,
+                       "hard": tarfile.LNKTYPE,
+                       "fifo": tarfile.FIFOTYPE}[kind]
+            ti.linkname = arg or ""
+            t.addfile(ti)
+    # Two end blocks, not tarfile's padding to 10 KiB: smaller seeds.
+    data = b.getvalue().rstrip(b"\0")
+    return data + b"\0" * (-len(data) % 512 + 1024)
+
+
+# Docker's export of /workspace (SNAPSHOT's input, FIRST_FILE's with the
+# name workspace/a), and a stored snapshot (CHECK's): every member type,
+# long and non-UTF-8 names, links in and out.
+TARS = {
+    "export": [("workspace", "dir", None), ("workspace/a", "file", b"hi\n"),
+               ("workspace/d", "dir", None),
+               ("workspace/d/l", "sym", "../a"),
+               ("workspace/h", "hard", "workspace/a"),
+               ("workspace/p", "fifo", None)],
+    "long": [("workspace", "dir", None),
+             ("workspace/" + "x" * 200 + "/" + "y" * 100, "file", b"z" * 700)],
+    "names": [("workspace", "dir", None),
+              ("workspace/\u00e9t\u00e9 b\nc", "file", b"1"),
+              ("workspace/caf\udce9", "file", b"2")],
+    "escape": [("workspace", "dir", None), ("workspace/../etc", "file", b"x"),
+               ("workspace/h", "hard", "/etc/passwd")],
+    "snapshot": [("a", "file", b"q"), ("d", "dir", None),
+                 ("d/h", "hard", "a"), ("d/s", "sym", "/etc")],
+}
+
+
+def archive_seeds():
+    # fuzz_archive_job's first byte: job in bits 0-1 (snapshot, check,
+    # first file, first file named), size limit in bits 2-3.
+    fmts = {"ustar": tarfile.USTAR_FORMAT, "gnu": tarfile.GNU_FORMAT,
+            "pax": tarfile.PAX_FORMAT}
+    for fname, fmt in fmts.items():
+        for tname, members in TARS.items():
+            try:
+                data = tarball(fmt, members)
+            except (ValueError, UnicodeError):
+                continue    # a name this format cannot hold
+            for sel in (0, 1, 2, 3, 5):
+                put("archive_job", "%s-%s-%d" % (tname, fname, sel),
+                    u8(sel) + data)
+
+
 def main():
     body_seeds()
     msg_seeds()
     query_seeds()
+    http_seeds()
+    archive_seeds()
     if "--docker" in sys.argv[1:]:
         docker_seeds()
 
