@@ -199,6 +199,9 @@ struct http_request {
 	http_notify_cb		 drained;
 	void			*drained_arg;
 	void			*route_data;	/* the router's, until routed */
+	/* The HTTP layer's, while it calls a route that may free it. */
+	int			 holds;
+	int			 free_pending;
 };
 
 /* The connection hands a complete head to the router (http_route.c). */
@@ -219,6 +222,8 @@ size_t	 http_request_backlog(const struct http_request *);
  * The body of a streaming route: data until end; pause and resume push
  * back on the client through TCP.  Sends "100 Continue" if it asked.
  * max: more is a failure (end with ok 0, then answer 413 yourself).
+ * The data callback must not reply (more data may follow in the same
+ * parse); end may, also when the client has gone.
  */
 int	 http_body_stream(struct http_request *, uint64_t max, http_bytes_cb,
 	    http_end_cb, void *);

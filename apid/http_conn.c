@@ -125,10 +125,20 @@ conn_detach(struct http_conn *c)
 		return;
 	c->req = NULL;
 	req->conn = NULL;
+	/*
+	 * body_end may give the request its last reply, which frees it:
+	 * held until then, and a route done with it is not told it is gone.
+	 */
 	if (req->body_state == BODY_READING) {
 		req->body_state = BODY_FAILED;
+		req->holds++;
 		if (req->body_end != NULL)
 			req->body_end(req->body_arg, 0);
+		req->holds--;
+		if (req->free_pending) {
+			http_request_free(req);
+			return;
+		}
 	}
 	if ((gone = req->gone) != NULL) {
 		req->gone = NULL;
@@ -330,10 +340,11 @@ conn_body_data(void *arg, const char *data, size_t len)
 static void
 conn_body_broken(struct http_conn *c, const char *why)
 {
-	struct http_request	*req = c->req;
+	int	 started = c->req->reply_started;
 
+	/* The route may finish (and free) the request while it is told. */
 	conn_detach(c);
-	if (!req->reply_started)
+	if (!started)
 		http_reply_refusal(c, 400, why);
 	else
 		http_conn_close(c);

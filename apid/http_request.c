@@ -33,6 +33,10 @@ http_request_free(struct http_request *req)
 {
 	if (req == NULL)
 		return;
+	if (req->holds > 0) {
+		req->free_pending = 1;
+		return;
+	}
 	http_head_free(&req->head);
 	if (req->body != NULL)
 		evbuffer_free(req->body);

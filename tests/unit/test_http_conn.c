@@ -325,6 +325,41 @@ test_bodies(void **state)
 }
 
 /*
+ * A body whose chunk framing breaks: the route is told (its end, not
+ * ok, with the client gone) and gives its last reply there, which frees
+ * the request; the client still reads a 400 and the connection closes.
+ * Found by fuzz_http_conn (tests/fuzz/regressions/http_conn/): the layer
+ * read the freed request after the route's end returned.
+ */
+static void
+test_broken_body_ends_the_route(void **state)
+{
+	struct http_fixture	 fx;
+	struct http_response	 r = { 0 };
+	const char		*paths[] = { "/upload", "/json" };
+	size_t			 i;
+
+	for (i = 0; i < 2; i++) {
+		reset();
+		fixture_init(&fx, route, NULL);
+		fixture_send_str(&fx, "PUT ");
+		fixture_send_str(&fx, paths[i]);
+		fixture_send_str(&fx, " HTTP/1.1\r\nHost: t\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+		    "\r\n\r\nEx3\r\nabc\r\n0\r\n\r\n");
+		assert_int_equal(fixture_response(&fx, &r, 1000), 0);
+		assert_int_equal(r.status, 400);
+		assert_string_equal(r.body, "{\"error\":{\"code\":\"http_error\",\"message\":\"malformed chunk size\"}}");
+		assert_int_equal(seen.body_end, 1);
+		assert_false(seen.body_ok);
+		assert_int_equal(seen.gone, 0);
+		assert_true(fixture_closed(&fx, 1000));
+		response_free(&r);
+		fixture_free(&fx);
+	}
+}
+
+/*
  * An answer before the body is read: the connection closes after it,
  * and lingers so that a client still sending reads it.
  */
@@ -399,6 +434,7 @@ test_send_timeout(void **state)
 	fixture_run(&fx, 50);
 	assert_non_null(seen.held);
 	b = evbuffer_new();
+	memset(buf, 'x', sizeof(buf));
 	for (i = 0; i < 64; i++)
 		evbuffer_add(b, buf, sizeof(buf));
 	http_reply_chunk(seen.held, b);
@@ -494,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_bodies),
 		cmocka_unit_test(test_early_answer_lingers),
 		cmocka_unit_test(test_client_gone_is_told),
+		cmocka_unit_test(test_broken_body_ends_the_route),
 		cmocka_unit_test(test_send_timeout),
 		cmocka_unit_test(test_cap_sheds_the_oldest_idle),
 		cmocka_unit_test(test_upgrade_hands_over_the_socket),
