@@ -514,7 +514,9 @@ length_feed(struct http_head *h, const char *data, size_t len)
 	uint64_t	 left = h->length - h->body_bytes;
 	size_t		 n = len < left ? len : (size_t)left;
 
-	h->body_cb(h->body_arg, data, n);
+	/* Never an empty piece: a route may push back on every piece. */
+	if (n > 0)
+		h->body_cb(h->body_arg, data, n);
 	h->body_bytes += n;
 	if (h->body_bytes == h->length)
 		h->body_done = 1;

@@ -27,6 +27,7 @@ struct feed {
 static void
 sink(void *arg, const char *data, size_t len)
 {
+	CHECK(len > 0);
 	buf_add(arg, data, len);
 }
 

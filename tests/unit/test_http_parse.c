@@ -358,6 +358,42 @@ test_chunk_bounds(void **state)
 }
 
 static void
+pieces_cb(void *arg, const char *data, size_t len)
+{
+	assert_true(len > 0);
+	(*(int *)arg)++;
+}
+
+/*
+ * No read gives a route an empty piece, with either framing: a route
+ * that pushes back on every piece would spin (found by fuzz_http_conn,
+ * tests/fuzz/regressions/http_conn/empty-piece-spins).
+ */
+static void
+test_no_empty_pieces(void **state)
+{
+	struct http_head	 h;
+	int			 pieces = 0;
+
+	assert_int_equal(parse(&h, "PUT / HTTP/1.1\nHost: a\n"
+	    "Content-Length: 8\n\n"), 0);
+	assert_int_equal(http_body_feed(&h, "", 0, pieces_cb, &pieces), 0);
+	assert_int_equal(http_body_feed(&h, "abcd", 4, pieces_cb, &pieces), 4);
+	assert_int_equal(http_body_feed(&h, "", 0, pieces_cb, &pieces), 0);
+	assert_int_equal(pieces, 1);
+	assert_false(h.body_done);
+	http_head_free(&h);
+	assert_int_equal(parse(&h, CHUNKED), 0);
+	assert_int_equal(http_body_feed(&h, "2\r\n", 3, pieces_cb, &pieces),
+	    3);
+	assert_int_equal(http_body_feed(&h, "", 0, pieces_cb, &pieces), 0);
+	assert_int_equal(pieces, 1);
+	assert_int_equal(http_body_feed(&h, "x", 1, pieces_cb, &pieces), 1);
+	assert_int_equal(pieces, 2);
+	http_head_free(&h);
+}
+
+static void
 test_no_body(void **state)
 {
 	struct http_head	 h;
@@ -383,6 +419,7 @@ main(void)
 		cmocka_unit_test(test_bodies_at_every_split),
 		cmocka_unit_test(test_chunk_refusals),
 		cmocka_unit_test(test_chunk_bounds),
+		cmocka_unit_test(test_no_empty_pieces),
 		cmocka_unit_test(test_no_body),
 	};
 
