@@ -37,6 +37,8 @@ AS_PACKAGES=(
 	# The libFuzzer harnesses (tests/fuzz/): clang, its fuzzer and
 	# sanitizer runtimes, and llvm-symbolizer for readable reports.
 	clang-14 libclang-rt-14-dev llvm-14
+	# tests/unit/memcheck.sh: the unit tests under memcheck.
+	valgrind
 )
 
 # --- messages ----------------------------------------------------------------
