@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +108,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct http_settings	 s;
 
+	/*
+	 * As in every daemon (common/proc.c): a write to a connection the
+	 * other side has closed is an EPIPE, not the end of the process.
+	 * The server closes at once after some errors while this side is
+	 * still writing the rest of its input.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	http_settings_default(&s);
 	s.max_connections = 4;
 	CHECK((base = event_base_new()) != NULL);
