@@ -219,7 +219,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	sel = data[0];
 	data++;
 	len--;
-	/* A Content-Type is a C string: evhttp gives it NUL-ended. */
+	/* A Content-Type is a C string: the request keeps it NUL-ended. */
 	if (sel & 0x80 && (nl = memchr(data, '\n', len)) != NULL) {
 		CHECK((ctype = strndup((const char *)data,
 		    (size_t)(nl - data))) != NULL);

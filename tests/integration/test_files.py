@@ -615,7 +615,7 @@ class LargeFiles(ServerCase):
 
 
 class UploadStreaming(ServerCase):
-    """The upload body goes around evhttp (apid/http_intake.c): kept-alive
+    """An upload body as apid reads it (apid/upload_body.c): kept-alive
     connections, a client that goes away mid-body, Expect: 100-continue.
     Under the trap seccomp mode, so that a forbidden call on these paths
     shows in the log by name."""
