@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "format.h"
+#include "sandbox_msg.h"
 
 #ifndef LIBEXECDIR
 #define LIBEXECDIR	"/usr/local/libexec/agent-sandbox"
@@ -536,6 +537,20 @@ get_sandbox_user(struct loader *ld)
 	return 0;
 }
 
+/*
+ * Not the reference's check: sandboxes never run as root, and dockerd-proxy
+ * refuses to start with such a user (a gid of 0 reaches root-group files
+ * in an image as surely as a uid of 0 reaches root's).
+ */
+static int
+check_sandbox_user(struct loader *ld)
+{
+	if (ld->conf->sandbox_uid == 0 || ld->conf->sandbox_gid == 0)
+		return fail(ld, "AGENT_SANDBOX_SANDBOX_USER must not be root "
+		    "(a uid or gid of 0)");
+	return 0;
+}
+
 static int
 get_docker_socket(struct loader *ld)
 {
@@ -608,13 +623,15 @@ load_vars(struct loader *ld)
 	    &c->default_image) == -1 ||
 	    get_list(ld, "AGENT_SANDBOX_ALLOWED_IMAGES", "*",
 	    &c->allowed_images, &c->allowed_images_count) == -1 ||
-	    get_sandbox_user(ld) == -1 ||
+	    get_sandbox_user(ld) == -1 || check_sandbox_user(ld) == -1 ||
 	    get_str(ld, "AGENT_SANDBOX_DOCKER_RUNTIME", "",
 	    &c->docker_runtime) == -1 ||
 	    get_str(ld, "AGENT_SANDBOX_NETWORK_NAME", "agent-sandbox-net",
 	    &c->network_name) == -1 ||
 	    get_bool(ld, "AGENT_SANDBOX_ALLOW_NETWORK", 1,
-	    &c->allow_network) == -1)
+	    &c->allow_network) == -1 ||
+	    get_bool(ld, "AGENT_SANDBOX_ALLOW_RUNTIME_ENV", 0,
+	    &c->allow_runtime_env) == -1)
 		return -1;
 	c->port = (int)port;
 
@@ -716,6 +733,9 @@ check_vars(struct loader *ld)
 			    "API keys must be at least 16 characters long");
 	if (c->default_cpus > c->max_cpus)
 		return fail(ld, "default_cpus exceeds max_cpus");
+	/* Not the reference's: less is no limit at all to Docker. */
+	if (c->default_cpus < SANDBOX_CPUS_MIN)
+		return fail(ld, "default_cpus must be at least 0.01");
 	if (c->default_memory_mb > c->max_memory_mb)
 		return fail(ld, "default_memory_mb exceeds max_memory_mb");
 	if (c->default_timeout_seconds > c->max_timeout_seconds)

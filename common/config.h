@@ -49,6 +49,7 @@ struct config {
 	char		 *log_level;		/* warn|info|debug */
 	char		 *seccomp_mode;		/* kill|trap|log */
 	char		 *instance_id;		/* set by managerd */
+	int		  allow_runtime_env;	/* env keys runtimes read */
 	/* apid's HTTP server (apid/http_server.c). */
 	double		  http_header_timeout;	/* seconds */
 	double		  http_body_timeout;

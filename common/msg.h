@@ -30,7 +30,13 @@ enum msg_type {
 	/*
 	 * managerd -> dockerd-proxy, no fd.
 	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
-	 * str docker_socket, str instance_id.
+	 * str docker_socket, str instance_id, then the policy only the
+	 * operator sets (struct proxy_policy): u32 sandbox uid, u32 sandbox
+	 * gid, i64 tmp_size_mb, str runtime ("": Docker's default), str
+	 * network_name, double max_cpus, i64 max_memory_mb, i64
+	 * max_pids_limit, u8 allow_network, u8 allow_runtime_env.  Built by
+	 * the spawner, from the configuration it read before managerd
+	 * confined itself.
 	 */
 	MSG_PROXY_CONFIG = 101,
 	/*

@@ -23,6 +23,40 @@ env_list_free(struct env_list *env)
 	memset(env, 0, sizeof(*env));
 }
 
+/*
+ * nvidia-container-runtime's hook reads NVIDIA_VISIBLE_DEVICES,
+ * NVIDIA_DRIVER_CAPABILITIES, NVIDIA_REQUIRE_*, NVIDIA_MIG_* and more, all
+ * under one prefix; the AMD, Habana and Ascend runtimes each read one key.
+ * Names are case-sensitive to them, so they are here.
+ */
+static int
+env_key_reserved(const char *key)
+{
+	static const char *const	 keys[] = {
+		"AMD_VISIBLE_DEVICES", "HABANA_VISIBLE_DEVICES",
+		"ASCEND_VISIBLE_DEVICES"
+	};
+	size_t				 i;
+
+	if (strncmp(key, "NVIDIA_", 7) == 0)
+		return 1;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+const char *
+env_list_reserved_key(const struct env_list *env)
+{
+	size_t	 i;
+
+	for (i = 0; i < env->count; i++)
+		if (env_key_reserved(env->keys[i]))
+			return env->keys[i];
+	return NULL;
+}
+
 int
 env_list_add(struct env_list *env, const char *key, const char *value)
 {
@@ -337,11 +371,6 @@ msg_put_docker_create(struct msgw *w, const struct docker_create *d)
 {
 	msgw_str(w, d->id);
 	put_spec(w, &d->spec);
-	msgw_u32(w, d->uid);
-	msgw_u32(w, d->gid);
-	msgw_i64(w, d->tmp_size_mb);
-	msgw_str(w, d->runtime);
-	msgw_str(w, d->network_name);
 }
 
 int
@@ -354,13 +383,7 @@ msg_get_docker_create(const struct imsg *imsg, struct docker_create *d)
 	d->id = msgr_str(&r, MSG_MAX_ID);
 	if (get_spec(&r, &d->spec) == -1)
 		goto bad;
-	d->uid = msgr_u32(&r);
-	d->gid = msgr_u32(&r);
-	d->tmp_size_mb = msgr_i64(&r);
-	d->runtime = msgr_str(&r, 256);
-	d->network_name = msgr_str(&r, 256);
-	if (msgr_end(&r) == -1 || d->id == NULL || d->runtime == NULL ||
-	    d->network_name == NULL)
+	if (msgr_end(&r) == -1 || d->id == NULL)
 		goto bad;
 	return 0;
 bad:
@@ -373,8 +396,6 @@ docker_create_free(struct docker_create *d)
 {
 	free(d->id);
 	sandbox_spec_free(&d->spec);
-	free(d->runtime);
-	free(d->network_name);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -385,7 +406,6 @@ msg_put_docker_exec(struct msgw *w, const struct docker_exec *d)
 	put_argv(w, d->argc, d->argv);
 	put_env(w, &d->env);
 	msgw_str(w, d->workdir);
-	msgw_str(w, d->user);
 	msgw_double(w, d->timeout_seconds);
 }
 
@@ -401,10 +421,9 @@ msg_get_docker_exec(const struct imsg *imsg, struct docker_exec *d)
 	    get_env(&r, &d->env) == -1)
 		goto bad;
 	d->workdir = msgr_str(&r, MSG_MAX_PATH);
-	d->user = msgr_str(&r, 64);
 	d->timeout_seconds = msgr_double(&r);
 	if (msgr_end(&r) == -1 || d->id == NULL || d->workdir == NULL ||
-	    d->user == NULL || d->argc == 0)
+	    d->argc == 0)
 		goto bad;
 	return 0;
 bad:
@@ -419,7 +438,6 @@ docker_exec_free(struct docker_exec *d)
 	free_argv(d->argv);
 	env_list_free(&d->env);
 	free(d->workdir);
-	free(d->user);
 	memset(d, 0, sizeof(*d));
 }
 

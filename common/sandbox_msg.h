@@ -29,6 +29,13 @@ struct env_list {
 	char	**values;
 };
 
+/*
+ * The least CPU a sandbox can be limited to: Docker makes 0.01 CPU a CFS
+ * quota of 1 ms per 100 ms, the kernel's least, and anything smaller no
+ * limit at all (dockerd-proxy/hardening.c).
+ */
+#define SANDBOX_CPUS_MIN	0.01
+
 /* The spec of a sandbox: what it was created with. */
 struct sandbox_spec {
 	char		*image;
@@ -83,15 +90,15 @@ struct exec_request {
 	double		 timeout_seconds;
 };
 
-/* A sandbox for dockerd-proxy to make (managerd -> proxy). */
+/*
+ * A sandbox for dockerd-proxy to make (managerd -> proxy): what a client
+ * chose, within the limits managerd applies.  The sandbox user, /tmp's
+ * size, the runtime and the network come from the proxy's own settings
+ * (MSG_PROXY_CONFIG), never from this message.
+ */
 struct docker_create {
 	char		*id;
 	struct sandbox_spec spec;
-	uint32_t	 uid;
-	uint32_t	 gid;
-	int64_t		 tmp_size_mb;
-	char		*runtime;	/* "" for Docker's default */
-	char		*network_name;
 };
 
 /* A command for dockerd-proxy to run (managerd -> proxy). */
@@ -101,7 +108,6 @@ struct docker_exec {
 	char		**argv;		/* final argv, NULL-terminated */
 	struct env_list	 env;
 	char		*workdir;	/* normalized, absolute */
-	char		*user;		/* "uid:gid" */
 	double		 timeout_seconds;
 };
 
@@ -112,6 +118,13 @@ struct exec_exit {
 
 void	env_list_free(struct env_list *);
 int	env_list_add(struct env_list *, const char *key, const char *value);
+/*
+ * The first key of the list that container runtimes or their hooks read
+ * from a container's environment to change what the container gets
+ * (NVIDIA_VISIBLE_DEVICES and the rest of NVIDIA_*, AMD_VISIBLE_DEVICES,
+ * HABANA_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES), or NULL.
+ */
+const char *env_list_reserved_key(const struct env_list *);
 
 void	msg_put_create_request(struct msgw *, const struct create_request *);
 int	msg_get_create_request(const struct imsg *, struct create_request *);

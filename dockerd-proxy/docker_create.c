@@ -288,10 +288,11 @@ create_workspace_owned(const struct docker_result *res, void *arg)
 static void
 create_own_workspace(struct create *c, const char *target)
 {
-	unsigned char	 tar[TAR_DIR_ARCHIVE_LEN];
-	char		 path[256];
+	const struct proxy_policy	*pol = &c->px->settings.policy;
+	unsigned char			 tar[TAR_DIR_ARCHIVE_LEN];
+	char				 path[256];
 
-	if (tar_dir_archive(tar, "workspace/", 0755, c->dc.uid, c->dc.gid,
+	if (tar_dir_archive(tar, "workspace/", 0755, pol->uid, pol->gid,
 	    (long long)time(NULL)) == -1)
 		fatalx("%s: tar header", __func__);
 	if (docker_path(path, sizeof(path), DOCKER_API
@@ -355,7 +356,8 @@ create_prep(struct create *c)
 
 	sandbox_prep_name(c->dc.id, name, sizeof(name));
 	create_post_container(c, name,
-	    hardening_prep_body(&c->dc, c->px->settings.instance_id),
+	    hardening_prep_body(&c->px->settings.policy, &c->dc,
+	    c->px->settings.instance_id),
 	    create_prep_created);
 }
 
@@ -389,7 +391,8 @@ create_container(struct create *c)
 
 	sandbox_container_name(c->dc.id, name, sizeof(name));
 	create_post_container(c, name,
-	    hardening_container_body(&c->dc, c->px->settings.instance_id),
+	    hardening_container_body(&c->px->settings.policy, &c->dc,
+	    c->px->settings.instance_id),
 	    create_container_created);
 }
 
@@ -416,7 +419,7 @@ create_branches(struct create *c)
 	if (c->use_prep)
 		create_prep(c);
 	if (c->dc.spec.network)
-		network_ensure(c->px, c->dc.network_name,
+		network_ensure(c->px, c->px->settings.policy.network_name,
 		    create_network_ready, c);
 	else
 		create_container(c);
@@ -603,7 +606,8 @@ docker_create(struct proxy *px, uint32_t peerid, struct docker_create *dc)
 	c->dc = *dc;
 	memset(dc, 0, sizeof(*dc));
 	c->use_prep = c->dc.spec.read_only_rootfs;
-	if ((why = hardening_check_create(&c->dc)) != NULL) {
+	if ((why = hardening_check_create(&px->settings.policy, &c->dc)) !=
+	    NULL) {
 		peer_send_error(&px->parent, peerid, ERR_INVALID_REQUEST,
 		    "create sandbox from %s: %s", c->dc.spec.image, why);
 		create_free(c);

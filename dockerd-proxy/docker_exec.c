@@ -184,7 +184,7 @@ kill_start(struct exec *e)
 	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/exec",
 	    k->cid) == -1)
 		fatalx("%s: path", __func__);
-	body = hardening_kill_body(e->spec.user, e->fp.pid);
+	body = hardening_kill_body(&e->px->settings.policy, e->fp.pid);
 	docker_call(e->px, "POST", path, body, EXEC_MAX_BODY, kill_created,
 	    k);
 	json_object_put(body);
@@ -657,7 +657,7 @@ exec_inspected(const struct docker_result *res, void *arg)
 	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/exec",
 	    e->cid) == -1)
 		fatalx("%s: path", __func__);
-	obj = hardening_exec_body(&e->spec);
+	obj = hardening_exec_body(&e->px->settings.policy, &e->spec);
 	docker_call(e->px, "POST", path, obj, EXEC_MAX_BODY, exec_created, e);
 	json_object_put(obj);
 }
@@ -668,7 +668,7 @@ docker_exec(struct proxy *px, uint32_t peerid, struct docker_exec *de, int fd)
 	struct exec	*e;
 	struct stat	 st;
 	char		 name[DOCKER_NAME_MAX], path[256];
-	int		 flags, root;
+	int		 flags;
 
 	e = xcalloc(1, sizeof(*e));
 	e->px = px;
@@ -691,12 +691,6 @@ docker_exec(struct proxy *px, uint32_t peerid, struct docker_exec *de, int fd)
 	    (flags = fcntl(fd, F_GETFL)) == -1 ||
 	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1) {
 		exec_fail(e, ERR_INTERNAL, "exec output is not a pipe");
-		return;
-	}
-	if (!valid_user(e->spec.user, &root) || root) {
-		log_warnx("refusing to exec as %s in %s", e->spec.user,
-		    e->spec.id);
-		exec_fail(e, ERR_FORBIDDEN, "refusing to exec as root");
 		return;
 	}
 	sandbox_container_name(e->spec.id, name, sizeof(name));

@@ -14,7 +14,10 @@
 #include "log.h"
 #include "proxy.h"
 
-/* Bounds a sane managerd never reaches; past them the request is refused. */
+/*
+ * Bounds on the operator's own settings; a create is also held to the
+ * settings' maxima (struct proxy_policy).
+ */
 #define CPUS_MAX		1024.0
 #define MEMORY_MB_MIN		6		/* Docker's own minimum */
 #define MEMORY_MB_MAX		(1LL << 22)	/* 4 TiB */
@@ -110,25 +113,6 @@ valid_env_key(const char *key)
 	return key != NULL && key[0] != '\0' && strchr(key, '=') == NULL;
 }
 
-int
-valid_user(const char *user, int *root)
-{
-	const char	*colon;
-	size_t		 ulen, glen;
-
-	if (user == NULL)
-		return 0;
-	colon = strchr(user, ':');
-	ulen = colon != NULL ? (size_t)(colon - user) : strlen(user);
-	glen = colon != NULL ? strlen(colon + 1) : 1;
-	if (ulen == 0 || ulen > 10 || glen == 0 || glen > 10 ||
-	    strspn(user, "0123456789") != ulen ||
-	    (colon != NULL && strspn(colon + 1, "0123456789") != glen))
-		return 0;
-	*root = strspn(user, "0") == ulen;
-	return 1;
-}
-
 static json_object *
 env_entry(const char *key, const char *value)
 {
@@ -188,6 +172,21 @@ labels(const char *id, const char *instance_id, int prep)
 	return l;
 }
 
+/*
+ * No log at all: with the default json-file driver a sandbox writing to
+ * /proc/1/fd/1 (its init's stdout) grows a file on the host without
+ * bound.  Nothing of ours reads a sandbox's log.
+ */
+static json_object *
+no_log(void)
+{
+	json_object	*l = jnew(json_object_new_object());
+
+	jset(l, "Type", jstr("none"));
+	jset(l, "Config", jnew(json_object_new_object()));
+	return l;
+}
+
 static json_object *
 workspace_mounts(const char *id)
 {
@@ -209,42 +208,75 @@ workspace_mounts(const char *id)
 	return mounts;
 }
 
-static void
-user_string(const struct docker_create *dc, char *buf, size_t len)
+/*
+ * Docker turns NanoCpus into a CFS quota of NanoCpus / 10^4 microseconds
+ * per 100 ms period, rounding down, and a quota of 0 means no limit at
+ * all: 0.000001 CPU would be unlimited CPU.  The kernel's least quota is
+ * 1 ms, hence SANDBOX_CPUS_MIN.
+ */
+static int64_t
+nano_cpus(double cpus)
 {
-	snprintf(buf, len, "%u:%u", dc->uid, dc->gid);
+	if (!isfinite(cpus) || cpus < 0 || cpus > CPUS_MAX)
+		return -1;
+	return (int64_t)(cpus * 1e9);
+}
+
+#define NANO_CPUS_MIN	10000000	/* SANDBOX_CPUS_MIN: a 1 ms quota */
+
+const char *
+hardening_check_policy(struct proxy_policy *p)
+{
+	if (p->uid == 0 || p->gid == 0)
+		return "the sandbox user must not be root (uid or gid 0)";
+	if (p->uid == UINT32_MAX || p->gid == UINT32_MAX)
+		return "invalid sandbox user";
+	snprintf(p->user, sizeof(p->user), "%u:%u", p->uid, p->gid);
+	if (p->tmp_size_mb < 1 || p->tmp_size_mb > TMP_MB_MAX)
+		return "tmp_size_mb out of range";
+	if (p->runtime[0] != '\0' && !valid_docker_name(p->runtime))
+		return "invalid Docker runtime name";
+	/* Not one of Docker's own networks, and not container:<id>. */
+	if (!valid_docker_name(p->network_name) ||
+	    strcmp(p->network_name, "bridge") == 0 ||
+	    strcmp(p->network_name, "host") == 0 ||
+	    strcmp(p->network_name, "none") == 0 ||
+	    strcmp(p->network_name, "default") == 0)
+		return "invalid network name";
+	/* Maxima above the bounds are fine: creates are held to both. */
+	if (!isfinite(p->max_cpus) || p->max_cpus < SANDBOX_CPUS_MIN)
+		return "max_cpus out of range";
+	if (p->max_memory_mb < MEMORY_MB_MIN)
+		return "max_memory_mb out of range";
+	if (p->max_pids_limit < 1)
+		return "max_pids_limit out of range";
+	return NULL;
 }
 
 const char *
-hardening_check_create(const struct docker_create *dc)
+hardening_check_create(const struct proxy_policy *p,
+    const struct docker_create *dc)
 {
 	const struct sandbox_spec	*s = &dc->spec;
 
-	if (!isfinite(s->cpus) || s->cpus <= 0 || s->cpus > CPUS_MAX)
+	if (nano_cpus(s->cpus) < NANO_CPUS_MIN || s->cpus > p->max_cpus)
 		return "cpus out of range";
-	if (s->memory_mb < MEMORY_MB_MIN || s->memory_mb > MEMORY_MB_MAX)
+	if (s->memory_mb < MEMORY_MB_MIN || s->memory_mb > MEMORY_MB_MAX ||
+	    s->memory_mb > p->max_memory_mb)
 		return "memory_mb out of range";
-	if (s->pids_limit < 1 || s->pids_limit > PIDS_MAX)
+	if (s->pids_limit < 1 || s->pids_limit > PIDS_MAX ||
+	    s->pids_limit > p->max_pids_limit)
 		return "pids_limit out of range";
-	if (dc->tmp_size_mb < 1 || dc->tmp_size_mb > TMP_MB_MAX)
-		return "tmp_size_mb out of range";
-	if (dc->uid == 0)
-		return "the sandbox user must not be root";
-	if (dc->runtime[0] != '\0' && !valid_docker_name(dc->runtime))
-		return "invalid Docker runtime name";
-	/* Not one of Docker's own networks, and not container:<id>. */
-	if (s->network && (!valid_docker_name(dc->network_name) ||
-	    strcmp(dc->network_name, "bridge") == 0 ||
-	    strcmp(dc->network_name, "host") == 0 ||
-	    strcmp(dc->network_name, "none") == 0 ||
-	    strcmp(dc->network_name, "default") == 0))
-		return "invalid network name";
+	if (s->network && !p->allow_network)
+		return "sandboxes with network access are not allowed";
+	if (!p->allow_runtime_env && env_list_reserved_key(&s->env) != NULL)
+		return "an environment key that container runtimes read";
 	return NULL;
 }
 
 json_object *
-hardening_container_body(const struct docker_create *dc,
-    const char *instance_id)
+hardening_container_body(const struct proxy_policy *p,
+    const struct docker_create *dc, const char *instance_id)
 {
 	static const char *const	 entrypoint[] = {
 		"/bin/sh", "-c", HARDENING_KEEPALIVE
@@ -255,21 +287,20 @@ hardening_container_body(const struct docker_create *dc,
 	};
 	const struct sandbox_spec	*s = &dc->spec;
 	json_object			*body, *host, *tmpfs;
-	char				 user[32], tmpopts[128];
+	char				 tmpopts[128];
 	int64_t				 memory;
 
-	user_string(dc, user, sizeof(user));
 	memory = s->memory_mb * 1048576;
 	snprintf(tmpopts, sizeof(tmpopts),
 	    "rw,nosuid,nodev,size=%lldm,mode=1777",
-	    (long long)dc->tmp_size_mb);
+	    (long long)p->tmp_size_mb);
 
 	body = jnew(json_object_new_object());
 	jset(body, "Image", jstr(s->image));
 	jset(body, "Entrypoint", jstr_array(entrypoint, 3));
 	jset(body, "Cmd", json_object_new_array());
 	jset(body, "Hostname", jstr("sandbox"));
-	jset(body, "User", jstr(user));
+	jset(body, "User", jstr(p->user));
 	jset(body, "WorkingDir", jstr(WORKSPACE));
 	jset(body, "Env", env_array(&s->env, WORKSPACE));
 	jset(body, "Labels", labels(dc->id, instance_id, 0));
@@ -286,14 +317,14 @@ hardening_container_body(const struct docker_create *dc,
 	jset(host, "PidsLimit", json_object_new_int64(s->pids_limit));
 	jset(host, "Memory", json_object_new_int64(memory));
 	jset(host, "MemorySwap", json_object_new_int64(memory));
-	jset(host, "NanoCpus", json_object_new_int64((int64_t)(s->cpus *
-	    1e9)));
+	jset(host, "NanoCpus", json_object_new_int64(nano_cpus(s->cpus)));
 	jset(host, "IpcMode", jstr("private"));
 	jset(host, "Init", json_object_new_boolean(1));
-	jset(host, "NetworkMode", jstr(s->network ? dc->network_name :
+	jset(host, "NetworkMode", jstr(s->network ? p->network_name :
 	    "none"));
-	if (dc->runtime[0] != '\0')
-		jset(host, "Runtime", jstr(dc->runtime));
+	if (p->runtime[0] != '\0')
+		jset(host, "Runtime", jstr(p->runtime));
+	jset(host, "LogConfig", no_log());
 	jset(body, "HostConfig", host);
 	return body;
 }
@@ -305,7 +336,8 @@ hardening_container_body(const struct docker_create *dc,
  * to "/", and in running nothing at all.
  */
 json_object *
-hardening_prep_body(const struct docker_create *dc, const char *instance_id)
+hardening_prep_body(const struct proxy_policy *p,
+    const struct docker_create *dc, const char *instance_id)
 {
 	static const char *const	 entrypoint[] = {
 		"/bin/sh", "-c", "exit 0"
@@ -315,14 +347,12 @@ hardening_prep_body(const struct docker_create *dc, const char *instance_id)
 		"no-new-privileges:true"
 	};
 	json_object			*body, *host;
-	char				 user[32];
 
-	user_string(dc, user, sizeof(user));
 	body = jnew(json_object_new_object());
 	jset(body, "Image", jstr(dc->spec.image));
 	jset(body, "Entrypoint", jstr_array(entrypoint, 3));
 	jset(body, "Cmd", json_object_new_array());
-	jset(body, "User", jstr(user));
+	jset(body, "User", jstr(p->user));
 	jset(body, "Labels", labels(dc->id, instance_id, 1));
 	host = jnew(json_object_new_object());
 	jset(host, "Mounts", workspace_mounts(dc->id));
@@ -331,6 +361,7 @@ hardening_prep_body(const struct docker_create *dc, const char *instance_id)
 	jset(host, "SecurityOpt", jstr_array(security_opt, 1));
 	jset(host, "PidsLimit", json_object_new_int64(8));
 	jset(host, "NetworkMode", jstr("none"));
+	jset(host, "LogConfig", no_log());
 	jset(body, "HostConfig", host);
 	return body;
 }
@@ -368,7 +399,7 @@ hardening_network_body(const char *name)
 }
 
 json_object *
-hardening_exec_body(const struct docker_exec *de)
+hardening_exec_body(const struct proxy_policy *p, const struct docker_exec *de)
 {
 	static const char *const	 wrapper[] = {
 		"/bin/sh", "-c", EXEC_WRAPPER, "sh"
@@ -386,13 +417,13 @@ hardening_exec_body(const struct docker_exec *de)
 	jset(body, "Tty", json_object_new_boolean(0));
 	jset(body, "Cmd", cmd);
 	jset(body, "Env", env_array(&de->env, NULL));
-	jset(body, "User", jstr(de->user));
+	jset(body, "User", jstr(p->user));
 	jset(body, "WorkingDir", jstr(de->workdir));
 	return body;
 }
 
 json_object *
-hardening_kill_body(const char *user, long long pid)
+hardening_kill_body(const struct proxy_policy *p, long long pid)
 {
 	json_object	*body, *cmd;
 	char		 pidtext[32];
@@ -410,7 +441,7 @@ hardening_kill_body(const char *user, long long pid)
 	jset(body, "AttachStderr", json_object_new_boolean(1));
 	jset(body, "Tty", json_object_new_boolean(0));
 	jset(body, "Cmd", cmd);
-	jset(body, "User", jstr(user));
+	jset(body, "User", jstr(p->user));
 	jset(body, "WorkingDir", jstr("/"));
 	return body;
 }

@@ -26,18 +26,32 @@ static void
 proxy_read_settings(struct imsg *imsg, struct proxy_settings *s)
 {
 	struct msgr	 r;
+	const char	*why;
 
 	msgr_init(&r, imsg);
 	if (proc_child_settings(&r, &s->proc) == -1)
 		fatalx("malformed PROXY_CONFIG");
 	s->docker_socket = msgr_str(&r, 4096);
 	s->instance_id = msgr_str(&r, 64);
+	s->policy.uid = msgr_u32(&r);
+	s->policy.gid = msgr_u32(&r);
+	s->policy.tmp_size_mb = msgr_i64(&r);
+	s->policy.runtime = msgr_str(&r, 256);
+	s->policy.network_name = msgr_str(&r, 256);
+	s->policy.max_cpus = msgr_double(&r);
+	s->policy.max_memory_mb = msgr_i64(&r);
+	s->policy.max_pids_limit = msgr_i64(&r);
+	s->policy.allow_network = msgr_u8(&r);
+	s->policy.allow_runtime_env = msgr_u8(&r);
 	if (msgr_end(&r) == -1 || s->docker_socket == NULL ||
-	    s->instance_id == NULL)
+	    s->instance_id == NULL || s->policy.runtime == NULL ||
+	    s->policy.network_name == NULL)
 		fatalx("malformed PROXY_CONFIG");
 	/* It goes into labels and filters: lower-case hex only. */
 	if (!valid_instance_id(s->instance_id))
 		fatalx("PROXY_CONFIG: bad instance id");
+	if ((why = hardening_check_policy(&s->policy)) != NULL)
+		fatalx("PROXY_CONFIG: %s", why);
 	imsg_free(imsg);
 }
 

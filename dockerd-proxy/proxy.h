@@ -21,10 +21,30 @@
 
 struct docker_response;
 
+/*
+ * What only the operator's configuration decides, from PROXY_CONFIG: no
+ * message from managerd can change it, and every create and exec is held
+ * to it (hardening.c).
+ */
+struct proxy_policy {
+	uint32_t		 uid;		/* the sandbox user; never 0 */
+	uint32_t		 gid;		/* never 0 */
+	char			 user[24];	/* "uid:gid" */
+	int64_t			 tmp_size_mb;
+	char			*runtime;	/* "": Docker's default */
+	char			*network_name;	/* for sandboxes with network */
+	double			 max_cpus;
+	int64_t			 max_memory_mb;
+	int64_t			 max_pids_limit;
+	int			 allow_network;
+	int			 allow_runtime_env;
+};
+
 struct proxy_settings {
 	struct proc_settings	 proc;		/* log, seccomp, user, jail */
 	char			*docker_socket;	/* path as seen after the jail */
 	char			*instance_id;	/* labels this server's objects */
+	struct proxy_policy	 policy;
 };
 
 struct exec;
@@ -139,26 +159,34 @@ int	docker_result_answered(const struct docker_result *);
  */
 #define HARDENING_KEEPALIVE \
 	"trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"
-json_object	*hardening_container_body(const struct docker_create *,
-		    const char *instance_id);
+json_object	*hardening_container_body(const struct proxy_policy *,
+		    const struct docker_create *, const char *instance_id);
 /*
  * The never-started container through which the volume's root is given
  * to the sandbox user when the sandbox's own root filesystem is read-only
  * (Docker refuses archive uploads outside volumes then).
  */
-json_object	*hardening_prep_body(const struct docker_create *,
-		    const char *instance_id);
+json_object	*hardening_prep_body(const struct proxy_policy *,
+		    const struct docker_create *, const char *instance_id);
 json_object	*hardening_volume_body(const char *id, const char *instance_id);
 json_object	*hardening_network_body(const char *name);
-json_object	*hardening_exec_body(const struct docker_exec *);
-json_object	*hardening_kill_body(const char *user, long long pid);
+json_object	*hardening_exec_body(const struct proxy_policy *,
+		    const struct docker_exec *);
+json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);
 json_object	*hardening_exec_start_body(int detach);
-/* Checks on a docker_create a codec cannot make; NULL if fine. */
-const char	*hardening_check_create(const struct docker_create *);
+/*
+ * The operator's policy, checked once at start-up (and its "uid:gid"
+ * made); NULL if fine, else why not.
+ */
+const char	*hardening_check_policy(struct proxy_policy *);
+/*
+ * Checks on a docker_create a codec cannot make, against the policy:
+ * NULL if fine, else why it is refused.
+ */
+const char	*hardening_check_create(const struct proxy_policy *,
+		    const struct docker_create *);
 /* 1 when an env key may be passed to Docker as KEY=value. */
 int		 valid_env_key(const char *);
-/* "uid" or "uid:gid", numeric; 1 if acceptable, *root set for uid 0. */
-int		 valid_user(const char *, int *root);
 
 /* docker_tar.c: a ustar archive holding one directory entry. */
 #define TAR_BLOCK		512

@@ -50,7 +50,6 @@ static void
 dispatch_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
 {
 	struct docker_exec	 de;
-	int			 root;
 
 	if (imsg->fd == -1)
 		peer_bad_message(p, imsg, "no output pipe");
@@ -61,8 +60,6 @@ dispatch_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
 	check_env(p, imsg, &de.env);
 	if (de.workdir[0] != '/')
 		peer_bad_message(p, imsg, "relative workdir");
-	if (!valid_user(de.user, &root))
-		peer_bad_message(p, imsg, "bad user");
 	if (!isfinite(de.timeout_seconds) || de.timeout_seconds <= 0)
 		peer_bad_message(p, imsg, "bad timeout");
 	docker_exec(px, imsg->hdr.peerid, &de, imsg_take_fd(imsg));

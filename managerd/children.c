@@ -63,6 +63,16 @@ proxy_settings(const struct config *conf, int listener, struct msgw *w,
 	    conf->privsep_user, conf->chroot_dir);
 	msgw_str(w, conf->docker_socket);
 	msgw_str(w, conf->instance_id);
+	msgw_u32(w, conf->sandbox_uid);
+	msgw_u32(w, conf->sandbox_gid);
+	msgw_i64(w, conf->tmp_size_mb);
+	msgw_str(w, conf->docker_runtime);
+	msgw_str(w, conf->network_name);
+	msgw_double(w, conf->max_cpus);
+	msgw_i64(w, conf->max_memory_mb);
+	msgw_i64(w, conf->max_pids_limit);
+	msgw_u8(w, conf->allow_network != 0);
+	msgw_u8(w, conf->allow_runtime_env != 0);
 	return w->overflow ? -1 : 0;
 }
 

@@ -71,6 +71,12 @@ create_check(uint32_t apid_id, struct create_request *req,
 		    "cpus must be in (0, %s]", max);
 		return -1;
 	}
+	/* Not the reference's: Docker would run it with no CPU limit. */
+	if (spec->cpus < SANDBOX_CPUS_MIN) {
+		apid_error(apid_id, ERR_INVALID_REQUEST, "cpus must be at "
+		    "least 0.01: Docker cannot limit a sandbox to less");
+		return -1;
+	}
 	spec->memory_mb = req->has_memory_mb ? req->memory_mb :
 	    conf->default_memory_mb;
 	if (spec->memory_mb < 16 || spec->memory_mb > conf->max_memory_mb) {
@@ -92,6 +98,13 @@ create_check(uint32_t apid_id, struct create_request *req,
 	}
 	if ((key = env_invalid_key(&req->env)) != NULL) {
 		reply_bad_env(apid_id, key);
+		return -1;
+	}
+	if (!conf->allow_runtime_env &&
+	    (key = env_list_reserved_key(&req->env)) != NULL) {
+		apid_error(apid_id, ERR_FORBIDDEN, "this server does not allow "
+		    "the environment key %s: container runtimes read it "
+		    "(AGENT_SANDBOX_ALLOW_RUNTIME_ENV)", key);
 		return -1;
 	}
 	*ttl = req->has_timeout_seconds ? req->timeout_seconds :
@@ -317,7 +330,6 @@ int
 sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
     proxy_done_cb done, void *arg)
 {
-	struct config			*conf = &env->conf;
 	struct docker_create_call	*dcc;
 	struct docker_create		 dc;
 	struct msgw			 w;
@@ -327,11 +339,6 @@ sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
 	memset(&dc, 0, sizeof(dc));
 	dc.id = idbuf;
 	dc.spec = *spec;
-	dc.uid = conf->sandbox_uid;
-	dc.gid = conf->sandbox_gid;
-	dc.tmp_size_mb = conf->tmp_size_mb;
-	dc.runtime = conf->docker_runtime;
-	dc.network_name = conf->network_name;
 	msgw_init(&w);
 	msg_put_docker_create(&w, &dc);
 	if (w.overflow) {

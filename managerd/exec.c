@@ -176,7 +176,7 @@ exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 	struct sandbox		*sb;
 	struct docker_exec	 dx;
 	char			 workdir[MSG_MAX_PATH + sizeof(WORKSPACE)];
-	char			 user[32], *shell_argv[4];
+	char			*shell_argv[4];
 	double			 timeout;
 
 	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
@@ -201,9 +201,6 @@ exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 	}
 	dx.env = req->env;
 	dx.workdir = workdir;
-	snprintf(user, sizeof(user), "%u:%u", env->conf.sandbox_uid,
-	    env->conf.sandbox_gid);
-	dx.user = user;
 	dx.timeout_seconds = timeout;
 	exec_run(apid_id, &dx, fd, MSG_EXEC_STARTED, NULL);
 	return;

@@ -456,7 +456,7 @@ list_exec(uint32_t apid_id, struct sandbox *sb, const char *dir,
 	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
 	static char		 argv0[] = "sh", root[] = "/";
 	struct docker_exec	 dx;
-	char			 script[sizeof(list_script)], user[32];
+	char			 script[sizeof(list_script)];
 	char			*argv[4 + LIST_MAX_ARGS + 1];
 	int			 i;
 
@@ -473,9 +473,6 @@ list_exec(uint32_t apid_id, struct sandbox *sb, const char *dir,
 	dx.argc = 4 + la->argc;
 	dx.argv = argv;
 	dx.workdir = root;
-	snprintf(user, sizeof(user), "%u:%u", env->conf.sandbox_uid,
-	    env->conf.sandbox_gid);
-	dx.user = user;
 	dx.timeout_seconds = LIST_TIMEOUT_SECONDS;
 	exec_run(apid_id, &dx, fd, MSG_FILE_LIST_STARTED, dir);
 }

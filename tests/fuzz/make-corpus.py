@@ -135,11 +135,9 @@ PAYLOADS = [
      + s(None)),
     ("exec_request", s(SB) + u8(0) + argv(["python3", "-c", "print(1)"]) +
      env([]) + s("/workspace") + u8(1) + dbl(30.0)),
-    ("docker_create", s(SB) + SPEC + u32(1000) + u32(1000) + i64(64) +
-     s("") + s("agent-sandbox")),
+    ("docker_create", s(SB) + SPEC),
     ("docker_exec", s(SB) + argv(["/bin/sh", "-c", "echo ok"]) +
-     env([("HOME", "/workspace")]) + s("/workspace") + s("1000:1000") +
-     dbl(300.0)),
+     env([("HOME", "/workspace")]) + s("/workspace") + dbl(300.0)),
     ("file_request", s(SB) + s("/workspace/sp ace/\u00fcnic\u00f8de.txt")),
     ("file_write", s(SB) + s("/workspace/src/app.py") + u32(0o644) +
      u64(21)),

@@ -107,21 +107,35 @@ def p_env(env):
 
 def docker_create_payload(sid, image=IMAGE, cpus=0.5, memory_mb=128,
                           pids_limit=64, network=False, read_only=True,
-                          env=None, uid=1000, gid=1000, tmp_mb=64,
-                          runtime="", network_name=NETWORK):
+                          env=None):
     return (p_str(sid) + p_str(image) + p_double(cpus) + p_i64(memory_mb) +
             p_i64(pids_limit) + p_u8(int(network)) + p_u8(int(read_only)) +
-            p_env(env or {}) + p_u32(uid) + p_u32(gid) + p_i64(tmp_mb) +
-            p_str(runtime) + p_str(network_name))
+            p_env(env or {}))
 
 
 def docker_exec_payload(sid, argv, env=None, workdir="/workspace",
-                        user="1000:1000", timeout=30.0):
+                        timeout=30.0):
     out = p_str(sid) + p_u32(len(argv))
     for a in argv:
         out += p_str(a)
-    return (out + p_env(env or {}) + p_str(workdir) + p_str(user) +
-            p_double(timeout))
+    return out + p_env(env or {}) + p_str(workdir) + p_double(timeout)
+
+
+# The operator's policy in PROXY_CONFIG (struct proxy_policy), as the
+# spawner sends it; a test may start a proxy with other settings.
+POLICY = {"uid": 1000, "gid": 1000, "tmp_mb": 64, "runtime": "",
+          "network_name": NETWORK, "max_cpus": 4.0, "max_memory_mb": 4096,
+          "max_pids_limit": 4096, "allow_network": True,
+          "allow_runtime_env": False}
+
+
+def policy_payload(**kw):
+    p = dict(POLICY, **kw)
+    return (p_u32(p["uid"]) + p_u32(p["gid"]) + p_i64(p["tmp_mb"]) +
+            p_str(p["runtime"]) + p_str(p["network_name"]) +
+            p_double(p["max_cpus"]) + p_i64(p["max_memory_mb"]) +
+            p_i64(p["max_pids_limit"]) + p_u8(int(p["allow_network"])) +
+            p_u8(int(p["allow_runtime_env"])))
 
 
 class Reader:
@@ -174,7 +188,11 @@ def parse_frames(data):
 # --- the proxy, driven as managerd drives it ---------------------------------
 
 class Proxy:
-    def __init__(self):
+    """The real dockerd-proxy on a socketpair.  policy: what PROXY_CONFIG
+    carries after the common head (see POLICY); ready=False for a proxy
+    expected to refuse its settings (then wait_exit())."""
+
+    def __init__(self, ready=True, **policy):
         self.tmp = tempfile.mkdtemp(prefix="as-proxy-")
         self.log_path = os.path.join(self.tmp, "proxy.log")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -203,9 +221,18 @@ class Proxy:
         seccomp = os.environ.get("AGENT_SANDBOX_TEST_SECCOMP", "kill")
         self.send(MSG_PROXY_CONFIG, 0, p_str("debug") + p_str(seccomp) +
                   p_str("nobody") + p_str(os.path.join(self.tmp, "jail")) +
-                  p_str(harness.DOCKER_SOCKET) + p_str(INSTANCE))
+                  p_str(harness.DOCKER_SOCKET) + p_str(INSTANCE) +
+                  policy_payload(**policy))
         threading.Thread(target=self._read, daemon=True).start()
-        self.wait(0, MSG_READY, timeout=20)
+        if ready:
+            self.wait(0, MSG_READY, timeout=20)
+
+    def wait_exit(self, timeout=20):
+        """The exit status of a proxy that must stop by itself."""
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.stop()
 
     def peerid(self):
         with self.lock:
@@ -614,8 +641,10 @@ class ProxyOps(unittest.TestCase):
         self.assertFalse(host["Privileged"])
         self.assertEqual(host["IpcMode"], "private")
         self.assertTrue(host["Init"])
-        self.assertTrue(host["Tmpfs"]["/tmp"].startswith(
-            "rw,nosuid,nodev,size="))
+        self.assertEqual(host["LogConfig"]["Type"], "none")
+        self.assertEqual(c["LogPath"], "")
+        self.assertEqual(host["Tmpfs"]["/tmp"],
+                         "rw,nosuid,nodev,size=64m,mode=1777")
         self.assertIsNone(host["Binds"])
         self.assertEqual(c["Config"]["User"], "1000:1000")
         self.assertEqual(c["Config"]["Hostname"], "sandbox")
@@ -657,18 +686,20 @@ class ProxyOps(unittest.TestCase):
         self.assertEqual((code, out, err), (0, "1000:1000\nhi\n", ""))
 
     def test_workspace_owned_writable_rootfs(self):
+        # The sandbox user is the operator's, in the proxy's own settings.
+        proxy = Proxy(uid=1234, gid=2345)
         sid = new_id()
-        mtype, payload = PROXY.create(sid, read_only=False, uid=1234,
-                                      gid=2345)
-        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
         try:
-            code, out, _ = PROXY.sh(sid, "stat -c %u:%g /workspace && "
-                                    "touch /workspace/x && id -u",
-                                    user="1234:2345")
-            self.assertEqual((code, out), (0, "1234:2345\n1234\n"))
+            mtype, payload = proxy.create(sid, read_only=False)
+            self.assertEqual(mtype, MSG_DOCKER_DONE,
+                             describe(mtype, payload))
+            code, out, _ = proxy.sh(sid, "stat -c %u:%g /workspace && "
+                                    "touch /workspace/x && id -u && id -g")
+            self.assertEqual((code, out), (0, "1234:2345\n1234\n2345\n"))
             self.assertIsNone(container("agent-sandbox-%s-init" % sid))
         finally:
-            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+            self.assertEqual(proxy.destroy(sid)[0], MSG_DOCKER_DONE)
+            proxy.stop()
 
     def test_exec_echo(self):
         mtype, result, frames, _ = PROXY.exec(self.sid, ["echo", "hello"])
@@ -1294,8 +1325,12 @@ class CreateFailures(unittest.TestCase):
         self.assertEqual(decode_error(payload)[0], ERR_INVALID_REQUEST)
 
     def test_root_user_refused(self):
-        mtype, payload = PROXY.create(new_id(), uid=0, gid=0)
-        self.assertEqual(mtype, MSG_ERROR)
+        # A root uid or gid in the settings: the proxy does not start.
+        for uid, gid in ((0, 0), (0, 1000), (1000, 0)):
+            proxy = Proxy(ready=False, uid=uid, gid=gid)
+            self.assertEqual(proxy.wait_exit(), 1)
+            self.assertIn("PROXY_CONFIG: the sandbox user must not be root",
+                          proxy.log_text())
 
     def test_network(self):
         sid = new_id()

@@ -114,6 +114,32 @@ class Lifecycle(ServerCase):
         self.assertEqual(doc["error"]["code"], "invalid_request")
         self.assertEqual(doc["error"]["message"], "cpus must be in (0, 4.0]")
 
+    def test_limits_docker_would_not_enforce(self):
+        # In (0, max] for the reference, but no CPU limit at all to Docker.
+        before = self.server.docker_objects()
+        for cpus in (0.000001, 0.0099):
+            status, doc = self.server.api("POST", "/v1/sandboxes",
+                                          {"cpus": cpus})
+            self.assertEqual(status, 400, doc)
+            self.assertEqual(doc["error"]["code"], "invalid_request")
+            self.assertEqual(doc["error"]["message"], "cpus must be at least "
+                             "0.01: Docker cannot limit a sandbox to less")
+        # Keys container runtimes read: refused unless the operator allows.
+        status, doc = self.server.api(
+            "POST", "/v1/sandboxes",
+            {"env": {"OK": "1", "NVIDIA_VISIBLE_DEVICES": "all"}})
+        self.assertEqual(status, 403, doc)
+        self.assertEqual(doc["error"]["code"], "forbidden")
+        self.assertIn("NVIDIA_VISIBLE_DEVICES", doc["error"]["message"])
+        self.assertEqual(self.server.docker_objects(), before)
+        # The floor itself is a real limit: a 1 ms quota per 100 ms.
+        sb = self.server.create(cpus=0.01)
+        status, c = harness.container_inspect("agent-sandbox-" + sb["id"])
+        self.assertEqual(status, 200)
+        self.assertEqual(c["HostConfig"]["NanoCpus"], 10000000)
+        self.assertEqual(c["HostConfig"]["LogConfig"]["Type"], "none")
+        self.server.api("DELETE", "/v1/sandboxes/" + sb["id"])
+
     def test_nonexistent_image_is_a_client_error_and_leaves_nothing(self):
         before = self.server.docker_objects()
         status, doc = self.server.api(

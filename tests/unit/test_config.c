@@ -119,6 +119,7 @@ test_defaults(void **state)
 	assert_string_equal(c.docker_runtime, "");
 	assert_string_equal(c.network_name, "agent-sandbox-net");
 	assert_int_equal(c.allow_network, 1);
+	assert_int_equal(c.allow_runtime_env, 0);
 	assert_int_equal(c.max_sandboxes, 20);
 	assert_int_equal(c.default_timeout_seconds, 900);
 	assert_int_equal(c.max_timeout_seconds, 86400);
@@ -166,6 +167,7 @@ test_item37_values(void **state)
 	    "AGENT_SANDBOX_PORT=9000",
 	    "AGENT_SANDBOX_DEFAULT_CPUS=0.5",
 	    "AGENT_SANDBOX_ALLOW_NETWORK=no",
+	    "AGENT_SANDBOX_ALLOW_RUNTIME_ENV=yes",
 	    "AGENT_SANDBOX_DATA_DIR=/var/lib/sandbox",
 	    "AGENT_SANDBOX_DEFAULT_IMAGE=alpine:3.20",
 	    "AGENT_SANDBOX_URL=http://example:1",
@@ -182,6 +184,7 @@ test_item37_values(void **state)
 	assert_int_equal(c.port, 9000);
 	assert_true(c.default_cpus == 0.5);
 	assert_int_equal(c.allow_network, 0);
+	assert_int_equal(c.allow_runtime_env, 1);
 	assert_string_equal(c.data_dir, "/var/lib/sandbox");
 	assert_string_equal(c.default_image, "alpine:3.20");
 	/* The unrelated variables changed nothing. */
@@ -436,6 +439,15 @@ test_cross_field(void **state)
 	    "default_exec_timeout_seconds exceeds max_exec_timeout_seconds");
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_MAX_PIDS_LIMIT=255"),
 	    "default_pids_limit exceeds max_pids_limit");
+	/* Ours: less CPU than Docker can enforce, as default or maximum. */
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_DEFAULT_CPUS=0.005"),
+	    "default_cpus must be at least 0.01");
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_DEFAULT_CPUS=0.001",
+	    "AGENT_SANDBOX_MAX_CPUS=0.001"),
+	    "default_cpus must be at least 0.01");
+	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_DEFAULT_CPUS=0.01",
+	    "AGENT_SANDBOX_MAX_CPUS=0.01"));
+	config_free(&c);
 
 	/* Equal is fine. */
 	expect_ok(&c, ENV(INSECURE,
@@ -597,7 +609,7 @@ test_sandbox_user(void **state)
 {
 	static const char *const bad[] = { "abc", "", ":", "1000:", ":1000",
 	    "1000:abc", "abc:1000", "1000:1001:1002", "-1", "+1000", " 1000",
-	    "1000 ", "1_000", "10.5", "4294967295", "0:4294967295",
+	    "1000 ", "1_000", "10.5", "4294967295", "1:4294967295",
 	    "99999999999", "0x3e8", "root" };
 	struct config	 c;
 	char		 want[256];
@@ -613,10 +625,19 @@ test_sandbox_user(void **state)
 	assert_int_equal(c.sandbox_uid, 1000);
 	assert_int_equal(c.sandbox_gid, 1001);
 	config_free(&c);
-	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_SANDBOX_USER=0:0"));
-	assert_int_equal(c.sandbox_uid, 0);
-	assert_int_equal(c.sandbox_gid, 0);
-	config_free(&c);
+	/* Root in any spelling, as uid or as gid. */
+	expect_var_err("AGENT_SANDBOX_SANDBOX_USER", "0", "AGENT_SANDBOX_"
+	    "SANDBOX_USER must not be root (a uid or gid of 0)");
+	expect_var_err("AGENT_SANDBOX_SANDBOX_USER", "00", "AGENT_SANDBOX_"
+	    "SANDBOX_USER must not be root (a uid or gid of 0)");
+	expect_var_err("AGENT_SANDBOX_SANDBOX_USER", "0:0", "AGENT_SANDBOX_"
+	    "SANDBOX_USER must not be root (a uid or gid of 0)");
+	expect_var_err("AGENT_SANDBOX_SANDBOX_USER", "1000:0", "AGENT_SANDBOX_"
+	    "SANDBOX_USER must not be root (a uid or gid of 0)");
+	expect_var_err("AGENT_SANDBOX_SANDBOX_USER", "0:1000", "AGENT_SANDBOX_"
+	    "SANDBOX_USER must not be root (a uid or gid of 0)");
+	expect_var_err("AGENT_SANDBOX_SANDBOX_USER", "1000:000",
+	    "AGENT_SANDBOX_SANDBOX_USER must not be root (a uid or gid of 0)");
 	expect_ok(&c, ENV(INSECURE,
 	    "AGENT_SANDBOX_SANDBOX_USER=4294967294:65534"));
 	assert_int_equal(c.sandbox_uid, 4294967294U);

@@ -43,11 +43,6 @@ test_create_defaults(void **state)
 	assert_false(dc.spec.network);
 	assert_true(dc.spec.read_only_rootfs);
 	assert_int_equal(dc.spec.env.count, 0);
-	assert_int_equal(dc.uid, 1000);
-	assert_int_equal(dc.gid, 1000);
-	assert_int_equal(dc.tmp_size_mb, 256);
-	assert_string_equal(dc.runtime, "");
-	assert_string_equal(dc.network_name, "agent-sandbox-net");
 	/* Nothing is recorded, and nobody answered, before Docker is done. */
 	assert_false(record_exists(dc.id));
 	no_apid_message();
@@ -125,6 +120,17 @@ test_create_rejects(void **state)
 	c.cpus = 0;
 	expect_create_refused(&c, ERR_INVALID_REQUEST,
 	    "cpus must be in (0, 4.0]");
+	/* In range for the reference, but no limit at all to Docker. */
+	create_request_init(&c);
+	c.has_cpus = 1;
+	c.cpus = 0.000001;
+	expect_create_refused(&c, ERR_INVALID_REQUEST,
+	    "cpus must be at least 0.01: Docker cannot limit a sandbox to less");
+	create_request_init(&c);
+	c.has_cpus = 1;
+	c.cpus = 0.0099999;
+	expect_create_refused(&c, ERR_INVALID_REQUEST,
+	    "cpus must be at least 0.01: Docker cannot limit a sandbox to less");
 	create_request_init(&c);
 	c.has_memory_mb = 1;
 	c.memory_mb = 8;
@@ -150,6 +156,18 @@ test_create_rejects(void **state)
 	c.timeout_seconds = 86401;
 	expect_create_refused(&c, ERR_INVALID_REQUEST,
 	    "timeout_seconds must be in [1, 86400]");
+	create_request_init(&c);
+	assert_int_equal(env_list_add(&c.env, "OK", "1"), 0);
+	assert_int_equal(env_list_add(&c.env, "NVIDIA_VISIBLE_DEVICES", "all"),
+	    0);
+	expect_create_refused(&c, ERR_FORBIDDEN, "this server does not allow "
+	    "the environment key NVIDIA_VISIBLE_DEVICES: container runtimes "
+	    "read it (AGENT_SANDBOX_ALLOW_RUNTIME_ENV)");
+	create_request_init(&c);
+	assert_int_equal(env_list_add(&c.env, "AMD_VISIBLE_DEVICES", "0"), 0);
+	expect_create_refused(&c, ERR_FORBIDDEN, "this server does not allow "
+	    "the environment key AMD_VISIBLE_DEVICES: container runtimes "
+	    "read it (AGENT_SANDBOX_ALLOW_RUNTIME_ENV)");
 	create_request_init(&c);
 	assert_int_equal(env_list_add(&c.env, "OK", "1"), 0);
 	assert_int_equal(env_list_add(&c.env, "A=B", "1"), 0);
@@ -242,6 +260,38 @@ test_create_network_forbidden(void **state)
 	c.cpus = 2.5;
 	expect_create_refused(&c, ERR_INVALID_REQUEST,
 	    "cpus must be in (0, 2.0]");
+}
+
+static int
+setup_runtime_env(void **state)
+{
+	static char	 allow[] = "AGENT_SANDBOX_ALLOW_RUNTIME_ENV=true";
+	char		*settings[] = { allow, NULL };
+
+	setup_env(settings);
+	return 0;
+}
+
+/* The operator allows them; the least CPU is allowed too. */
+static void
+test_create_runtime_env_allowed(void **state)
+{
+	struct create_request	 c;
+	struct docker_create	 dc;
+	uint32_t		 call;
+
+	create_request_init(&c);
+	c.has_cpus = 1;
+	c.cpus = SANDBOX_CPUS_MIN;
+	assert_int_equal(env_list_add(&c.env, "NVIDIA_VISIBLE_DEVICES", "0"),
+	    0);
+	send_create(&c);
+	call = expect_create(&dc);
+	assert_true(dc.spec.cpus == 0.01);
+	assert_string_equal(dc.spec.env.keys[0], "NVIDIA_VISIBLE_DEVICES");
+	docker_create_free(&dc);
+	error_reply(call, ERR_BACKEND, "no GPU today");
+	expect_apid_error(next_apid_id - 1, ERR_BACKEND, "no GPU today");
 }
 
 static void
@@ -393,6 +443,9 @@ main(void)
 		    setup_allowlist, teardown),
 		cmocka_unit_test_setup_teardown(test_create_network_forbidden,
 		    setup_allowlist, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_create_runtime_env_allowed, setup_runtime_env,
+		    teardown),
 		T(test_quota),
 		T(test_quota_failures_do_not_leak),
 		T(test_quota_counts_creates_in_flight),

@@ -119,7 +119,6 @@ test_list_default(void **state)
 	assert_null(l.dx.argv[5]);
 	assert_int_equal(l.dx.env.count, 0);
 	assert_string_equal(l.dx.workdir, "/");
-	assert_string_equal(l.dx.user, "1000:1000");
 	assert_true(l.dx.timeout_seconds == 60.0);
 	no_apid_message();
 	from_proxy(MSG_DOCKER_EXEC_STARTED, l.call, NULL);

@@ -368,19 +368,57 @@ test_docker_exec_needs_argv(void **state)
 	struct docker_exec	 in, out;
 	char			 lit12[] = "sb_0123456789abcdef";
 	char			 lit13[] = "/workspace";
-	char			 lit14[] = "1000:1000";
 	char			*argv[] = { NULL };
 
 	memset(&in, 0, sizeof(in));
 	in.id = lit12;
 	in.argv = argv;
 	in.workdir = lit13;
-	in.user = lit14;
 	in.timeout_seconds = 60;
 	msgw_init(&w);
 	msg_put_docker_exec(&w, &in);
 	as_imsg(&imsg, &w);
 	assert_int_equal(msg_get_docker_exec(&imsg, &out), -1);
+}
+
+/* Exact names and the NVIDIA_ prefix, case-sensitive as the hooks are. */
+static void
+test_env_reserved(void **state)
+{
+	static const struct {
+		const char	*key;
+		int		 reserved;
+	} cases[] = {
+		{ "NVIDIA_VISIBLE_DEVICES", 1 },
+		{ "NVIDIA_DRIVER_CAPABILITIES", 1 },
+		{ "NVIDIA_REQUIRE_CUDA", 1 },
+		{ "NVIDIA_", 1 },
+		{ "AMD_VISIBLE_DEVICES", 1 },
+		{ "HABANA_VISIBLE_DEVICES", 1 },
+		{ "ASCEND_VISIBLE_DEVICES", 1 },
+		{ "nvidia_visible_devices", 0 },
+		{ "NVIDIA", 0 },
+		{ "CUDA_VISIBLE_DEVICES", 0 },
+		{ "AMD_VISIBLE_DEVICES_X", 0 },
+		{ "XNVIDIA_VISIBLE_DEVICES", 0 },
+		{ "PATH", 0 },
+	};
+	struct env_list	 env;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&env, 0, sizeof(env));
+		assert_int_equal(env_list_add(&env, "OK", "1"), 0);
+		assert_int_equal(env_list_add(&env, cases[i].key, "1"), 0);
+		if (cases[i].reserved)
+			assert_string_equal(env_list_reserved_key(&env),
+			    cases[i].key);
+		else if (env_list_reserved_key(&env) != NULL)
+			fail_msg("%s is not reserved", cases[i].key);
+		env_list_free(&env);
+	}
+	memset(&env, 0, sizeof(env));
+	assert_null(env_list_reserved_key(&env));
 }
 
 static void
@@ -435,6 +473,7 @@ main(void)
 		cmocka_unit_test(test_exec_request_lies),
 		cmocka_unit_test(test_sandbox_info_roundtrip),
 		cmocka_unit_test(test_docker_exec_needs_argv),
+		cmocka_unit_test(test_env_reserved),
 		cmocka_unit_test(test_env_bound),
 		cmocka_unit_test(test_single_string),
 	};

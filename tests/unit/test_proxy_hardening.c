@@ -2,8 +2,8 @@
  * Tests for dockerd-proxy/hardening.c: every body it builds equals its
  * golden file in tests/golden/docker/ byte for byte (pretty-printed, so a
  * change is a readable diff and the review point of any hardening
- * change); keys that must never appear do not; the checks on a create and
- * on users and environment keys.
+ * change); keys that must never appear do not; the checks on the
+ * operator's policy, on a create against it, and on environment keys.
  *
  * AGENT_SANDBOX_UPDATE_GOLDEN=1 rewrites the golden files instead of
  * comparing; review the diff before committing it.
@@ -91,6 +91,25 @@ env_add(struct env_list *env, const char *k, const char *v)
 	assert_int_equal(env_list_add(env, k, v), 0);
 }
 
+/* The operator's settings as the spawner sends them: API.md §15's defaults. */
+static void
+policy_default(struct proxy_policy *p)
+{
+	static char	 runtime[] = "", network[] = "agent-sandbox-net";
+
+	memset(p, 0, sizeof(*p));
+	p->uid = 1000;
+	p->gid = 1000;
+	p->tmp_size_mb = 256;
+	p->runtime = runtime;
+	p->network_name = network;
+	p->max_cpus = 4;
+	p->max_memory_mb = 4096;
+	p->max_pids_limit = 4096;
+	p->allow_network = 1;
+	assert_null(hardening_check_policy(p));
+}
+
 /* A create as managerd sends it with the defaults of API.md §15. */
 static void
 create_default(struct docker_create *dc)
@@ -105,11 +124,6 @@ create_default(struct docker_create *dc)
 	dc->spec.read_only_rootfs = 1;
 	env_add(&dc->spec.env, "FOO", "bar");
 	env_add(&dc->spec.env, "QUOTE", "\"x\" \\ /tmp");
-	dc->uid = 1000;
-	dc->gid = 1000;
-	dc->tmp_size_mb = 256;
-	dc->runtime = strdup("");
-	dc->network_name = strdup("agent-sandbox-net");
 }
 
 /* Keys that must never be in a body, whatever the input. */
@@ -140,12 +154,14 @@ assert_no_forbidden_keys(json_object *obj)
 static void
 test_container_golden(void **state)
 {
+	struct proxy_policy	 p;
 	struct docker_create	 dc;
 	json_object		*body;
 
+	policy_default(&p);
 	create_default(&dc);
-	assert_null(hardening_check_create(&dc));
-	body = hardening_container_body(&dc, INSTANCE);
+	assert_null(hardening_check_create(&p, &dc));
+	body = hardening_container_body(&p, &dc, INSTANCE);
 	assert_no_forbidden_keys(body);
 	golden("container_create.json", body);
 	docker_create_free(&dc);
@@ -158,24 +174,27 @@ test_container_golden(void **state)
 static void
 test_container_network_golden(void **state)
 {
+	static char		 runsc[] = "runsc";
+	struct proxy_policy	 p;
 	struct docker_create	 dc;
 	json_object		*body;
 
+	policy_default(&p);
+	p.uid = 1234;
+	p.gid = 5678;
+	p.tmp_size_mb = 16;
+	p.runtime = runsc;
+	assert_null(hardening_check_policy(&p));
 	create_default(&dc);
 	dc.spec.network = 1;
 	dc.spec.read_only_rootfs = 0;
 	dc.spec.cpus = 0.25;
 	dc.spec.memory_mb = 4096;
 	dc.spec.pids_limit = 4096;
-	dc.uid = 1234;
-	dc.gid = 5678;
-	dc.tmp_size_mb = 16;
 	env_add(&dc.spec.env, "HOME", "/tmp/home");
 	env_add(&dc.spec.env, "FOO", "baz");
-	free(dc.runtime);
-	dc.runtime = strdup("runsc");
-	assert_null(hardening_check_create(&dc));
-	body = hardening_container_body(&dc, INSTANCE);
+	assert_null(hardening_check_create(&p, &dc));
+	body = hardening_container_body(&p, &dc, INSTANCE);
 	assert_no_forbidden_keys(body);
 	golden("container_create_network.json", body);
 	docker_create_free(&dc);
@@ -184,11 +203,13 @@ test_container_network_golden(void **state)
 static void
 test_prep_golden(void **state)
 {
+	struct proxy_policy	 p;
 	struct docker_create	 dc;
 	json_object		*body;
 
+	policy_default(&p);
 	create_default(&dc);
-	body = hardening_prep_body(&dc, INSTANCE);
+	body = hardening_prep_body(&p, &dc, INSTANCE);
 	assert_no_forbidden_keys(body);
 	golden("container_prep.json", body);
 	docker_create_free(&dc);
@@ -220,9 +241,11 @@ test_exec_golden(void **state)
 	static const char *const	 argv[] = {
 		"printf", "%s|", "a b", "$HOME"
 	};
+	struct proxy_policy		 p;
 	struct docker_exec		 de;
 	size_t				 i;
 
+	policy_default(&p);
 	memset(&de, 0, sizeof(de));
 	de.id = strdup(SANDBOX);
 	de.argc = 4;
@@ -234,9 +257,8 @@ test_exec_golden(void **state)
 	env_add(&de.env, "B", "two words");
 	env_add(&de.env, "A", "3");
 	de.workdir = strdup("/workspace/sub dir");
-	de.user = strdup("1000:1000");
 	de.timeout_seconds = 60;
-	golden("exec_create.json", hardening_exec_body(&de));
+	golden("exec_create.json", hardening_exec_body(&p, &de));
 	docker_exec_free(&de);
 	golden("exec_start.json", hardening_exec_start_body(0));
 }
@@ -245,9 +267,11 @@ test_exec_golden(void **state)
 static void
 test_kill_golden(void **state)
 {
-	json_object	*body;
+	struct proxy_policy	 p;
+	json_object		*body;
 
-	body = hardening_kill_body("1000:1000", 4242);
+	policy_default(&p);
+	body = hardening_kill_body(&p, 4242);
 	golden("exec_kill.json", body);
 }
 
@@ -255,14 +279,16 @@ test_kill_golden(void **state)
 static void
 test_env_cannot_inject(void **state)
 {
+	struct proxy_policy	 p;
 	struct docker_create	 dc;
 	json_object		*body, *host, *v;
 
+	policy_default(&p);
 	create_default(&dc);
 	env_add(&dc.spec.env, "X\",\"Privileged\":true,\"Y", "\"}");
 	free(dc.spec.image);
 	dc.spec.image = strdup("x\",\"HostConfig\":{\"Privileged\":true}}");
-	body = hardening_container_body(&dc, INSTANCE);
+	body = hardening_container_body(&p, &dc, INSTANCE);
 	assert_true(json_object_object_get_ex(body, "HostConfig", &host));
 	assert_false(json_object_object_get_ex(host, "Privileged", &v));
 	assert_int_equal(json_object_object_length(body), 9);
@@ -270,96 +296,128 @@ test_env_cannot_inject(void **state)
 	docker_create_free(&dc);
 }
 
+/* NanoCpus as Docker gets it: never a quota it would round to nothing. */
+static int64_t
+nano_cpus_of(const struct proxy_policy *p, const struct docker_create *dc)
+{
+	json_object	*body, *host, *v;
+	int64_t		 nano;
+
+	body = hardening_container_body(p, dc, INSTANCE);
+	assert_true(json_object_object_get_ex(body, "HostConfig", &host));
+	assert_true(json_object_object_get_ex(host, "NanoCpus", &v));
+	nano = json_object_get_int64(v);
+	json_object_put(body);
+	return nano;
+}
+
+/* What a lying managerd may send: each is refused whatever else holds. */
 static void
 test_check_create(void **state)
 {
+	static const double	 bad_cpus[] = {
+		0, -1, 0.000001, 0.0099999999, NAN, INFINITY, -INFINITY, 4.01,
+		2000, 1e300
+	};
+	struct proxy_policy	 p;
 	struct docker_create	 dc;
+	size_t			 i;
 
+	policy_default(&p);
 	create_default(&dc);
-	assert_null(hardening_check_create(&dc));
-	dc.spec.cpus = 0;
-	assert_non_null(hardening_check_create(&dc));
-	dc.spec.cpus = NAN;
-	assert_non_null(hardening_check_create(&dc));
-	dc.spec.cpus = 2000;
-	assert_non_null(hardening_check_create(&dc));
+	assert_null(hardening_check_create(&p, &dc));
+	for (i = 0; i < sizeof(bad_cpus) / sizeof(bad_cpus[0]); i++) {
+		dc.spec.cpus = bad_cpus[i];
+		if (hardening_check_create(&p, &dc) == NULL)
+			fail_msg("cpus %g accepted", bad_cpus[i]);
+	}
+	/* The least CPU is a 1 ms quota: 10^7 NanoCpus. */
+	dc.spec.cpus = SANDBOX_CPUS_MIN;
+	assert_null(hardening_check_create(&p, &dc));
+	assert_int_equal(nano_cpus_of(&p, &dc), 10000000);
+	dc.spec.cpus = 4;
+	assert_null(hardening_check_create(&p, &dc));
+	assert_int_equal(nano_cpus_of(&p, &dc), 4000000000LL);
 	dc.spec.cpus = 1;
 	dc.spec.memory_mb = 5;
-	assert_non_null(hardening_check_create(&dc));
+	assert_non_null(hardening_check_create(&p, &dc));
+	dc.spec.memory_mb = 4097;
+	assert_non_null(hardening_check_create(&p, &dc));
 	dc.spec.memory_mb = 16;
 	dc.spec.pids_limit = 0;
-	assert_non_null(hardening_check_create(&dc));
+	assert_non_null(hardening_check_create(&p, &dc));
+	dc.spec.pids_limit = 4097;
+	assert_non_null(hardening_check_create(&p, &dc));
 	dc.spec.pids_limit = 8;
-	dc.tmp_size_mb = 0;
-	assert_non_null(hardening_check_create(&dc));
-	dc.tmp_size_mb = 1;
-	assert_null(hardening_check_create(&dc));
-	dc.uid = 0;
-	assert_string_equal(hardening_check_create(&dc),
-	    "the sandbox user must not be root");
-	dc.uid = 1;
-	free(dc.runtime);
-	dc.runtime = strdup("run/sc");
-	assert_non_null(hardening_check_create(&dc));
-	free(dc.runtime);
-	dc.runtime = strdup("");
-	/* The network name only matters with network: true. */
-	free(dc.network_name);
-	dc.network_name = strdup("host");
-	assert_null(hardening_check_create(&dc));
+	assert_null(hardening_check_create(&p, &dc));
+	/* Network only when the operator allows it. */
 	dc.spec.network = 1;
-	assert_non_null(hardening_check_create(&dc));
-	free(dc.network_name);
-	dc.network_name = strdup("container:abc");
-	assert_non_null(hardening_check_create(&dc));
-	free(dc.network_name);
-	dc.network_name = strdup("bridge");
-	assert_non_null(hardening_check_create(&dc));
-	free(dc.network_name);
-	dc.network_name = strdup("none");
-	assert_non_null(hardening_check_create(&dc));
-	free(dc.network_name);
-	dc.network_name = strdup("my-net_1.x");
-	assert_null(hardening_check_create(&dc));
+	assert_null(hardening_check_create(&p, &dc));
+	p.allow_network = 0;
+	assert_string_equal(hardening_check_create(&p, &dc),
+	    "sandboxes with network access are not allowed");
+	dc.spec.network = 0;
+	assert_null(hardening_check_create(&p, &dc));
+	/* Keys runtimes read, unless the operator allows them. */
+	env_add(&dc.spec.env, "NVIDIA_VISIBLE_DEVICES", "all");
+	assert_string_equal(hardening_check_create(&p, &dc),
+	    "an environment key that container runtimes read");
+	p.allow_runtime_env = 1;
+	assert_null(hardening_check_create(&p, &dc));
 	docker_create_free(&dc);
 }
 
+/* The operator's settings, checked once: a bad one stops the proxy. */
 static void
-test_valid_user(void **state)
+test_check_policy(void **state)
 {
-	static const struct {
-		const char	*user;
-		int		 ok;
-		int		 root;
-	} cases[] = {
-		{ "1000:1000", 1, 0 },
-		{ "1000", 1, 0 },
-		{ "0:1000", 1, 1 },
-		{ "00:0", 1, 1 },
-		{ "0", 1, 1 },
-		{ "1000:0", 1, 0 },
-		{ "4294967295:1", 1, 0 },
-		{ "", 0, 0 },
-		{ ":", 0, 0 },
-		{ "1000:", 0, 0 },
-		{ ":1000", 0, 0 },
-		{ "root", 0, 0 },
-		{ "1000:1000:1", 0, 0 },
-		{ "12345678901", 0, 0 },
-		{ "-1", 0, 0 },
-		{ "1000 ", 0, 0 },
-	};
-	size_t	 i;
-	int	 root;
+	static char		 bad_runtime[] = "run/sc", host[] = "host";
+	static char		 bridge[] = "bridge", none[] = "none";
+	static char		 container[] = "container:abc";
+	static char		 ok_net[] = "my-net_1.x";
+	struct proxy_policy	 p;
 
-	assert_int_equal(valid_user(NULL, &root), 0);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		root = -1;
-		if (valid_user(cases[i].user, &root) != cases[i].ok)
-			fail_msg("valid_user(\"%s\")", cases[i].user);
-		if (cases[i].ok && root != cases[i].root)
-			fail_msg("valid_user(\"%s\") root", cases[i].user);
-	}
+	policy_default(&p);
+	assert_string_equal(p.user, "1000:1000");
+	p.uid = 0;
+	assert_string_equal(hardening_check_policy(&p),
+	    "the sandbox user must not be root (uid or gid 0)");
+	p.uid = 1000;
+	p.gid = 0;
+	assert_string_equal(hardening_check_policy(&p),
+	    "the sandbox user must not be root (uid or gid 0)");
+	p.gid = UINT32_MAX;
+	assert_non_null(hardening_check_policy(&p));
+	p.gid = 5;
+	assert_null(hardening_check_policy(&p));
+	assert_string_equal(p.user, "1000:5");
+	p.tmp_size_mb = 0;
+	assert_non_null(hardening_check_policy(&p));
+	p.tmp_size_mb = 1;
+	p.runtime = bad_runtime;
+	assert_non_null(hardening_check_policy(&p));
+	policy_default(&p);
+	p.network_name = host;
+	assert_non_null(hardening_check_policy(&p));
+	p.network_name = bridge;
+	assert_non_null(hardening_check_policy(&p));
+	p.network_name = none;
+	assert_non_null(hardening_check_policy(&p));
+	p.network_name = container;
+	assert_non_null(hardening_check_policy(&p));
+	p.network_name = ok_net;
+	assert_null(hardening_check_policy(&p));
+	p.max_cpus = 0.001;
+	assert_non_null(hardening_check_policy(&p));
+	p.max_cpus = NAN;
+	assert_non_null(hardening_check_policy(&p));
+	p.max_cpus = 1e6;
+	assert_null(hardening_check_policy(&p));
+	p.max_memory_mb = 5;
+	assert_non_null(hardening_check_policy(&p));
+	p.max_memory_mb = 6;
+	p.max_pids_limit = 0;
+	assert_non_null(hardening_check_policy(&p));
 }
 
 static void
@@ -386,7 +444,7 @@ main(void)
 		cmocka_unit_test(test_kill_golden),
 		cmocka_unit_test(test_env_cannot_inject),
 		cmocka_unit_test(test_check_create),
-		cmocka_unit_test(test_valid_user),
+		cmocka_unit_test(test_check_policy),
 		cmocka_unit_test(test_valid_env_key),
 	};
 

@@ -197,7 +197,7 @@ test_start_writes_the_settings(void **state)
 	struct imsgbuf		 chan;
 	struct imsg		 imsg;
 	struct msgr		 r;
-	char			*sock, *iid;
+	char			*sock, *iid, *runtime, *net;
 	pid_t			 pid;
 	int			 fd, i;
 
@@ -216,13 +216,28 @@ test_start_writes_the_settings(void **state)
 	assert_int_equal(proc_settings_get(&r, &ps), 0);
 	sock = msgr_str(&r, 4096);
 	iid = msgr_str(&r, 64);
+	/* The policy, from the spawner's own copy of the configuration. */
+	assert_int_equal(msgr_u32(&r), env->conf.sandbox_uid);
+	assert_int_equal(msgr_u32(&r), env->conf.sandbox_gid);
+	assert_int_equal(msgr_i64(&r), env->conf.tmp_size_mb);
+	runtime = msgr_str(&r, 256);
+	net = msgr_str(&r, 256);
+	assert_true(msgr_double(&r) == env->conf.max_cpus);
+	assert_int_equal(msgr_i64(&r), env->conf.max_memory_mb);
+	assert_int_equal(msgr_i64(&r), env->conf.max_pids_limit);
+	assert_int_equal(msgr_u8(&r), env->conf.allow_network);
+	assert_int_equal(msgr_u8(&r), env->conf.allow_runtime_env);
 	assert_int_equal(msgr_end(&r), 0);
 	assert_string_equal(ps.seccomp_mode, env->conf.seccomp_mode);
 	assert_string_equal(sock, env->conf.docker_socket);
 	assert_string_equal(iid, "0123456789abcdef");
+	assert_string_equal(runtime, env->conf.docker_runtime);
+	assert_string_equal(net, env->conf.network_name);
 	proc_settings_free(&ps);
 	free(sock);
 	free(iid);
+	free(runtime);
+	free(net);
 	imsg_free(&imsg);
 	/* Its channel closed, it ends, and managerd hears how. */
 	imsgbuf_clear(&chan);

@@ -1,0 +1,194 @@
+"""dockerd-proxy against a lying managerd, and a sandbox against the host:
+this test stands in for managerd on the real proxy's socketpair (jailed,
+seccomp kill, the real dockerd behind it; test_proxy_ops.py's fixture),
+sends creates and execs with hostile fields, and checks that each is
+refused and that nothing changed on the host.  Run as root; skips (77)
+otherwise."""
+
+import math
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import test_proxy_ops as ops  # noqa: E402
+from test_proxy_ops import (MSG_DOCKER_DONE, MSG_ERROR, Proxy,  # noqa: E402
+                            container, decode_error, describe, new_id,
+                            volume)
+
+PROXY = None
+MIB = 1 << 20
+
+
+def setUpModule():
+    global PROXY
+    PROXY = Proxy()
+
+
+def tearDownModule():
+    if PROXY is not None:
+        alive = PROXY.proc.poll() is None
+        PROXY.stop()
+        if not alive or PROXY.proc.returncode != 0:
+            print(PROXY.log_text(), file=sys.stderr)
+            raise AssertionError("dockerd-proxy did not stop cleanly")
+
+
+def our_objects(sid):
+    """What Docker holds for sid: container, init container, volume."""
+    name = "agent-sandbox-" + sid
+    return (container(name), container(name + "-init"),
+            volume(name + "-workspace"))
+
+
+class LyingCreates(unittest.TestCase):
+    """Each create is refused before Docker is asked for anything."""
+
+    def refused(self, proxy=None, **kw):
+        sid = new_id()
+        mtype, payload = (proxy or PROXY).create(sid, **kw)
+        self.assertEqual(mtype, MSG_ERROR, describe(mtype, payload))
+        kind, text = decode_error(payload)
+        self.assertEqual(our_objects(sid), (None, None, None))
+        return kind, text
+
+    def test_cpus_docker_would_not_limit(self):
+        # 0.000001 CPU is NanoCpus 1000: a CFS quota of 0, no limit at all.
+        for cpus in (0.000001, 0.0099999, 0.0, -1.0, math.nan, math.inf,
+                     -math.inf):
+            kind, text = self.refused(cpus=cpus)
+            self.assertEqual(kind, ops.ERR_INVALID_REQUEST)
+            self.assertIn("cpus out of range", text)
+
+    def test_cpus_over_the_operator_maximum(self):
+        for cpus in (4.01, 64.0, 1e300):
+            kind, text = self.refused(cpus=cpus)
+            self.assertIn("cpus out of range", text)
+
+    def test_memory_and_pids_over_the_operator_maximum(self):
+        for kw in ({"memory_mb": 4097}, {"memory_mb": 1 << 40},
+                   {"memory_mb": 5}, {"memory_mb": -1},
+                   {"pids_limit": 4097}, {"pids_limit": 0},
+                   {"pids_limit": -1}):
+            kind, text = self.refused(**kw)
+            self.assertIn("out of range", text, kw)
+
+    def test_env_keys_runtimes_read(self):
+        for key in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+                    "AMD_VISIBLE_DEVICES"):
+            kind, text = self.refused(env={"OK": "1", key: "all"})
+            self.assertIn("an environment key that container runtimes read",
+                          text)
+
+    def test_network_the_operator_refused(self):
+        proxy = Proxy(allow_network=False)
+        try:
+            kind, text = self.refused(proxy, network=True)
+            self.assertIn("network access are not allowed", text)
+        finally:
+            proxy.stop()
+
+    def test_least_cpu_is_a_real_limit(self):
+        # The floor itself is allowed and is a 1 ms quota, not unlimited.
+        sid = new_id()
+        mtype, payload = PROXY.create(sid, cpus=0.01)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        try:
+            host = container("agent-sandbox-" + sid)["HostConfig"]
+            self.assertEqual(host["NanoCpus"], 10000000)
+            code, out, _ = PROXY.sh(sid, "cat /sys/fs/cgroup/cpu.max "
+                                    "2>/dev/null || cat "
+                                    "/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+            self.assertEqual(code, 0)
+            self.assertEqual(out.split()[0], "1000", out)
+        finally:
+            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+
+
+class PolicyFromSettingsOnly(unittest.TestCase):
+    """The user, runtime, network and /tmp come from the proxy's own
+    settings: no message carries them any more, so none can change them."""
+
+    def test_exec_runs_as_the_configured_user(self):
+        sid = new_id()
+        mtype, payload = PROXY.create(sid)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        try:
+            code, out, _ = PROXY.sh(sid, "id -u; id -g; id -G")
+            self.assertEqual((code, out), (0, "1000\n1000\n1000\n"))
+            c = container("agent-sandbox-" + sid)
+            self.assertEqual(c["Config"]["User"], "1000:1000")
+            # Docker's default, since the settings name no runtime.
+            self.assertEqual(c["HostConfig"]["Runtime"], "runc")
+        finally:
+            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+
+    def test_bad_settings_stop_the_proxy(self):
+        for policy, why in (
+                ({"runtime": "run/sc"}, "invalid Docker runtime name"),
+                ({"network_name": "host"}, "invalid network name"),
+                ({"network_name": "container:x"}, "invalid network name"),
+                ({"max_cpus": 0.001}, "max_cpus out of range"),
+                ({"tmp_mb": 0}, "tmp_size_mb out of range")):
+            proxy = Proxy(ready=False, **policy)
+            self.assertEqual(proxy.wait_exit(), 1, policy)
+            self.assertIn("PROXY_CONFIG: " + why, proxy.log_text())
+
+
+class SandboxLog(unittest.TestCase):
+    """A sandbox writing to its init's stdout fills no file on the host."""
+
+    def test_100_mib_to_stdout_grows_nothing(self):
+        sid = new_id()
+        mtype, payload = PROXY.create(sid)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        try:
+            c = container("agent-sandbox-" + sid)
+            self.assertEqual(c["HostConfig"]["LogConfig"]["Type"], "none")
+            self.assertEqual(c["LogPath"], "")
+            root = docker_root()
+            cdir = os.path.join(root, "containers", c["Id"])
+            before = tree_bytes(cdir)
+            code, _, err = PROXY.sh(sid, "dd if=/dev/zero bs=1M count=100 "
+                                    "of=/proc/1/fd/1 2>&1 | tail -n 1",
+                                    timeout=120.0)
+            self.assertEqual(code, 0, err)
+            grown = tree_bytes(cdir) - before
+            print("\n  container directory grew by %d bytes" % grown,
+                  file=sys.stderr)
+            self.assertLess(grown, MIB)
+        finally:
+            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+
+
+def docker_root():
+    out = subprocess.run(["docker", "info", "--format",
+                          "{{.DockerRootDir}}"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    return out or "/var/lib/docker"
+
+
+def tree_bytes(path):
+    total = 0
+    for top, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(top, f)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def main():
+    harness.require_root_and_docker()
+    try:
+        result = unittest.main(exit=False, verbosity=2).result
+    finally:
+        ops.cleanup_docker()
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
