@@ -47,6 +47,7 @@ imsgbuf_clear(struct imsgbuf *ibuf)
 	while (ibuf->nrfds > 0)
 		close(ibuf->rfds[--ibuf->nrfds]);
 	explicit_bzero(ibuf->rbuf, ibuf->rlen);
+	ibuf->rpos += ibuf->rlen;
 	ibuf->rlen = 0;
 }
 
@@ -237,9 +238,11 @@ imsgbuf_read(struct imsgbuf *ibuf)
 		memcpy(fds, CMSG_DATA(cmsg), sizeof(int) * (size_t)nfds);
 		for (i = 0; i < nfds; i++) {
 			/* One descriptor per sendmsg; extras are closed. */
-			if (i == 0 && ibuf->nrfds < IMSG_MAX_RFDS)
+			if (i == 0 && ibuf->nrfds < IMSG_MAX_RFDS) {
+				ibuf->rfd_end[ibuf->nrfds] = ibuf->rpos +
+				    ibuf->rlen + (size_t)n;
 				ibuf->rfds[ibuf->nrfds++] = fds[i];
-			else {
+			} else {
 				close(fds[i]);
 				overflow = 1;
 			}
@@ -254,9 +257,39 @@ imsgbuf_read(struct imsgbuf *ibuf)
 }
 
 /*
+ * The descriptor the message of total bytes at the head of the buffer
+ * came with, or -1; -2 when one came with it against its header (a mark
+ * without a descriptor, or a descriptor without a mark).  A descriptor
+ * belongs to the message whose bytes the read that brought it ended in.
+ */
+static int
+take_fd(struct imsgbuf *ibuf, size_t total, int marked)
+{
+	uint64_t	 start = ibuf->rpos, end = start + total;
+	int		 fd;
+
+	if (ibuf->nrfds == 0)
+		return marked ? -2 : -1;
+	/* Before this message: one that carried none brought it. */
+	if (ibuf->rfd_end[0] <= start)
+		return -2;
+	if (ibuf->rfd_end[0] > end)
+		return marked ? -2 : -1;
+	if (!marked)
+		return -2;
+	fd = ibuf->rfds[0];
+	memmove(ibuf->rfds, ibuf->rfds + 1, (ibuf->nrfds - 1) * sizeof(int));
+	memmove(ibuf->rfd_end, ibuf->rfd_end + 1,
+	    (ibuf->nrfds - 1) * sizeof(uint64_t));
+	ibuf->nrfds--;
+	return fd;
+}
+
+/*
  * Take the next complete message out of the read buffer.
  * Returns 1 with *imsg filled, 0 if more input is needed, -1 on a protocol
- * error (oversized length, or a descriptor mark without a descriptor).
+ * error (oversized length, a descriptor mark without a descriptor, or a
+ * descriptor that came with a message not marked for one).
  */
 int
 imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
@@ -280,15 +313,11 @@ imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
 	total = IMSG_HEADER_SIZE + len;
 	if (ibuf->rlen < total)
 		return 0;
-	if (wirelen & IMSG_FD_MARK) {
-		if (ibuf->nrfds == 0) {
-			errno = EBADMSG;
-			return -1;
-		}
-		imsg->fd = ibuf->rfds[0];
-		memmove(ibuf->rfds, ibuf->rfds + 1,
-		    (ibuf->nrfds - 1) * sizeof(int));
-		ibuf->nrfds--;
+	if ((imsg->fd = take_fd(ibuf, total, (wirelen & IMSG_FD_MARK) != 0)) ==
+	    -2) {
+		imsg->fd = -1;
+		errno = EBADMSG;
+		return -1;
 	}
 	imsg->hdr.len = (uint32_t)len;
 	imsg->len = len;
@@ -302,6 +331,7 @@ imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
 	}
 	memmove(ibuf->rbuf, ibuf->rbuf + total, ibuf->rlen - total);
 	ibuf->rlen -= total;
+	ibuf->rpos += total;
 	explicit_bzero(ibuf->rbuf + ibuf->rlen, total);
 	return 1;
 }

@@ -51,8 +51,15 @@ struct imsgbuf {
 	uint32_t		 pid;
 	unsigned char		 rbuf[IMSG_HEADER_SIZE + IMSG_MAX_PAYLOAD];
 	size_t			 rlen;
-	/* Received descriptors, in order, not yet claimed by a header. */
+	uint64_t		 rpos;	/* stream offset of rbuf[0] */
+	/*
+	 * Received descriptors, in order, not yet claimed by a header, each
+	 * with the stream offset where the read that brought it ended: the
+	 * kernel ends a read with the sendmsg that carried a descriptor, so
+	 * that offset falls inside the message it was sent with.
+	 */
 	int			 rfds[IMSG_MAX_RFDS];
+	uint64_t		 rfd_end[IMSG_MAX_RFDS];
 	size_t			 nrfds;
 	TAILQ_HEAD(, imsg_out)	 outq;
 	size_t			 queued;

@@ -233,6 +233,127 @@ test_fd_mark_without_fd(void **state)
 	assert_int_equal(errno, EBADMSG);
 }
 
+/* Bytes with one descriptor in a single sendmsg, as a lying peer may. */
+static void
+raw_send_fd(int sock, const unsigned char *buf, size_t len, int fd)
+{
+	unsigned char	 copy[64];
+
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*cmsg;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cmsgbuf;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cmsgbuf, 0, sizeof(cmsgbuf));
+	assert_true(len <= sizeof(copy));
+	memcpy(copy, buf, len);
+	iov.iov_base = copy;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsgbuf.buf;
+	msg.msg_controllen = sizeof(cmsgbuf.buf);
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	assert_int_equal(sendmsg(sock, &msg, 0), (ssize_t)len);
+}
+
+static void
+read_all(struct imsgbuf *ibuf)
+{
+	while (imsgbuf_read(ibuf) > 0)
+		;
+}
+
+/*
+ * A descriptor sent with a message whose header says it carries none is
+ * not kept for the next message that says it does: the first is refused.
+ */
+static void
+test_fd_with_unmarked_message(void **state)
+{
+	struct pair	*p = *state;
+	struct imsg	 imsg;
+	unsigned char	 m[2][IMSG_HEADER_SIZE];
+
+	make_header(m[0], 1, 0, 0);
+	make_header(m[1], 2, IMSG_FD_MARK | 0, 0);
+	raw_send_fd(p->fds[0], m[0], sizeof(m[0]), STDIN_FILENO);
+	raw_write(p->fds[0], m[1], sizeof(m[1]));
+	read_all(&p->b);
+	assert_int_equal(imsg_get(&p->b, &imsg), -1);
+	assert_int_equal(errno, EBADMSG);
+}
+
+/* Nor with the last byte of an unmarked message. */
+static void
+test_fd_with_last_byte(void **state)
+{
+	struct pair	*p = *state;
+	struct imsg	 imsg;
+	unsigned char	 m[IMSG_HEADER_SIZE + 4];
+
+	make_header(m, 1, 4, 0);
+	memcpy(m + IMSG_HEADER_SIZE, "abcd", 4);
+	raw_write(p->fds[0], m, sizeof(m) - 1);
+	assert_int_equal(imsgbuf_read(&p->b), (ssize_t)sizeof(m) - 1);
+	raw_send_fd(p->fds[0], m + sizeof(m) - 1, 1, STDIN_FILENO);
+	read_all(&p->b);
+	assert_int_equal(imsg_get(&p->b, &imsg), -1);
+	assert_int_equal(errno, EBADMSG);
+}
+
+/*
+ * Honest peers interleave: unmarked, marked with its descriptor, the same
+ * again, the marked ones split across sends; each gets its own, whatever
+ * reads the kernel makes of it.
+ */
+static void
+test_fd_interleaved(void **state)
+{
+	struct pair	*p = *state;
+	struct imsg	 imsg;
+	unsigned char	 plain[IMSG_HEADER_SIZE], marked[IMSG_HEADER_SIZE + 8];
+	struct stat	 st[2], got;
+	int		 fds[2], i;
+
+	fds[0] = open("/dev/null", O_RDONLY);
+	fds[1] = open("/", O_RDONLY | O_DIRECTORY);
+	assert_true(fds[0] >= 0 && fds[1] >= 0);
+	make_header(plain, 1, 0, 0);
+	make_header(marked, 2, IMSG_FD_MARK | 8, 0);
+	memcpy(marked + IMSG_HEADER_SIZE, "12345678", 8);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(fstat(fds[i], &st[i]), 0);
+		raw_write(p->fds[0], plain, sizeof(plain));
+		raw_send_fd(p->fds[0], marked, 5, fds[i]);
+		raw_write(p->fds[0], marked + 5, sizeof(marked) - 5);
+		close(fds[i]);
+	}
+	read_all(&p->b);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(imsg_get(&p->b, &imsg), 1);
+		assert_int_equal(imsg.hdr.type, 1);
+		assert_int_equal(imsg.fd, -1);
+		imsg_free(&imsg);
+		assert_int_equal(imsg_get(&p->b, &imsg), 1);
+		assert_int_equal(imsg.hdr.type, 2);
+		assert_true(imsg.fd >= 0);
+		assert_int_equal(fstat(imsg.fd, &got), 0);
+		assert_int_equal(got.st_ino, st[i].st_ino);
+		assert_int_equal(got.st_dev, st[i].st_dev);
+		imsg_free(&imsg);
+	}
+	assert_int_equal(imsg_get(&p->b, &imsg), 0);
+}
+
 static void
 test_fd_passing(void **state)
 {
@@ -444,6 +565,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_truncated_header,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_fd_mark_without_fd,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_fd_with_unmarked_message,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_fd_with_last_byte,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_fd_interleaved,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_fd_passing, pair_setup,
 		    pair_teardown),
