@@ -39,6 +39,8 @@ AS_PACKAGES=(
 	clang-14 libclang-rt-14-dev llvm-14
 	# tests/unit/memcheck.sh: the unit tests under memcheck.
 	valgrind
+	# tests/etc/unit-security.sh: systemd-analyze scores the unit.
+	systemd
 )
 
 # --- messages ----------------------------------------------------------------
