@@ -63,6 +63,13 @@ call_kill(void)
 	syscall(SYS_kill, 1, 0);
 }
 
+/* Every process the caller may signal: what a taken-over daemon wants. */
+void
+call_kill_all(void)
+{
+	syscall(SYS_kill, -1, 0);
+}
+
 void
 call_fork(void)
 {

@@ -27,6 +27,7 @@ void	call_socket_unix(void);
 void	call_socket_netlink(void);
 void	call_ptrace(void);
 void	call_kill(void);
+void	call_kill_all(void);
 void	call_fork(void);
 void	call_mmap_exec(void);
 void	call_ioctl_tiocsti(void);
