@@ -85,17 +85,22 @@ list_fail(struct list_query *q, const struct docker_result *res)
 	free(q);
 }
 
-/* The sandbox id on one listed object, or NULL to skip it. */
+/*
+ * The sandbox id on one listed object, or NULL to skip it.  The filter
+ * matched our labels, but labels are what an image may bring too (a
+ * container gets its image's labels): the object is a sandbox's only if
+ * its name is the one this server gives that sandbox's container (or
+ * volume).  The workspace-prep container, the name with "-init", is not
+ * a sandbox.
+ */
 static const char *
-list_object_id(json_object *obj)
+list_object_id(json_object *obj, int volume)
 {
-	json_object	*labels;
-	const char	*id, *role;
+	json_object	*labels, *names;
+	const char	*id, *name;
+	char		 want[DOCKER_NAME_MAX + 1];
 
 	if (!json_object_object_get_ex(obj, "Labels", &labels))
-		return NULL;
-	role = json_get_string(labels, LABEL_ROLE);
-	if (role != NULL && strcmp(role, "init") == 0)
 		return NULL;
 	id = json_get_string(labels, LABEL_ID);
 	if (!id_is_sandbox(id)) {
@@ -103,6 +108,21 @@ list_object_id(json_object *obj)
 		    "sandbox id %s", id != NULL ? id : "(none)");
 		return NULL;
 	}
+	if (volume) {
+		sandbox_volume_name(id, want, sizeof(want));
+		name = json_get_string(obj, "Name");
+	} else {
+		/* Docker lists a container's names with a leading "/". */
+		want[0] = '/';
+		sandbox_container_name(id, want + 1, sizeof(want) - 1);
+		name = json_object_object_get_ex(obj, "Names", &names) &&
+		    json_object_is_type(names, json_type_array) &&
+		    json_object_array_length(names) == 1 ?
+		    json_object_get_string(json_object_array_get_idx(names,
+		    0)) : NULL;
+	}
+	if (name == NULL || strcmp(name, want) != 0)
+		return NULL;
 	return id;
 }
 
@@ -125,7 +145,7 @@ list_volumes_done(const struct docker_result *res, void *arg)
 		n = json_object_array_length(vols);
 		for (i = 0; i < n; i++) {
 			vol = json_object_array_get_idx(vols, i);
-			if ((id = list_object_id(vol)) != NULL)
+			if ((id = list_object_id(vol, 1)) != NULL)
 				list_find(q, id);
 		}
 	}
@@ -162,7 +182,7 @@ list_containers_done(const struct docker_result *res, void *arg)
 		n = json_object_array_length(arr);
 		for (i = 0; i < n; i++) {
 			c = json_object_array_get_idx(arr, i);
-			if ((id = list_object_id(c)) == NULL)
+			if ((id = list_object_id(c, 0)) == NULL)
 				continue;
 			item = list_find(q, id);
 			item->container = 1;

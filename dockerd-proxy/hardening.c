@@ -167,8 +167,8 @@ labels(const char *id, const char *instance_id, int prep)
 	jset(l, LABEL_MANAGED, jstr("true"));
 	jset(l, LABEL_ID, jstr(id));
 	jset(l, LABEL_INSTANCE, jstr(instance_id));
-	if (prep)
-		jset(l, LABEL_ROLE, jstr("init"));
+	/* Always set: an image's own role label must not stand. */
+	jset(l, LABEL_ROLE, jstr(prep ? "init" : "sandbox"));
 	return l;
 }
 

@@ -137,6 +137,63 @@ class PolicyFromSettingsOnly(unittest.TestCase):
             self.assertIn("PROXY_CONFIG: " + why, proxy.log_text())
 
 
+class LabelsAnImageBrings(unittest.TestCase):
+    """Containers get their image's labels: ours are not proof of ours."""
+
+    @classmethod
+    def setUpClass(cls):
+        # An image that claims to be our workspace-prep container.
+        cls.image = "agent-sandbox/labelled:" + ops.INSTANCE
+        cid = subprocess.run(["docker", "create", ops.IMAGE, "true"],
+                             capture_output=True, text=True,
+                             check=True).stdout.strip()
+        try:
+            subprocess.run(["docker", "commit", "--change",
+                            "LABEL io.agent-sandbox.role=init",
+                            "--change", "LABEL io.agent-sandbox.managed=true",
+                            cid, cls.image], capture_output=True,
+                           check=True)
+        finally:
+            subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["docker", "rmi", "-f", cls.image],
+                       capture_output=True)
+
+    def test_sandbox_from_an_init_labelled_image_is_listed(self):
+        sid = new_id()
+        mtype, payload = PROXY.create(sid, image=self.image)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        try:
+            c = container("agent-sandbox-" + sid)
+            self.assertEqual(c["Config"]["Labels"]["io.agent-sandbox.role"],
+                             "sandbox")
+            self.assertEqual(PROXY.list().get(sid), (1, 1))
+        finally:
+            self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
+
+    def test_foreign_container_with_our_labels_is_not_listed(self):
+        # Every label of ours, this instance's included, but a name this
+        # server never gives: not a sandbox of ours.
+        sid = new_id()
+        labels = {"io.agent-sandbox.managed": "true",
+                  "io.agent-sandbox.id": sid,
+                  "io.agent-sandbox.instance": ops.INSTANCE,
+                  "io.agent-sandbox.role": "sandbox",
+                  ops.TEST_LABEL: ops.INSTANCE}
+        status, body = ops.docker(
+            "POST", "/containers/create?name=impostor-" + sid,
+            {"Image": ops.IMAGE, "Cmd": ["sleep", "600"], "Labels": labels})
+        self.assertEqual(status, 201, body)
+        try:
+            self.assertEqual(ops.docker("POST", "/containers/impostor-%s/"
+                                        "start" % sid)[0], 204)
+            self.assertNotIn(sid, PROXY.list())
+        finally:
+            ops.docker("DELETE", "/containers/impostor-%s?force=true" % sid)
+
+
 class SandboxLog(unittest.TestCase):
     """A sandbox writing to its init's stdout fills no file on the host."""
 
