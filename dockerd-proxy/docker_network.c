@@ -1,7 +1,7 @@
 /*
  * The bridge network for sandboxes created with network: true (API.md
- * §11.1 item 4): reused when it exists and isolates its containers from
- * each other, created otherwise, never deleted.  Ensures run one at a
+ * §11.1 item 4): reused when it exists and is one this server made,
+ * created otherwise, never deleted.  Ensures run one at a
  * time, so two creates cannot race to make the network twice.
  */
 #include <stdio.h>
@@ -40,19 +40,27 @@ network_finish(struct network_wait *w, enum error_kind kind,
 	free(w);
 }
 
-/* 1 if the network is a bridge whose containers cannot reach each other. */
+/*
+ * 1 if the network is one this server made: a bridge whose containers
+ * cannot reach each other, with the label hardening_network_body gives.
+ * Only whoever holds the Docker socket can label a network, so a network
+ * an administrator made for something else is never joined.
+ */
 static int
-network_is_isolated(json_object *net)
+network_is_ours(json_object *net)
 {
-	json_object	*opts;
-	const char	*driver, *icc;
+	json_object	*opts, *labels;
+	const char	*driver, *icc, *managed;
 
 	driver = json_get_string(net, "Driver");
-	if (!json_object_object_get_ex(net, "Options", &opts))
+	if (!json_object_object_get_ex(net, "Options", &opts) ||
+	    !json_object_object_get_ex(net, "Labels", &labels))
 		return 0;
 	icc = json_get_string(opts, ICC_OPTION);
+	managed = json_get_string(labels, LABEL_MANAGED);
 	return driver != NULL && strcmp(driver, "bridge") == 0 &&
-	    icc != NULL && strcmp(icc, "false") == 0;
+	    icc != NULL && strcmp(icc, "false") == 0 &&
+	    managed != NULL && strcmp(managed, "true") == 0;
 }
 
 static void
@@ -121,14 +129,15 @@ network_inspected(const struct docker_result *res, void *arg)
 		return;
 	}
 	ok = net != NULL && name != NULL && strcmp(name, w->name) == 0 &&
-	    network_is_isolated(net);
+	    network_is_ours(net);
 	json_object_put(net);
 	if (ok) {
 		network_finish(w, 0, NULL);
 		return;
 	}
-	snprintf(text, sizeof(text), "network %s is not a bridge with "
-	    "inter-container traffic disabled", w->name);
+	snprintf(text, sizeof(text), "network %s was not made by this "
+	    "server: not a bridge labelled %s=true with inter-container "
+	    "traffic disabled", w->name, LABEL_MANAGED);
 	log_warnx("%s", text);
 	network_finish(w, ERR_BACKEND, text);
 }

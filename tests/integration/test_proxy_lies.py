@@ -107,6 +107,30 @@ class LyingCreates(unittest.TestCase):
             self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
 
 
+class ForeignNetwork(unittest.TestCase):
+    """A network this server did not make is never joined, even when the
+    operator's settings name it and it isolates its containers."""
+
+    def test_foreign_bridge_refused(self):
+        name = "foreign-" + ops.INSTANCE
+        status, body = ops.docker("POST", "/networks/create", {
+            "Name": name, "Driver": "bridge", "CheckDuplicate": True,
+            "Options": {"com.docker.network.bridge.enable_icc": "false"},
+            "Labels": {ops.TEST_LABEL: ops.INSTANCE}})
+        self.assertEqual(status, 201, body)
+        proxy = Proxy(network_name=name)
+        try:
+            kind, text = LyingCreates.refused(self, proxy, network=True)
+            self.assertEqual(kind, ops.ERR_BACKEND)
+            self.assertIn("network %s was not made by this server" % name,
+                          text)
+            status, net = ops.docker("GET", "/networks/" + name)
+            self.assertEqual(net["Containers"], {})
+        finally:
+            proxy.stop()
+            ops.docker("DELETE", "/networks/" + name)
+
+
 class PolicyFromSettingsOnly(unittest.TestCase):
     """The user, runtime, network and /tmp come from the proxy's own
     settings: no message carries them any more, so none can change them."""
