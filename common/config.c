@@ -52,6 +52,7 @@ enum rawmsg {
 	RAW_ABSPATH,
 	RAW_LOG_LEVEL,
 	RAW_SECCOMP,
+	RAW_IMAGE_MATCH,
 };
 
 /*
@@ -400,6 +401,10 @@ fail_raw(struct loader *ld, enum rawmsg kind, const char *var,
 		r = asprintf(&msg,
 		    "%s must be one of kill, trap, log, got %s", var, shown);
 		break;
+	case RAW_IMAGE_MATCH:
+		r = asprintf(&msg,
+		    "%s must be one of glob, parts, got %s", var, shown);
+		break;
 	}
 	free(shown);
 	if (r == -1)
@@ -608,6 +613,8 @@ load_vars(struct loader *ld)
 	    "warning", "warn", "info", "info", "debug", "debug", NULL };
 	static const char *const modes[] = { "kill", "kill", "trap", "trap",
 	    "log", "log", NULL };
+	static const char *const matches[] = { "glob", "glob", "parts",
+	    "parts", NULL };
 	struct config	*c = ld->conf;
 	long long	 port;
 
@@ -689,7 +696,9 @@ load_vars(struct loader *ld)
 	    get_word(ld, "AGENT_SANDBOX_LOG_LEVEL", levels, "info",
 	    RAW_LOG_LEVEL, &c->log_level) == -1 ||
 	    get_word(ld, "AGENT_SANDBOX_SECCOMP", modes, "kill", RAW_SECCOMP,
-	    &c->seccomp_mode) == -1)
+	    &c->seccomp_mode) == -1 ||
+	    get_word(ld, "AGENT_SANDBOX_ALLOWED_IMAGES_MATCH", matches, "glob",
+	    RAW_IMAGE_MATCH, &c->allowed_images_match) == -1)
 		return -1;
 	return 0;
 }
@@ -788,6 +797,7 @@ config_free(struct config *conf)
 	free(conf->libexec_dir);
 	free(conf->log_level);
 	free(conf->seccomp_mode);
+	free(conf->allowed_images_match);
 	free(conf->instance_id);
 	explicit_bzero(conf, sizeof(*conf));
 }

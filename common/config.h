@@ -50,6 +50,7 @@ struct config {
 	char		 *seccomp_mode;		/* kill|trap|log */
 	char		 *instance_id;		/* set by managerd */
 	int		  allow_runtime_env;	/* env keys runtimes read */
+	char		 *allowed_images_match;	/* glob|parts */
 	/* apid's HTTP server (apid/http_server.c). */
 	double		  http_header_timeout;	/* seconds */
 	double		  http_body_timeout;

@@ -194,3 +194,92 @@ image_allowed(char *const *patterns, size_t count, const char *image)
 			return 1;
 	return 0;
 }
+
+#define REF_MAX_PARTS	32
+
+/* Copies s[0..n) and a NUL to *out, moving *out past them; the copy. */
+static char *
+put_part(char **out, const char *s, size_t n)
+{
+	char	*p = *out;
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	*out += n + 1;
+	return p;
+}
+
+/* The last c in s[0..n), or NULL. */
+static const char *
+last_of(const char *s, size_t n, char c)
+{
+	while (n > 0)
+		if (s[--n] == c)
+			return s + n;
+	return NULL;
+}
+
+/*
+ * An image reference as its parts, copied into buf (strlen(ref) +
+ * REF_MAX_PARTS bytes): the path components split at '/', then the last
+ * one's tag (from its last ':' before any '@') and digest (from its last
+ * '@'), each keeping its ':' or '@' so that a pattern's tag meets only a
+ * tag.  "registry:5000/team/app:1.2" is "registry:5000", "team", "app",
+ * ":1.2".  -1 past REF_MAX_PARTS.
+ */
+static int
+ref_parts(const char *ref, char *buf, char **parts, size_t *np)
+{
+	const char	*last, *slash, *at, *colon, *end;
+	size_t		 n = 0;
+
+	for (last = ref; (slash = strchr(last, '/')) != NULL;
+	    last = slash + 1) {
+		if (n == REF_MAX_PARTS - 3)
+			return -1;
+		parts[n++] = put_part(&buf, last, (size_t)(slash - last));
+	}
+	end = last + strlen(last);
+	at = last_of(last, (size_t)(end - last), '@');
+	colon = last_of(last, (size_t)((at != NULL ? at : end) - last), ':');
+	parts[n++] = put_part(&buf, last, (size_t)((colon != NULL ? colon :
+	    at != NULL ? at : end) - last));
+	if (colon != NULL)
+		parts[n++] = put_part(&buf, colon, (size_t)((at != NULL ? at :
+		    end) - colon));
+	if (at != NULL)
+		parts[n++] = put_part(&buf, at, (size_t)(end - at));
+	*np = n;
+	return 0;
+}
+
+/* Part by part: a '*' never reaches across a '/', ':' or '@' boundary. */
+static int
+parts_match(const char *pattern, const char *image)
+{
+	char	*pb, *ib, *pp[REF_MAX_PARTS], *ip[REF_MAX_PARTS];
+	size_t	 pn, in, i;
+	int	 ok = 0;
+
+	pb = malloc(strlen(pattern) + REF_MAX_PARTS);
+	ib = malloc(strlen(image) + REF_MAX_PARTS);
+	if (pb != NULL && ib != NULL &&
+	    ref_parts(pattern, pb, pp, &pn) == 0 &&
+	    ref_parts(image, ib, ip, &in) == 0 && pn == in)
+		for (ok = 1, i = 0; ok && i < pn; i++)
+			ok = glob_match(pp[i], ip[i]);
+	free(pb);
+	free(ib);
+	return ok;
+}
+
+int
+image_allowed_parts(char *const *patterns, size_t count, const char *image)
+{
+	size_t	 i;
+
+	for (i = 0; i < count; i++)
+		if (parts_match(patterns[i], image))
+			return 1;
+	return 0;
+}

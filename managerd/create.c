@@ -59,8 +59,11 @@ create_check(uint32_t apid_id, struct create_request *req,
 	memset(spec, 0, sizeof(*spec));
 	image = req->image != NULL && req->image[0] != '\0' ? req->image :
 	    conf->default_image;
-	if (!image_allowed(conf->allowed_images, conf->allowed_images_count,
-	    image)) {
+	if (!(strcmp(conf->allowed_images_match, "parts") == 0 ?
+	    image_allowed_parts(conf->allowed_images,
+	    conf->allowed_images_count, image) :
+	    image_allowed(conf->allowed_images, conf->allowed_images_count,
+	    image))) {
 		reply_image_refused(apid_id, image);
 		return -1;
 	}

@@ -296,6 +296,14 @@ int	path_join_link(const char *link, const char *target, char *out,
 /* allowlist.c: Python fnmatchcase semantics (API.md §8.6). */
 int	glob_match(const char *pattern, const char *string);
 int	image_allowed(char *const *patterns, size_t count, const char *image);
+/*
+ * AGENT_SANDBOX_ALLOWED_IMAGES_MATCH=parts: each pattern and the image
+ * split into path components, tag and digest, matched part by part with
+ * the same globs, so that "python:*" admits "python:3.12" and not
+ * "python:5000/x/y".
+ */
+int	image_allowed_parts(char *const *patterns, size_t count,
+	    const char *image);
 
 /* clock.c: wall and monotonic time in seconds; replaceable by tests. */
 extern double	(*clock_wall)(void);

@@ -45,6 +45,63 @@ test_reference_allowlist(void **state)
 	assert_false(image_allowed(patterns + 1, 1, "python:3.12-slim"));
 }
 
+/* By parts: a '*' stays within a path component, a tag or a digest. */
+static void
+test_parts(void **state)
+{
+	static const struct glob_case	 cases[] = {
+		{ "python:*", "python:3.12-slim", 1 },
+		{ "python:*", "python:5000/x/y", 0 },
+		{ "python:*", "python:5000/x/y:1", 0 },
+		{ "python:*", "python", 0 },
+		{ "python:*", "python@sha256:00", 0 },
+		{ "python:*", "python:3@sha256:00", 0 },
+		{ "python:*@*", "python:3@sha256:00", 1 },
+		{ "python@*", "python@sha256:00", 1 },
+		{ "python", "python", 1 },
+		{ "python", "python:3", 0 },
+		{ "*", "python", 1 },
+		{ "*", "evil/miner", 0 },
+		{ "*:*", "evil/miner:latest", 0 },
+		{ "*/*:*", "evil/miner:latest", 1 },
+		{ "docker.io/library/*", "docker.io/library/alpine", 1 },
+		{ "docker.io/library/*", "docker.io/library/alpine:3.20", 0 },
+		{ "docker.io/library/*:*", "docker.io/library/alpine:3.20", 1 },
+		{ "docker.io/library/*:*", "docker.io/library/a/b:1", 0 },
+		{ "registry:5000/team/*:1.?", "registry:5000/team/app:1.2", 1 },
+		{ "registry:5000/team/*:1.?", "registry:5000/team/app:1.22", 0 },
+		{ "registry:*/team/app", "registry:5000/team/app", 1 },
+		{ "py[a-z]hon:3*", "python:3.12", 1 },
+		{ "", "", 1 },
+		{ "", "x", 0 },
+		{ "a/", "a/", 1 },
+		{ "a/", "a", 0 },
+	};
+	char		 buf[256], *pattern[1];
+	size_t		 i;
+	char		 deep[200];
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strlcpy(buf, cases[i].pattern, sizeof(buf));
+		pattern[0] = buf;
+		if (image_allowed_parts(pattern, 1, cases[i].string) !=
+		    cases[i].want)
+			fail_msg("parts \"%s\" \"%s\" != %d", cases[i].pattern,
+			    cases[i].string, cases[i].want);
+	}
+	/* Past 32 parts nothing matches, not even its own text. */
+	for (i = 0; i < 40; i++) {
+		deep[2 * i] = 'a';
+		deep[2 * i + 1] = '/';
+	}
+	deep[79] = '\0';
+	pattern[0] = deep;
+	assert_false(image_allowed_parts(pattern, 1, deep));
+	deep[2 * 20 - 1] = '\0';
+	assert_true(image_allowed_parts(pattern, 1, deep));
+	assert_false(image_allowed_parts(NULL, 0, "python"));
+}
+
 static void
 test_default_and_empty(void **state)
 {
@@ -223,6 +280,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reference_allowlist),
 		cmocka_unit_test(test_default_and_empty),
+		cmocka_unit_test(test_parts),
 		cmocka_unit_test(test_star_spans_everything),
 		cmocka_unit_test(test_sets),
 		cmocka_unit_test(test_edge_cases),

@@ -744,6 +744,15 @@ test_own_settings(void **state)
 	    "got 'allow'");
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_SECCOMP=0"),
 	    "AGENT_SANDBOX_SECCOMP must be one of kill, trap, log, got '0'");
+	expect_ok(&c, ENV(INSECURE));
+	assert_string_equal(c.allowed_images_match, "glob");
+	config_free(&c);
+	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_ALLOWED_IMAGES_MATCH=Parts"));
+	assert_string_equal(c.allowed_images_match, "parts");
+	config_free(&c);
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_ALLOWED_IMAGES_MATCH=regex"),
+	    "AGENT_SANDBOX_ALLOWED_IMAGES_MATCH must be one of glob, parts, "
+	    "got 'regex'");
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_PRIVSEP_USER="),
 	    "invalid value for AGENT_SANDBOX_PRIVSEP_USER: ''");
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_CHROOT_DIR=var/empty"),

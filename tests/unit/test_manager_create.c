@@ -263,6 +263,40 @@ test_create_network_forbidden(void **state)
 }
 
 static int
+setup_parts(void **state)
+{
+	static char	 images[] = "AGENT_SANDBOX_ALLOWED_IMAGES=python:*";
+	static char	 match[] = "AGENT_SANDBOX_ALLOWED_IMAGES_MATCH=parts";
+	static char	 image[] = "AGENT_SANDBOX_DEFAULT_IMAGE=python:3";
+	char		*settings[] = { images, match, image, NULL };
+
+	setup_env(settings);
+	return 0;
+}
+
+/* python:* by parts: a tag, never a registry port and a path. */
+static void
+test_create_allowlist_parts(void **state)
+{
+	struct create_request	 c;
+	struct docker_create	 dc;
+	uint32_t		 call;
+
+	create_request_init(&c);
+	c.image = strdup("python:5000/x/y");
+	expect_create_refused(&c, ERR_FORBIDDEN, "image 'python:5000/x/y' "
+	    "is not in the server's allowed_images list");
+	create_request_init(&c);
+	c.image = strdup("python:3.12-slim");
+	send_create(&c);
+	call = expect_create(&dc);
+	assert_string_equal(dc.spec.image, "python:3.12-slim");
+	docker_create_free(&dc);
+	error_reply(call, ERR_BACKEND, "no Docker today");
+	expect_apid_error(next_apid_id - 1, ERR_BACKEND, "no Docker today");
+}
+
+static int
 setup_runtime_env(void **state)
 {
 	static char	 allow[] = "AGENT_SANDBOX_ALLOW_RUNTIME_ENV=true";
@@ -446,6 +480,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_create_runtime_env_allowed, setup_runtime_env,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_create_allowlist_parts,
+		    setup_parts, teardown),
 		T(test_quota),
 		T(test_quota_failures_do_not_leak),
 		T(test_quota_counts_creates_in_flight),
