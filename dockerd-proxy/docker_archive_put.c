@@ -285,6 +285,18 @@ docker_archive_put(struct proxy *px, uint32_t peerid, struct archive_put *ap,
 		    (long long)ap->length);
 		return;
 	}
+	/*
+	 * Uploads, rollbacks and forks all unpack into the workspace; no
+	 * other directory of a sandbox is ever written, whatever managerd
+	 * asks.
+	 */
+	if (strcmp(ap->path, WORKSPACE) != 0) {
+		log_warnx("refusing an archive write to %s in %s", ap->path,
+		    ap->id);
+		write_fail(w, ERR_FORBIDDEN, "archive writes go to %s only",
+		    WORKSPACE);
+		return;
+	}
 	if (S_ISFIFO(st.st_mode) && ((flags = fcntl(fd, F_GETFL)) == -1 ||
 	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)) {
 		write_fail(w, ERR_INTERNAL, "cannot make the tar pipe "

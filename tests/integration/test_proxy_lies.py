@@ -107,6 +107,55 @@ class LyingCreates(unittest.TestCase):
             self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
 
 
+class LyingArchiveWrites(unittest.TestCase):
+    """Archive writes go into /workspace and nowhere else."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sid = new_id()
+        mtype, payload = PROXY.create(cls.sid, read_only=False)
+        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+
+    @classmethod
+    def tearDownClass(cls):
+        PROXY.destroy(cls.sid)
+
+    def test_outside_the_workspace_refused(self):
+        tar = ops.make_tar([("planted", b"x", 1000)])
+        for path in ("/", "/etc", "/tmp", "/workspace/..",
+                     "/workspace/../etc", "/workspace/", "/workspace/sub",
+                     "//workspace", "/workspace/."):
+            mtype, error = PROXY.archive_put_pipe(self.sid, path, tar)
+            self.assertEqual(mtype, MSG_ERROR, path)
+            self.assertEqual(error, (ops.ERR_FORBIDDEN,
+                                     "archive writes go to /workspace only"),
+                             path)
+        code, out, _ = PROXY.sh(self.sid, "find / -name planted -xdev "
+                                "2>/dev/null; ls /workspace")
+        self.assertEqual((code, out), (0, ""))
+        # The one place it may go.
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace", tar)
+        self.assertEqual((mtype, error), (MSG_DOCKER_DONE, None))
+        code, out, _ = PROXY.sh(self.sid, "cat /workspace/planted")
+        self.assertEqual((code, out), (0, "x"))
+
+    def test_relative_path_is_a_lie(self):
+        # The codec takes absolute paths only: anything else is fatal.
+        proxy = Proxy()
+        try:
+            rfd, wfd = os.pipe()
+            os.close(wfd)
+            proxy.request(ops.MSG_DOCKER_ARCHIVE_PUT, ops.archive_put_payload(
+                self.sid, "workspace", 0, -1), fd=rfd)
+            os.close(rfd)
+            self.assertEqual(proxy.wait_exit(), 1)
+            self.assertIn("bad DOCKER_ARCHIVE_PUT message from managerd",
+                          proxy.log_text())
+        finally:
+            if proxy.proc.poll() is None:
+                proxy.stop()
+
+
 class ForeignNetwork(unittest.TestCase):
     """A network this server did not make is never joined, even when the
     operator's settings name it and it isolates its containers."""
