@@ -689,6 +689,12 @@ load_vars(struct loader *ld)
 	if (c->privsep_user[0] == '\0')
 		return fail_raw(ld, RAW_VALUE, "AGENT_SANDBOX_PRIVSEP_USER",
 		    "");
+	if (get_str(ld, "AGENT_SANDBOX_MANAGERD_USER", "agent-sandbox",
+	    &c->managerd_user) == -1)
+		return -1;
+	if (c->managerd_user[0] == '\0')
+		return fail_raw(ld, RAW_VALUE, "AGENT_SANDBOX_MANAGERD_USER",
+		    "");
 	if (get_abspath(ld, "AGENT_SANDBOX_CHROOT_DIR", "/var/empty",
 	    &c->chroot_dir) == -1 ||
 	    get_abspath(ld, "AGENT_SANDBOX_LIBEXEC_DIR", LIBEXECDIR,
@@ -797,6 +803,7 @@ config_free(struct config *conf)
 	free(conf->libexec_dir);
 	free(conf->log_level);
 	free(conf->seccomp_mode);
+	free(conf->managerd_user);
 	free(conf->allowed_images_match);
 	free(conf->instance_id);
 	explicit_bzero(conf, sizeof(*conf));

@@ -44,6 +44,7 @@ struct config {
 	/* Settings of this implementation (not in the reference). */
 	char		 *docker_socket;	/* from DOCKER_HOST */
 	char		 *privsep_user;		/* apid's user */
+	char		 *managerd_user;	/* managerd's, once started */
 	char		 *chroot_dir;		/* apid's chroot */
 	char		 *libexec_dir;		/* apid, proxy */
 	char		 *log_level;		/* warn|info|debug */

@@ -1,8 +1,8 @@
 /*
  * managerd: loads the configuration, creates the listener, forks the
  * spawner (spawner.c), which starts dockerd-proxy for it, then gives up
- * what it does not need (chroot into the data directory, no capabilities,
- * Landlock, seccomp), reconciles its records with Docker, and only then
+ * what it does not need (chroot into the data directory, a user of its
+ * own, no capabilities, Landlock, seccomp), reconciles its records with Docker, and only then
  * has apid started.  Children that die are started again (children.c).
  */
 #include <sys/socket.h>
@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -232,6 +233,77 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 	}
 }
 
+/* managerd's own user, looked up while the name service still works. */
+static uid_t	 own_uid;
+static gid_t	 own_gid;
+
+/*
+ * As root: AGENT_SANDBOX_MANAGERD_USER must exist and must not be apid's
+ * user, which would then own managerd's files.  A configuration error
+ * (exit 2), as the service manager must not restart into it.
+ */
+static void
+managerd_user_lookup(const struct config *conf)
+{
+	uid_t	 apid_uid;
+	gid_t	 apid_gid;
+	char	 err[256];
+
+	if (privdrop_lookup_user(conf->managerd_user, &own_uid, &own_gid, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "configuration error: AGENT_SANDBOX_MANAGERD_"
+		    "USER: %s (create it, e.g. useradd --system --no-create-"
+		    "home --shell /usr/sbin/nologin agent-sandbox, or name "
+		    "another)\n", err);
+		exit(2);
+	}
+	if (privdrop_lookup_user(conf->privsep_user, &apid_uid, &apid_gid,
+	    err, sizeof(err)) == 0 && apid_uid == own_uid) {
+		fprintf(stderr, "configuration error: AGENT_SANDBOX_MANAGERD_"
+		    "USER and AGENT_SANDBOX_PRIVSEP_USER must be different "
+		    "users\n");
+		exit(2);
+	}
+}
+
+/*
+ * The data directory and all in it to managerd's user, before it becomes
+ * that user: what was written while it ran as root (its layout, the
+ * instance id, everything an older version wrote) stays its own to read,
+ * rename and remove.  Symbolic links are changed, never followed, and no
+ * other file system is entered.
+ */
+static void
+datadir_own(const char *datadir)
+{
+	char	*paths[2];
+	FTS	*fts;
+	FTSENT	*e;
+
+	paths[0] = xstrdup(datadir);
+	paths[1] = NULL;
+	if ((fts = fts_open(paths, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR,
+	    NULL)) == NULL)
+		fatal("%s", datadir);
+	errno = 0;
+	while ((e = fts_read(fts)) != NULL) {
+		if (e->fts_info == FTS_DP)
+			continue;
+		if (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR ||
+		    e->fts_info == FTS_NS)
+			fatalx("%s: %s", e->fts_path, strerror(e->fts_errno));
+		if (e->fts_statp->st_uid == own_uid &&
+		    e->fts_statp->st_gid == own_gid)
+			continue;
+		if (lchown(e->fts_accpath, own_uid, own_gid) == -1)
+			fatal("chown %s", e->fts_path);
+	}
+	if (errno != 0)
+		fatal("%s", datadir);
+	fts_close(fts);
+	free(paths[0]);
+}
+
 /* Give up what managerd does not need once its children run. */
 static void
 managerd_drop_privileges(const char *datadir)
@@ -240,12 +312,16 @@ managerd_drop_privileges(const char *datadir)
 	int	 rc;
 
 	if (privdrop_is_root()) {
+		datadir_own(datadir);
 		if (chroot(datadir) == -1 || chdir("/") == -1)
 			fatal("chroot %s", datadir);
-		if (privdrop_clear_caps(err, sizeof(err)) == -1)
-			fatalx("%s", err);
+		/* Leaving uid 0 leaves every capability behind. */
+		if (privdrop_setids(own_uid, own_gid, err, sizeof(err)) == -1)
+			fatalx("cannot become %s: %s", env->conf.managerd_user,
+			    err);
 		datadir = "/";
 	}
+
 	rc = landlock_restrict(datadir, err, sizeof(err));
 	if (rc == -1)
 		fatalx("landlock: %s", err);
@@ -297,7 +373,9 @@ main(int argc, char *argv[])
 	}
 	if (env->conf.insecure_no_auth)
 		log_warnx("authentication is DISABLED; never expose this server");
-	if (!privdrop_is_root())
+	if (privdrop_is_root())
+		managerd_user_lookup(&env->conf);
+	else
 		log_warnx("not started as root: privilege separation is reduced "
 		    "(no chroot and no user switch; seccomp and Landlock still "
 		    "apply)");

@@ -207,6 +207,19 @@ as_prepare_dirs() {
 		log "creating the empty privsep chroot $chroot_dir"
 		install -d -m 0755 -o root -g root "$chroot_dir"
 	fi
+	as_ensure_managerd_user
+}
+
+# managerd's own unprivileged user (AGENT_SANDBOX_MANAGERD_USER's
+# default): it owns the data directory once managerd has started.
+as_ensure_managerd_user() {
+	local user=${AGENT_SANDBOX_MANAGERD_USER:-agent-sandbox}
+
+	getent passwd "$user" >/dev/null && return 0
+	log "creating the system user $user for managerd"
+	useradd --system --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin --user-group "$user" ||
+		die "cannot create the user $user"
 }
 
 # --- images --------------------------------------------------------------------

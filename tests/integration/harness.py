@@ -22,6 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("AGENT_SANDBOX_SRCDIR",
                         os.path.dirname(os.path.dirname(HERE)))
 BUILDDIR = os.environ.get("AGENT_SANDBOX_BUILDDIR", SRCDIR)
+# managerd's own user; scripts/test creates it (scripts/common.sh).
+MANAGERD_USER = os.environ.get("AGENT_SANDBOX_MANAGERD_USER", "agent-sandbox")
 TEST_KEY = "test-key-0123456789abcdef"
 
 

@@ -4,6 +4,7 @@ away.  Run as root; skips (77) otherwise."""
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -266,6 +267,24 @@ class Separation(unittest.TestCase):
         self.assertEqual(os.readlink("/proc/%d/root" % pid),
                          os.path.realpath(self.server.data_dir))
 
+    def test_managerd_runs_as_its_own_user(self):
+        # Not uid 0 (which could signal every root process), not apid's.
+        pid = self.server.proc.pid
+        st = harness.proc_status(pid)
+        uids, gids = st["Uid"].split(), st["Gid"].split()
+        own = pwd.getpwnam(harness.MANAGERD_USER)
+        self.assertEqual(uids, [str(own.pw_uid)] * 4)
+        self.assertEqual(gids, [str(own.pw_gid)] * 4)
+        self.assertEqual(st["Groups"].split(), [str(own.pw_gid)])
+        apid = harness.proc_status(self.kids["apid"])["Uid"].split()[0]
+        self.assertNotEqual(apid, uids[0])
+        # Its data directory, everything in it, is its own.
+        for top, dirs, files in os.walk(self.server.data_dir):
+            for name in [top] + [os.path.join(top, f) for f in files]:
+                st = os.lstat(name)
+                self.assertEqual((st.st_uid, st.st_gid),
+                                 (own.pw_uid, own.pw_gid), name)
+
     def test_proxy_sees_only_the_docker_socket(self):
         pid = self.kids["dockerd-proxy"]
         self.assertNotEqual(os.readlink("/proc/%d/ns/mnt" % pid),
@@ -449,6 +468,28 @@ class Configuration(unittest.TestCase):
         self.assertEqual(res.returncode, 2)
         self.assertIn("configuration error: invalid value for "
                       "AGENT_SANDBOX_PORT", res.stderr)
+
+    def test_managerd_user_must_exist_and_not_be_apids(self):
+        if os.geteuid() != 0:
+            self.skipTest("the user switch is made as root only")
+        tmp = tempfile.mkdtemp(prefix="as-conf-")
+        try:
+            base = {"AGENT_SANDBOX_API_KEYS": harness.TEST_KEY,
+                    "AGENT_SANDBOX_DATA_DIR": os.path.join(tmp, "data"),
+                    "AGENT_SANDBOX_PORT": "0"}
+            res = self.run_managerd(dict(
+                base, AGENT_SANDBOX_MANAGERD_USER="no-such-user-here"))
+            self.assertEqual(res.returncode, 2, res.stderr)
+            self.assertIn("configuration error: AGENT_SANDBOX_MANAGERD_USER"
+                          ": unknown user no-such-user-here", res.stderr)
+            res = self.run_managerd(dict(
+                base, AGENT_SANDBOX_MANAGERD_USER="nobody",
+                AGENT_SANDBOX_PRIVSEP_USER="nobody"))
+            self.assertEqual(res.returncode, 2, res.stderr)
+            self.assertIn("AGENT_SANDBOX_MANAGERD_USER and AGENT_SANDBOX_"
+                          "PRIVSEP_USER must be different users", res.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def test_insecure_mode_warns(self):
         server = harness.Server(AGENT_SANDBOX_INSECURE_NO_AUTH="true",

@@ -755,6 +755,14 @@ test_own_settings(void **state)
 	    "got 'regex'");
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_PRIVSEP_USER="),
 	    "invalid value for AGENT_SANDBOX_PRIVSEP_USER: ''");
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_MANAGERD_USER="),
+	    "invalid value for AGENT_SANDBOX_MANAGERD_USER: ''");
+	expect_ok(&c, ENV(INSECURE));
+	assert_string_equal(c.managerd_user, "agent-sandbox");
+	config_free(&c);
+	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_MANAGERD_USER=asd"));
+	assert_string_equal(c.managerd_user, "asd");
+	config_free(&c);
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_CHROOT_DIR=var/empty"),
 	    "AGENT_SANDBOX_CHROOT_DIR must be an absolute path, "
 	    "got 'var/empty'");
