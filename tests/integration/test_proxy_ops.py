@@ -1282,10 +1282,10 @@ class Foreign(unittest.TestCase):
         st, error = PROXY.archive_head(FOREIGN_ID, b"/etc/passwd")
         self.assertEqual((st, error[0]), (None, ERR_FORBIDDEN))
         mtype, error = PROXY.archive_put_pipe(
-            FOREIGN_ID, "/tmp", make_tar([("planted", b"x", 0)]))
+            FOREIGN_ID, "/workspace", make_tar([("planted", b"x", 0)]))
         self.assertEqual(error[0], ERR_FORBIDDEN)
         code = subprocess.run(["docker", "exec", self.name, "test", "-e",
-                               "/tmp/planted"]).returncode
+                               "/workspace/planted"]).returncode
         self.assertNotEqual(code, 0)
         self.assertIn("refusing to read files of " + self.name,
                       PROXY.log_text())

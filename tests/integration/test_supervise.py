@@ -209,8 +209,9 @@ class KillUnderLoad(unittest.TestCase):
         for sid in load.deleted:
             status, _ = s.api("GET", "/v1/sandboxes/" + sid)
             self.assertEqual(status, 404, sid)
-        # Every container of this server belongs to a record (creations
-        # a dead proxy cut off are destroyed once a proxy is back).
+        # Every container and volume of this server belongs to a record
+        # (creations a dead proxy cut off are destroyed once a proxy is
+        # back, and that takes a moment).
         deadline = time.monotonic() + 20
         while True:
             status, doc = s.api("GET", "/v1/sandboxes")
@@ -218,7 +219,10 @@ class KillUnderLoad(unittest.TestCase):
             docs = doc["sandboxes"]
             records = {"agent-sandbox-" + d["id"] for d in docs}
             containers, volumes = s.docker_objects()
-            if set(containers) <= records or time.monotonic() > deadline:
+            # A destroy removes the container first, then the volume.
+            if (set(containers) <= records and
+                    {v[:-len("-workspace")] for v in volumes} <= records) or \
+                    time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         self.assertLessEqual(set(containers), records)
