@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "format.h"
+#include "ids.h"
 #include "sandbox_msg.h"
 
 #ifndef LIBEXECDIR
@@ -32,6 +33,8 @@
 #define INT_SETTING_MAX		INT_MAX
 #define BYTES_SETTING_MAX	(1LL << 53)
 #define FLOAT_SETTING_MAX	1e6
+/* 4 TiB of /tmp: what dockerd-proxy takes at most. */
+#define TMP_SIZE_MB_MAX		(1L << 22)
 /* A day; and what one process can hold with its descriptor reserve. */
 #define HTTP_TIMEOUT_MAX	86400.0
 #define HTTP_CONNECTIONS_MAX	65536
@@ -667,7 +670,7 @@ load_vars(struct loader *ld)
 	    get_long(ld, "AGENT_SANDBOX_MAX_PIDS_LIMIT", 4096, 1,
 	    INT_SETTING_MAX, &c->max_pids_limit) == -1 ||
 	    get_long(ld, "AGENT_SANDBOX_TMP_SIZE_MB", 256, 1,
-	    INT_SETTING_MAX, &c->tmp_size_mb) == -1 ||
+	    TMP_SIZE_MB_MAX, &c->tmp_size_mb) == -1 ||
 	    get_long(ld, "AGENT_SANDBOX_DEFAULT_EXEC_TIMEOUT_SECONDS", 60, 1,
 	    INT_SETTING_MAX, &c->default_exec_timeout_seconds) == -1 ||
 	    get_long(ld, "AGENT_SANDBOX_MAX_EXEC_TIMEOUT_SECONDS", 3600, 1,
@@ -751,6 +754,17 @@ check_vars(struct loader *ld)
 	/* Not the reference's: less is no limit at all to Docker. */
 	if (c->default_cpus < SANDBOX_CPUS_MIN)
 		return fail(ld, "default_cpus must be at least 0.01");
+	/*
+	 * Not the reference's either: names dockerd-proxy would refuse
+	 * (ids.h), so that they stop the start here, not the proxy later.
+	 */
+	if (!valid_sandbox_network_name(c->network_name))
+		return fail_raw(ld, RAW_VALUE, "AGENT_SANDBOX_NETWORK_NAME",
+		    c->network_name);
+	if (c->docker_runtime[0] != '\0' &&
+	    !valid_docker_name(c->docker_runtime))
+		return fail_raw(ld, RAW_VALUE, "AGENT_SANDBOX_DOCKER_RUNTIME",
+		    c->docker_runtime);
 	if (c->default_memory_mb > c->max_memory_mb)
 		return fail(ld, "default_memory_mb exceeds max_memory_mb");
 	if (c->default_timeout_seconds > c->max_timeout_seconds)

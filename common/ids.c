@@ -63,3 +63,43 @@ id_make(char *buf, size_t len, const char *prefix)
 	buf[n + ID_HEX_LEN] = '\0';
 	return 0;
 }
+
+#define DOCKER_NAME_LEN_MAX	128
+
+static int
+docker_name_char(char c, int first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') ||
+	    (!first && (c == '_' || c == '.' || c == '-'));
+}
+
+int
+valid_docker_name(const char *name)
+{
+	size_t	 i;
+
+	if (name == NULL || name[0] == '\0')
+		return 0;
+	for (i = 0; name[i] != '\0'; i++)
+		if (i == DOCKER_NAME_LEN_MAX ||
+		    !docker_name_char(name[i], i == 0))
+			return 0;
+	return 1;
+}
+
+int
+valid_sandbox_network_name(const char *name)
+{
+	static const char *const	 docker_own[] = {
+		"bridge", "host", "none", "default"
+	};
+	size_t				 i;
+
+	if (!valid_docker_name(name))
+		return 0;
+	for (i = 0; i < sizeof(docker_own) / sizeof(docker_own[0]); i++)
+		if (strcmp(name, docker_own[i]) == 0)
+			return 0;
+	return 1;
+}

@@ -27,4 +27,16 @@ int	id_is_snapshot(const char *id);
  */
 int	id_make(char *buf, size_t len, const char *prefix);
 
+/*
+ * Docker's names for networks and runtimes, [a-zA-Z0-9][a-zA-Z0-9_.-]*
+ * and at most 128 bytes; 0 also for NULL.  The configuration and
+ * dockerd-proxy check the operator's with it.
+ */
+int	valid_docker_name(const char *name);
+/*
+ * A name the sandboxes' network may have: a Docker name that is none of
+ * Docker's own networks (bridge, host, none, default).
+ */
+int	valid_sandbox_network_name(const char *name);
+
 #endif /* AS_IDS_H */

@@ -16,7 +16,6 @@
 #define IMAGE_NAME_MAX		255
 #define IMAGE_TAG_MAX		128
 #define IMAGE_REF_MAX		512
-#define DOCKER_NAME_LEN_MAX	128
 
 static int
 all_of(const char *s, size_t len, const char *set)
@@ -50,18 +49,6 @@ valid_docker_id(const char *id)
 {
 	return id != NULL && strlen(id) == DOCKER_ID_LEN &&
 	    all_of(id, DOCKER_ID_LEN, LOWER_HEX);
-}
-
-int
-valid_docker_name(const char *name)
-{
-	size_t	 len;
-
-	if (name == NULL)
-		return 0;
-	len = strlen(name);
-	return len >= 1 && len <= DOCKER_NAME_LEN_MAX &&
-	    all_of(name, 1, ALNUM) && all_of(name, len, ALNUM "_.-");
 }
 
 /* path-component := [a-z0-9]+ ((\.|_|__|-+)[a-z0-9]+)* */

@@ -237,11 +237,7 @@ hardening_check_policy(struct proxy_policy *p)
 	if (p->runtime[0] != '\0' && !valid_docker_name(p->runtime))
 		return "invalid Docker runtime name";
 	/* Not one of Docker's own networks, and not container:<id>. */
-	if (!valid_docker_name(p->network_name) ||
-	    strcmp(p->network_name, "bridge") == 0 ||
-	    strcmp(p->network_name, "host") == 0 ||
-	    strcmp(p->network_name, "none") == 0 ||
-	    strcmp(p->network_name, "default") == 0)
+	if (!valid_sandbox_network_name(p->network_name))
 		return "invalid network name";
 	/* Maxima above the bounds are fine: creates are held to both. */
 	if (!isfinite(p->max_cpus) || p->max_cpus < SANDBOX_CPUS_MIN)

@@ -87,8 +87,6 @@ void	docker_ping(struct proxy *, uint32_t peerid);
  */
 int	valid_instance_id(const char *);
 int	valid_docker_id(const char *);
-/* Network and runtime names: Docker's [a-zA-Z0-9][a-zA-Z0-9_.-]*. */
-int	valid_docker_name(const char *);
 /* An image reference in Docker's grammar (name[:tag][@digest]). */
 int	valid_image_ref(const char *);
 /*

@@ -439,6 +439,17 @@ test_cross_field(void **state)
 	    "default_exec_timeout_seconds exceeds max_exec_timeout_seconds");
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_MAX_PIDS_LIMIT=255"),
 	    "default_pids_limit exceeds max_pids_limit");
+	/* Ours: names dockerd-proxy would refuse stop the start. */
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_NETWORK_NAME=a=b"),
+	    "invalid value for AGENT_SANDBOX_NETWORK_NAME: 'a=b'");
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_NETWORK_NAME=host"),
+	    "invalid value for AGENT_SANDBOX_NETWORK_NAME: 'host'");
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_NETWORK_NAME=container:x"),
+	    "invalid value for AGENT_SANDBOX_NETWORK_NAME: 'container:x'");
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_NETWORK_NAME="),
+	    "invalid value for AGENT_SANDBOX_NETWORK_NAME: ''");
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_DOCKER_RUNTIME=run/sc"),
+	    "invalid value for AGENT_SANDBOX_DOCKER_RUNTIME: 'run/sc'");
 	/* Ours: less CPU than Docker can enforce, as default or maximum. */
 	expect_err(ENV(INSECURE, "AGENT_SANDBOX_DEFAULT_CPUS=0.005"),
 	    "default_cpus must be at least 0.01");
@@ -784,13 +795,13 @@ test_strings_and_lists(void **state)
 	    "AGENT_SANDBOX_DATA_DIR=",
 	    "AGENT_SANDBOX_DEFAULT_IMAGE=alpine:3.20",
 	    "AGENT_SANDBOX_DOCKER_RUNTIME=runsc",
-	    "AGENT_SANDBOX_NETWORK_NAME=a=b",
+	    "AGENT_SANDBOX_NETWORK_NAME=my-net_1.x",
 	    "AGENT_SANDBOX_ALLOWED_IMAGES= python:* , ,alpine:3.20,\t,"));
 	assert_string_equal(c.host, " 0.0.0.0 ");
 	assert_string_equal(c.data_dir, "");
 	assert_string_equal(c.default_image, "alpine:3.20");
 	assert_string_equal(c.docker_runtime, "runsc");
-	assert_string_equal(c.network_name, "a=b");
+	assert_string_equal(c.network_name, "my-net_1.x");
 	assert_int_equal(c.allowed_images_count, 2);
 	assert_string_equal(c.allowed_images[0], "python:*");
 	assert_string_equal(c.allowed_images[1], "alpine:3.20");
