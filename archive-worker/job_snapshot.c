@@ -64,6 +64,17 @@ strip_workspace(const char *name)
 	return rest;
 }
 
+/*
+ * No setuid bits, and setgid only on directories (where it passes the
+ * group on and grants nothing): dockerd-proxy refuses to write anything
+ * else into a sandbox, and a snapshot must be one it can restore.
+ */
+static uint32_t
+snapshot_perm(const struct tar_member *m)
+{
+	return m->mode & (m->type == TAR_DIR ? 03777 : 01777);
+}
+
 /* A fresh header: only what a snapshot keeps, nothing else carried over. */
 static struct archive_entry *
 snapshot_entry(const struct tar_member *m, const char *name,
@@ -74,7 +85,7 @@ snapshot_entry(const struct tar_member *m, const char *name,
 	if ((e = archive_entry_new()) == NULL)
 		return NULL;
 	archive_entry_set_pathname(e, name);
-	archive_entry_set_perm(e, m->mode & 07777);
+	archive_entry_set_perm(e, snapshot_perm(m));
 	archive_entry_set_uid(e, (la_int64_t)m->uid);
 	archive_entry_set_gid(e, (la_int64_t)m->gid);
 	archive_entry_set_mtime(e, m->mtime, 0);

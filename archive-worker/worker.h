@@ -18,6 +18,7 @@
 #include "file_msg.h"
 #include "peer.h"
 #include "seccomp.h"
+#include "tar_header.h"
 
 /* What a job tells the zygote (and the zygote apid), as tar_result. */
 #define JOB_MESSAGE_MAX	512
@@ -77,35 +78,7 @@ int	write_all(int fd, const void *, size_t);
  * tar_read.c: a tar stream read from a descriptor (see the file for the
  * formats and why it is ours).
  */
-#define TAR_BLOCK	512
 #define TAR_READ_BUF	(64 * 1024)
-#define TAR_NAME_MAX	(64 * 1024)	/* a pax path or a GNU long name */
-#define TAR_PAX_MAX	(1024 * 1024)	/* one pax header's records */
-
-enum tar_type {
-	TAR_REG,
-	TAR_DIR,
-	TAR_SYMLINK,
-	TAR_HARDLINK,
-	TAR_OTHER		/* devices, FIFOs, unknown types */
-};
-
-struct tar_member {
-	enum tar_type	 type;
-	char		 typeflag;
-	char		*name;		/* bytes, NUL-ended */
-	char		*link;		/* symlink or hard link; else NULL */
-	uint32_t	 mode;		/* permission bits */
-	uint64_t	 uid;
-	uint64_t	 gid;
-	int64_t		 mtime;
-	uint64_t	 size;		/* data bytes that follow */
-};
-
-#define PAX_SIZE	0x1
-#define PAX_UID		0x2
-#define PAX_GID		0x4
-#define PAX_MTIME	0x8
 
 struct tar_reader {
 	int			 fd;
@@ -117,13 +90,7 @@ struct tar_reader {
 	uint64_t		 pad_left;
 	int			 ended;		/* end-of-archive read */
 	int			 failed;
-	/* What extended headers said about the next member. */
-	char			*pax_path;
-	char			*pax_link;
-	char			*gnu_name;
-	char			*gnu_link;
-	int			 pax_has;	/* PAX_* */
-	int64_t			 pax_num[4];	/* size, uid, gid, mtime */
+	struct tar_ext		 ext;		/* for the next member */
 	struct tar_member	 m;
 	char			 err[256];
 };

@@ -4,7 +4,8 @@
  * passed along (a pipe, or a regular file) a piece at a time.  Reading
  * stops while Docker has more than DOCKER_HTTP_UPLOAD_HIWAT queued and
  * goes on when the queue drains, so an upload of any size costs the same
- * memory.
+ * memory.  Every byte passes tar_check.c on its way: whoever made the
+ * tar, Docker extracts only what the check lets through.
  */
 #include <sys/stat.h>
 
@@ -34,6 +35,7 @@ struct archive_write {
 	uint64_t		 sent;
 	int			 ended;		/* the whole body is queued */
 	int			 refused;	/* Docker stopped reading */
+	struct tar_check	 tc;
 	unsigned char		 buf[PUT_PIECE];
 };
 
@@ -56,6 +58,7 @@ write_free(struct archive_write *w)
 	write_fd_close(w);
 	if (w->ev_read != NULL)
 		event_free(w->ev_read);
+	tar_check_free(&w->tc);
 	archive_put_free(w->ap);
 	free(w->ap);
 	free(w);
@@ -78,6 +81,24 @@ write_fail(struct archive_write *w, enum error_kind kind, const char *fmt, ...)
 	    text);
 	peer_send_error(&w->px->parent, w->peerid, kind, "%s", text);
 	write_free(w);
+}
+
+static int
+write_out(void *arg, const void *buf, size_t len)
+{
+	struct archive_write	*w = arg;
+
+	return docker_request_write(w->req, buf, len);
+}
+
+/* The check refused the tar: nothing more of it goes to Docker. */
+static void
+write_refused(struct archive_write *w)
+{
+	log_warnx("refusing an archive write into %s: %s", w->ap->id,
+	    w->tc.err);
+	write_fail(w, w->tc.forbidden ? ERR_FORBIDDEN : ERR_INVALID_REQUEST,
+	    "%s: the archive is refused: %s", w->ap->path, w->tc.err);
 }
 
 /*
@@ -118,6 +139,10 @@ write_pump(struct archive_write *w)
 				    (long long)w->ap->length);
 				return -1;
 			}
+			if (tar_check_end(&w->tc) == -1) {
+				write_refused(w);
+				return -1;
+			}
 			if (docker_request_write_end(w->req) == -1) {
 				werr = errno;
 				break;
@@ -133,7 +158,12 @@ write_pump(struct archive_write *w)
 			    (long long)w->ap->length);
 			return -1;
 		}
-		if (docker_request_write(w->req, w->buf, (size_t)n) == -1) {
+		if (tar_check_feed(&w->tc, w->buf, (size_t)n, write_out,
+		    w) == -1) {
+			if (w->tc.state == TC_REFUSED) {
+				write_refused(w);
+				return -1;
+			}
 			werr = errno;
 			break;
 		}
@@ -272,6 +302,8 @@ docker_archive_put(struct proxy *px, uint32_t peerid, struct archive_put *ap,
 	w->peerid = peerid;
 	w->ap = ap;
 	w->fd = fd;
+	tar_check_init(&w->tc, px->settings.policy.uid,
+	    px->settings.policy.gid);
 	if ((w->ev_read = event_new(px->base, fd, EV_READ, write_readable,
 	    w)) == NULL)
 		fatalx("%s: out of memory", __func__);

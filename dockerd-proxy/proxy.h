@@ -7,6 +7,7 @@
 #define AS_PROXY_H
 
 #include <sys/queue.h>
+#include <sys/tree.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "ids.h"
 #include "peer.h"
 #include "proc.h"
+#include "tar_header.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
 
@@ -187,11 +189,70 @@ const char	*hardening_check_create(const struct proxy_policy *,
 int		 valid_env_key(const char *);
 
 /* docker_tar.c: a ustar archive holding one directory entry. */
-#define TAR_BLOCK		512
 #define TAR_DIR_ARCHIVE_LEN	(3 * TAR_BLOCK)
 int	tar_dir_archive(unsigned char out[TAR_DIR_ARCHIVE_LEN],
 	    const char *name, unsigned int mode, uint32_t uid, uint32_t gid,
 	    long long mtime);
+
+/*
+ * tar_check.c: every archive written into a sandbox, checked as it
+ * streams to Docker (see the file for the rules).  Bytes go out in
+ * order, as many as came in; a member's header blocks are held until
+ * the member is found safe, and the uid and gid of each are rewritten.
+ */
+#define TAR_CHECK_NAME_MAX	4096		/* PATH_MAX */
+#define TAR_CHECK_EXT_MAX	(32 * 1024)	/* one extended header */
+#define TAR_CHECK_HELD_MAX	(64 * 1024)	/* all before one member */
+#define TAR_CHECK_LINKS_MAX	(4 * 1024 * 1024) /* symlink names kept */
+
+enum tar_check_state {
+	TC_HEADER,		/* a header block, or the end */
+	TC_EXT,			/* an extended header's data and padding */
+	TC_DATA,		/* a member's data and padding: passed */
+	TC_END1,		/* after one zero block */
+	TC_END,			/* after two: only zeros may follow */
+	TC_REFUSED
+};
+
+struct tar_link;
+RB_HEAD(tar_links, tar_link);
+
+struct tar_check {
+	uint32_t		 uid;
+	uint32_t		 gid;
+	enum tar_check_state	 state;
+	unsigned char		 blk[TAR_BLOCK];
+	size_t			 have;		/* of blk */
+	unsigned char		*held;		/* blocks not yet passed */
+	size_t			 held_len;
+	size_t			 ext_at;	/* its data in held */
+	uint64_t		 ext_left;	/* data and padding to come */
+	uint64_t		 ext_size;
+	char			 ext_type;
+	uint64_t		 data_left;
+	struct tar_ext		 ext;
+	struct tar_member	 m;
+	struct tar_links	 links;		/* symlinks made so far */
+	size_t			 links_bytes;
+	uint64_t		 members;
+	int			 forbidden;	/* well-formed, not allowed */
+	char			 err[256];
+};
+
+/* Hands checked bytes on: 0, or -1 with errno. */
+typedef int	(*tar_check_out)(void *, const void *, size_t);
+
+void	tar_check_init(struct tar_check *, uint32_t uid, uint32_t gid);
+void	tar_check_free(struct tar_check *);
+/*
+ * 0, or -1: refused (state TC_REFUSED, err says why, forbidden set when
+ * the archive is well-formed but holds what may not be written; nothing
+ * of the refused member went out) or out failed (errno).
+ */
+int	tar_check_feed(struct tar_check *, const void *, size_t,
+	    tar_check_out, void *);
+/* The input ended: 0 after the end-of-archive block, else -1 (err). */
+int	tar_check_end(struct tar_check *);
 
 /*
  * docker_frames.c: Docker's multiplexed stream (8-byte header: stream 1

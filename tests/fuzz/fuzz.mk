@@ -30,13 +30,14 @@ fuzz_archive_job_SRCS = archive-worker/job.c archive-worker/job_error.c \
 	archive-worker/job_first_file.c archive-worker/job_snapshot.c \
 	archive-worker/job_spool.c archive-worker/job_upload.c \
 	archive-worker/worker_seccomp.c common/archive_msg.c common/msg.c \
-	common/file_msg.c common/seccomp.c common/log.c
+	common/file_msg.c common/seccomp.c common/log.c common/tar_header.c
 # dockerd-proxy: what Docker answers.
 fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
 	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
 fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
 	common/file_msg.c
 fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
+fuzz_tar_check_SRCS = dockerd-proxy/tar_check.c common/tar_header.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c
 fuzz_imsg_SRCS = common/imsg.c

@@ -492,7 +492,35 @@ def archive_seeds():
                     u8(sel) + data)
 
 
+# What dockerd-proxy writes into a sandbox (fuzz_tar_check): uploads and
+# snapshots as the archive worker makes them, and what a lying peer sends.
+PUT_TARS = {
+    "upload": [("d", "dir", None), ("d/f.txt", "file", b"hello\n")],
+    "restore": [("a", "file", b"q"), ("d", "dir", None),
+                ("d/h", "hard", "a"), ("d/s", "sym", "/etc"),
+                ("x" * 150 + "/" + "\u00e9t\u00e9", "file", b"z" * 600)],
+    "under-link": [("s", "sym", "/etc"), ("s/passwd", "file", b"root::")],
+    "hard-out": [("h", "hard", "../etc/shadow")],
+    "fifo": [("p", "fifo", None)],
+}
+
+
+def tar_check_seeds():
+    fmts = {"ustar": tarfile.USTAR_FORMAT, "gnu": tarfile.GNU_FORMAT,
+            "pax": tarfile.PAX_FORMAT}
+    for fname, fmt in fmts.items():
+        for tname, members in PUT_TARS.items():
+            try:
+                data = tarball(fmt, members)
+            except (ValueError, UnicodeError):
+                continue
+            for pieces in (0, 63):
+                put("tar_check", "%s-%s-%d" % (tname, fname, pieces),
+                    u8(pieces) + u8(7) + data)
+
+
 def main():
+    tar_check_seeds()
     body_seeds()
     msg_seeds()
     query_seeds()

@@ -5,10 +5,12 @@ sends creates and execs with hostile fields, and checks that each is
 refused and that nothing changed on the host.  Run as root; skips (77)
 otherwise."""
 
+import io
 import math
 import os
 import subprocess
 import sys
+import tarfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -107,8 +109,8 @@ class LyingCreates(unittest.TestCase):
             self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
 
 
-class LyingArchiveWrites(unittest.TestCase):
-    """Archive writes go into /workspace and nowhere else."""
+class OneSandbox(unittest.TestCase):
+    """A sandbox with a writable root for the class's tests."""
 
     @classmethod
     def setUpClass(cls):
@@ -119,6 +121,10 @@ class LyingArchiveWrites(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         PROXY.destroy(cls.sid)
+
+
+class LyingArchiveWrites(OneSandbox):
+    """Archive writes go into /workspace and nowhere else."""
 
     def test_outside_the_workspace_refused(self):
         tar = ops.make_tar([("planted", b"x", 1000)])
@@ -154,6 +160,127 @@ class LyingArchiveWrites(unittest.TestCase):
         finally:
             if proxy.proc.poll() is None:
                 proxy.stop()
+
+
+def hostile_tar(members):
+    """members: [(name, kind, arg, mode, uid)], kind file/dir/sym/hard/chr/
+    fifo; arg is a file's bytes or a link's target."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) \
+            as tar:
+        for name, kind, arg, mode, uid in members:
+            info = tarfile.TarInfo(name)
+            info.uid = info.gid = uid
+            info.mode = mode
+            info.mtime = 1700000000
+            if kind == "file":
+                info.size = len(arg)
+                tar.addfile(info, io.BytesIO(arg))
+                continue
+            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE,
+                         "hard": tarfile.LNKTYPE, "chr": tarfile.CHRTYPE,
+                         "fifo": tarfile.FIFOTYPE}[kind]
+            if kind == "chr":
+                info.devmajor, info.devminor = 1, 3   # /dev/null
+            info.linkname = arg or ""
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+class LyingArchiveContents(OneSandbox):
+    """Whatever the tar holds, Docker (which extracts as root) gets only
+    what a sandbox user could have made in /workspace: each hostile
+    archive is refused before its member reaches Docker."""
+
+    def refused(self, members, why):
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace",
+                                              hostile_tar(members))
+        self.assertEqual(mtype, MSG_ERROR, members)
+        self.assertEqual(error[0], ops.ERR_FORBIDDEN, error)
+        self.assertIn("the archive is refused", error[1])
+        self.assertIn(why, error[1])
+
+    def sh(self, script):
+        code, out, _ = PROXY.sh(self.sid, script)
+        self.assertEqual(code, 0, script)
+        return out
+
+    def test_devices_and_fifos(self):
+        self.refused([("null", "chr", None, 0o666, 0)], "a character device")
+        self.refused([("p", "fifo", None, 0o644, 1000)], "a FIFO")
+        self.assertEqual(self.sh("ls /workspace/null /workspace/p 2>&1 | "
+                                 "grep -c 'No such file'"), "2\n")
+
+    def test_setuid_root_file(self):
+        self.refused([("rootsh", "file", b"#!/bin/sh\n", 0o4755, 0)],
+                     "a setuid bit")
+        self.refused([("g", "file", b"x", 0o2755, 1000)], "a setgid bit")
+        self.assertEqual(self.sh("ls /workspace/rootsh /workspace/g 2>&1 | "
+                                 "grep -c 'No such file'"), "2\n")
+
+    def test_member_under_a_symlink_it_made(self):
+        for child in ("s/planted", "./s//planted", "s/sub/planted"):
+            self.refused([("s", "sym", "/etc", 0o777, 1000),
+                          (child, "file", b"root::0:0::/:/bin/sh\n", 0o644,
+                           1000)], "goes through a symlink")
+        # The symlink before the refused member went in; nothing under it.
+        self.assertEqual(self.sh("ls /etc/planted /etc/sub 2>&1 | "
+                                 "grep -c 'No such file'"), "2\n")
+
+    def test_hard_links_leaving_the_tree(self):
+        for target in ("../etc/shadow", "/etc/shadow",
+                       "sub/../../etc/passwd"):
+            self.refused([("h", "hard", target, 0o644, 1000)],
+                         "hard link target is absolute")
+        self.refused([("s", "sym", "/etc", 0o777, 1000),
+                      ("h", "hard", "s/passwd", 0o644, 1000)],
+                     "hard link target goes through a symlink")
+        self.assertEqual(self.sh("test -e /workspace/h || echo none"),
+                         "none\n")
+
+    def test_names_outside(self):
+        for name in ("../planted", "/etc/planted", "a/../../planted"):
+            self.refused([(name, "file", b"x", 0o644, 1000)],
+                         "its name is absolute")
+        self.assertEqual(self.sh("find / -xdev -name planted 2>/dev/null"),
+                         "")
+
+    def test_extended_attributes(self):
+        tar = hostile_tar([("f", "file", b"x", 0o755, 1000)])
+        # A pax header with a file capability, as tarfile writes one.
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT,
+                          pax_headers={}) as t:
+            info = tarfile.TarInfo("capped")
+            info.size = 1
+            info.pax_headers = {"SCHILY.xattr.security.capability": "\x01"}
+            t.addfile(info, io.BytesIO(b"x"))
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace",
+                                              buf.getvalue())
+        self.assertEqual(mtype, MSG_ERROR)
+        self.assertIn("extended attributes", error[1])
+        self.assertEqual(PROXY.archive_put_pipe(self.sid, "/workspace",
+                                                tar), (MSG_DOCKER_DONE, None))
+
+    def test_owners_rewritten_to_the_sandbox_user(self):
+        tar = hostile_tar([("owned", "dir", None, 0o755, 0),
+                           ("owned/by-root", "file", b"x", 0o644, 0),
+                           ("owned/other", "file", b"y", 0o640, 4242)])
+        self.assertEqual(PROXY.archive_put_pipe(self.sid, "/workspace", tar),
+                         (MSG_DOCKER_DONE, None))
+        self.assertEqual(self.sh("stat -c %u:%g /workspace/owned "
+                                 "/workspace/owned/by-root "
+                                 "/workspace/owned/other"),
+                         "1000:1000\n" * 3)
+
+    def test_truncated_archive(self):
+        tar = hostile_tar([("cut", "file", b"z" * 5000, 0o644, 1000)])
+        mtype, error = PROXY.archive_put_pipe(self.sid, "/workspace",
+                                              tar[:3000])
+        self.assertEqual(mtype, MSG_ERROR)
+        # Not a policy matter: a broken archive.
+        self.assertEqual(error[0], ops.ERR_INVALID_REQUEST, error)
+        self.assertIn("truncated", error[1])
 
 
 class ForeignNetwork(unittest.TestCase):

@@ -225,6 +225,46 @@ test_rewrite_strips_and_keeps(void **state)
 	close(out);
 }
 
+/*
+ * dockerd-proxy refuses setuid bits, and setgid on anything but a
+ * directory: a snapshot leaves them out, so that it can be restored.
+ */
+static const struct mem setid_ws[] = {
+	{ "workspace/", AE_IFDIR, 0755, 1000, 1000, 1700000000, NULL, 0,
+	    NULL, NULL },
+	{ "workspace/shared/", AE_IFDIR, 06775, 1000, 1000, 1700000000, NULL,
+	    0, NULL, NULL },
+	{ "workspace/tool", AE_IFREG, 06755, 1000, 1000, 1700000000, "#!", 2,
+	    NULL, NULL },
+	{ "workspace/tmp/", AE_IFDIR, 01777, 1000, 1000, 1700000000, NULL, 0,
+	    NULL, NULL },
+};
+
+static void
+test_rewrite_drops_setid_bits(void **state)
+{
+	struct got	 g[MAXMEM];
+	char		 err[256] = "";
+	int		 in, out;
+	size_t		 cnt;
+
+	in = build(setid_ws, sizeof(setid_ws) / sizeof(setid_ws[0]));
+	out = tmpfd();
+	assert_true(tar_snapshot_rewrite(in, out, 1 << 20, err,
+	    sizeof(err)) > 0);
+	cnt = readback(out, g, MAXMEM);
+	assert_int_equal(cnt, 3);
+	assert_string_equal(g[0].name, "shared/");
+	assert_int_equal(g[0].mode, 02775);
+	assert_string_equal(g[1].name, "tool");
+	assert_int_equal(g[1].mode, 0755);
+	assert_string_equal(g[2].name, "tmp/");
+	assert_int_equal(g[2].mode, 01777);
+	got_free(g, cnt);
+	close(in);
+	close(out);
+}
+
 static void
 test_rewrite_empty_workspace(void **state)
 {
@@ -1237,6 +1277,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rewrite_strips_and_keeps),
+		cmocka_unit_test(test_rewrite_drops_setid_bits),
 		cmocka_unit_test(test_rewrite_empty_workspace),
 		cmocka_unit_test(test_rewrite_long_name),
 		cmocka_unit_test(test_rewrite_skips_fifo),
