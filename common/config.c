@@ -33,8 +33,6 @@
 #define INT_SETTING_MAX		INT_MAX
 #define BYTES_SETTING_MAX	(1LL << 53)
 #define FLOAT_SETTING_MAX	1e6
-/* 4 TiB of /tmp: what dockerd-proxy takes at most. */
-#define TMP_SIZE_MB_MAX		(1L << 22)
 /* A day; and what one process can hold with its descriptor reserve. */
 #define HTTP_TIMEOUT_MAX	86400.0
 #define HTTP_CONNECTIONS_MAX	65536
@@ -670,7 +668,7 @@ load_vars(struct loader *ld)
 	    get_long(ld, "AGENT_SANDBOX_MAX_PIDS_LIMIT", 4096, 1,
 	    INT_SETTING_MAX, &c->max_pids_limit) == -1 ||
 	    get_long(ld, "AGENT_SANDBOX_TMP_SIZE_MB", 256, 1,
-	    TMP_SIZE_MB_MAX, &c->tmp_size_mb) == -1 ||
+	    CONFIG_TMP_SIZE_MB_MAX, &c->tmp_size_mb) == -1 ||
 	    get_long(ld, "AGENT_SANDBOX_DEFAULT_EXEC_TIMEOUT_SECONDS", 60, 1,
 	    INT_SETTING_MAX, &c->default_exec_timeout_seconds) == -1 ||
 	    get_long(ld, "AGENT_SANDBOX_MAX_EXEC_TIMEOUT_SECONDS", 3600, 1,

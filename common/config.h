@@ -8,6 +8,12 @@
 
 #include <stddef.h>
 
+/*
+ * 4 TiB of /tmp in MB: the most the configuration accepts, and what
+ * dockerd-proxy holds its start-up settings to.
+ */
+#define CONFIG_TMP_SIZE_MB_MAX	(1LL << 22)
+
 struct config {
 	char		**api_keys;		/* NULL-terminated */
 	size_t		  api_keys_count;

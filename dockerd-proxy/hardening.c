@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "log.h"
 #include "proxy.h"
 
@@ -22,7 +23,6 @@
 #define MEMORY_MB_MIN		6		/* Docker's own minimum */
 #define MEMORY_MB_MAX		(1LL << 22)	/* 4 TiB */
 #define PIDS_MAX		(1LL << 22)
-#define TMP_MB_MAX		(1LL << 22)
 
 /*
  * Prints its own PID, then becomes the command: exec keeps the PID, which
@@ -232,7 +232,7 @@ hardening_check_policy(struct proxy_policy *p)
 	if (p->uid == UINT32_MAX || p->gid == UINT32_MAX)
 		return "invalid sandbox user";
 	snprintf(p->user, sizeof(p->user), "%u:%u", p->uid, p->gid);
-	if (p->tmp_size_mb < 1 || p->tmp_size_mb > TMP_MB_MAX)
+	if (p->tmp_size_mb < 1 || p->tmp_size_mb > CONFIG_TMP_SIZE_MB_MAX)
 		return "tmp_size_mb out of range";
 	if (p->runtime[0] != '\0' && !valid_docker_name(p->runtime))
 		return "invalid Docker runtime name";
