@@ -285,6 +285,31 @@ class Separation(unittest.TestCase):
                 self.assertEqual((st.st_uid, st.st_gid),
                                  (own.pw_uid, own.pw_gid), name)
 
+    def test_data_dir_symlinks_are_not_followed(self):
+        # What root left in the data directory becomes managerd's; a
+        # symlink in it is changed itself, never the file it names, and
+        # a link to a directory is not walked into.
+        outside = tempfile.mkdtemp(prefix="as-outside-")
+        victim = os.path.join(outside, "victim")
+        with open(victim, "w") as f:
+            f.write("root's\n")
+        server = harness.Server()
+        try:
+            os.makedirs(server.data_dir)
+            for name, target in (("link", victim), ("dirlink", outside)):
+                os.symlink(target, os.path.join(server.data_dir, name))
+            server.start()
+            own = pwd.getpwnam(harness.MANAGERD_USER)
+            for name in ("link", "dirlink"):
+                st = os.lstat(os.path.join(server.data_dir, name))
+                self.assertEqual(st.st_uid, own.pw_uid, name)
+            for path in (outside, victim):
+                self.assertEqual(os.stat(path).st_uid, 0, path)
+        finally:
+            server.stop()
+            server.cleanup()
+            shutil.rmtree(outside)
+
     def test_proxy_sees_only_the_docker_socket(self):
         pid = self.kids["dockerd-proxy"]
         self.assertNotEqual(os.readlink("/proc/%d/ns/mnt" % pid),
