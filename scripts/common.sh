@@ -41,6 +41,8 @@ AS_PACKAGES=(
 	valgrind
 	# tests/etc/unit-security.sh: systemd-analyze scores the unit.
 	systemd
+	# scripts/test runs sandboxes under gVisor too.
+	runsc
 )
 
 # --- messages ----------------------------------------------------------------
@@ -158,6 +160,47 @@ as_start_dockerd() {
 	warn "dockerd did not answer within 60 s; last lines of $AS_DOCKERD_LOG:"
 	tail -n 30 "$AS_DOCKERD_LOG" >&2 2>/dev/null || true
 	die "no Docker engine: see $AS_DOCKERD_LOG"
+}
+
+# gVisor for the tests that run sandboxes under it (scripts/test): runsc
+# registered with dockerd as "runsc" without any network, as
+# docs/configuration.md says; whatever else daemon.json holds is kept.
+as_register_runsc() {
+	local conf=/etc/docker/daemon.json runsc i
+
+	runsc=$(command -v runsc) || die "runsc not found (apt-get install runsc)"
+	if as_docker_has_runtime runsc; then
+		log "dockerd has the runsc runtime"
+		return 0
+	fi
+	python3 - "$conf" "$runsc" <<'PY' || die "cannot add runsc to $conf"
+import json, os, sys
+path, runsc = sys.argv[1], sys.argv[2]
+conf = {}
+if os.path.exists(path) and os.path.getsize(path) > 0:
+    with open(path) as f:
+        conf = json.load(f)
+conf.setdefault("runtimes", {})["runsc"] = {
+    "path": runsc, "runtimeArgs": ["--network=none"]}
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path + ".new", "w") as f:
+    json.dump(conf, f, indent=2)
+    f.write("\n")
+os.rename(path + ".new", path)
+PY
+	# dockerd reloads its runtimes on SIGHUP.
+	log "registered runsc in $conf; reloading dockerd"
+	pkill -HUP -x dockerd || die "no dockerd process to reload"
+	for i in $(seq 1 20); do
+		as_docker_has_runtime runsc && return 0
+		sleep 1
+	done
+	die "dockerd did not take the runsc runtime from $conf"
+}
+
+as_docker_has_runtime() {
+	timeout 10 docker info --format '{{json .Runtimes}}' 2>/dev/null |
+		grep -q "\"$1\""
 }
 
 as_image_exists() {

@@ -23,6 +23,12 @@ SRCDIR = os.environ.get("AGENT_SANDBOX_SRCDIR",
                         os.path.dirname(os.path.dirname(HERE)))
 BUILDDIR = os.environ.get("AGENT_SANDBOX_BUILDDIR", SRCDIR)
 # managerd's own user; scripts/test creates it (scripts/common.sh).
+# The OCI runtime the integration tests run sandboxes under ("": Docker's
+# default); see scripts/test --runtime.
+RUNTIME = os.environ.get("AGENT_SANDBOX_TEST_RUNTIME", "")
+# Under gVisor, Docker's process limit counts the host threads of the
+# sandbox's gVisor kernel, not its processes (docs/configuration.md).
+GVISOR = RUNTIME.startswith("runsc")
 MANAGERD_USER = os.environ.get("AGENT_SANDBOX_MANAGERD_USER", "agent-sandbox")
 TEST_KEY = "test-key-0123456789abcdef"
 
@@ -112,6 +118,9 @@ class Server:
             "AGENT_SANDBOX_LIBEXEC_DIR": self.libexec,
             "AGENT_SANDBOX_SECCOMP": "kill",
         }
+        # scripts/test --runtime runsc: every sandbox under that runtime.
+        if RUNTIME:
+            self.env["AGENT_SANDBOX_DOCKER_RUNTIME"] = RUNTIME
         self.env.update({k: str(v) for k, v in settings.items()})
         self.proc = None
         self.log = None
@@ -259,6 +268,8 @@ def pid_gone(pid, timeout):
 
 TEST_IMAGE = os.environ.get("AGENT_SANDBOX_TEST_IMAGE",
                             "agent-sandbox/busybox:test")
+PY_IMAGE = os.environ.get("AGENT_SANDBOX_TEST_PY_IMAGE",
+                          "agent-sandbox/debian-python:bookworm")
 AUTH = {"Authorization": "Bearer " + TEST_KEY}
 
 
@@ -273,6 +284,8 @@ class SandboxServer(Server):
             "AGENT_SANDBOX_DEFAULT_EXEC_TIMEOUT_SECONDS": "30",
             "AGENT_SANDBOX_NETWORK_NAME": "agent-sandbox-test-net",
         }
+        if GVISOR:
+            base["AGENT_SANDBOX_DEFAULT_PIDS_LIMIT"] = "4096"
         base.update(settings)
         super().__init__(**base)
 

@@ -419,8 +419,13 @@ class FilesOverHttp(ServerCase):
                          contains="not found")
         self.sh(self.sb, "rm -f fifo && mkfifo fifo")
         status, _, body = get_file(self.server, self.sb, "fifo")
-        self.assertError(status, body, 400, "invalid_request",
-                         contains="is not a regular file")
+        if harness.GVISOR:
+            # gVisor keeps a FIFO in its own kernel: Docker sees no file.
+            self.assertError(status, body, 404, "not_found",
+                             contains="not found")
+        else:
+            self.assertError(status, body, 400, "invalid_request",
+                             contains="is not a regular file")
 
     def test_path_normalisation(self):
         status, info = put_file(self.server, self.sb, "src/../main.py",
