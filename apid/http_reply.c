@@ -49,6 +49,7 @@ http_reason(int status)
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
+	case 507: return "Insufficient Storage";
 	default: return "Unknown";
 	}
 }

@@ -27,6 +27,7 @@ static const struct {
 	{ ERR_LIMIT_EXCEEDED,	429, "limit_exceeded" },
 	{ ERR_INTERNAL,		500, "internal_error" },
 	{ ERR_BACKEND,		502, "backend_error" },
+	{ ERR_INSUFFICIENT_STORAGE, 507, "insufficient_storage" },
 };
 
 const char *

@@ -277,8 +277,9 @@ spool_done(const struct tar_result *res, void *arg)
 			upload_answer_error(st, ERR_PAYLOAD_TOO_LARGE,
 			    "file exceeds %" PRIu64 " bytes", st->max);
 		else if (res->errnum != 0 && !st->gone)
-			upload_answer_error(st, ERR_BACKEND, "cannot store the "
-			    "upload: %s", res->message != NULL ? res->message :
+			upload_answer_error(st, storage_error(res->errnum,
+			    ERR_BACKEND), "cannot store the upload: %s",
+			    res->message != NULL ? res->message :
 			    strerror(res->errnum));
 		else
 			upload_answer_error(st, ERR_INTERNAL, "the upload's "

@@ -341,3 +341,10 @@ msgr_end(struct msgr *r)
 	}
 	return 0;
 }
+
+enum error_kind
+storage_error(int errnum, enum error_kind other)
+{
+	return errnum == ENOSPC || errnum == EDQUOT ?
+	    ERR_INSUFFICIENT_STORAGE : other;
+}

@@ -286,8 +286,16 @@ enum error_kind {
 	ERR_LIMIT_EXCEEDED,		/* 429 limit_exceeded */
 	ERR_INTERNAL,			/* 500 internal_error */
 	ERR_BACKEND,			/* 502 backend_error */
-	ERR_KIND_MAX = ERR_BACKEND
+	ERR_INSUFFICIENT_STORAGE,	/* 507 insufficient_storage */
+	ERR_KIND_MAX = ERR_INSUFFICIENT_STORAGE
 };
+/*
+ * What a failed write to the data directory or a spool is to a client:
+ * a full disk (or quota) is ERR_INSUFFICIENT_STORAGE (507), for the
+ * operator to free space; anything else is other.
+ */
+enum error_kind	 storage_error(int errnum, enum error_kind other);
+
 
 /* Longest string field a message may carry (an error text, a path...). */
 #define MSG_MAX_STRING	8192

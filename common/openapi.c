@@ -80,7 +80,7 @@ static const struct op ops[] = {
 	    "outside its allowlist and unwanted network access with 403, a "
 	    "full server with 429.",
 	    NULL, "#CreateSandboxRequest", 1, 201, "#Sandbox",
-	    "The new sandbox.", "400 403 413 422 429 502" },
+	    "The new sandbox.", "400 403 413 422 429 502 507" },
 	{ "/v1/sandboxes/{sandbox_id}", "get", "get_sandbox", "sandboxes",
 	    "Get a sandbox", NULL,
 	    NULL, NULL, 0, 200, "#Sandbox", "The sandbox.", "404 502" },
@@ -92,7 +92,7 @@ static const struct op ops[] = {
 	    "sandboxes", "Set a sandbox's time to live",
 	    "The sandbox now expires timeout_seconds from now.",
 	    NULL, "#TimeoutRequest", 1, 200, "#Sandbox",
-	    "The sandbox with its new expiry.", "400 404 413 422 502" },
+	    "The sandbox with its new expiry.", "400 404 413 422 502 507" },
 	{ "/v1/sandboxes/{sandbox_id}/exec", "post", "exec_command", "exec",
 	    "Run a command to completion",
 	    "Runs the command as the sandbox user and answers when it ends.  "
@@ -119,7 +119,7 @@ static const struct op ops[] = {
 	    "Content-Type.  The file and any parent directory it needs "
 	    "belong to the sandbox user.",
 	    write_query, "binary", 0, 200, "#FileInfo", "The file written.",
-	    "400 404 413 422 502" },
+	    "400 404 413 422 502 507" },
 	{ "/v1/sandboxes/{sandbox_id}/files/list", "get", "list_files",
 	    "files", "List a directory", NULL,
 	    list_query, NULL, 0, 200, "#FileList", "The directory's entries.",
@@ -130,7 +130,7 @@ static const struct op ops[] = {
 	    "outlives the sandbox.  Processes, /tmp and the rest of the "
 	    "filesystem are not part of it.",
 	    NULL, "#SnapshotRequest", 0, 201, "#Snapshot", "The snapshot.",
-	    "400 404 413 422 502" },
+	    "400 404 413 422 502 507" },
 	{ "/v1/sandboxes/{sandbox_id}/rollback", "post", "rollback_sandbox",
 	    "snapshots", "Restore a snapshot into a sandbox",
 	    "Replaces the sandbox's container and /workspace with fresh ones "
@@ -138,7 +138,7 @@ static const struct op ops[] = {
 	    "and expiry.  If the rollback fails after the old container is "
 	    "gone, the sandbox is removed and the error says so.",
 	    NULL, "#RollbackRequest", 1, 200, "#Sandbox",
-	    "The restored sandbox.", "400 404 413 422 502" },
+	    "The restored sandbox.", "400 404 413 422 502 507" },
 	{ "/v1/snapshots", "get", "list_snapshots", "snapshots",
 	    "List snapshots", "Oldest first.",
 	    snapshots_query, NULL, 0, 200, "#SnapshotList", "The snapshots.",
@@ -157,7 +157,7 @@ static const struct op ops[] = {
 	    "overrides), checked against the server's current limits, whose "
 	    "/workspace holds the snapshot's files.",
 	    NULL, "#ForkRequest", 0, 201, "#Sandbox", "The new sandbox.",
-	    "400 403 404 413 422 429 502" },
+	    "400 403 404 413 422 429 502 507" },
 };
 
 static const struct {
@@ -175,6 +175,9 @@ static const struct {
 	    "(limit_exceeded)." },
 	{ 500, "Internal error (internal_error)." },
 	{ 502, "Docker is unreachable or failed (backend_error)." },
+	{ 507, "The server's data directory is full: a snapshot, upload or "
+	    "record did not fit, and nothing of it was kept "
+	    "(insufficient_storage)." },
 };
 
 static const struct {

@@ -148,8 +148,9 @@ create_undone(struct imsg *reply, void *arg)
 	} else if (reply->len != 0)
 		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
 	quota_release();
-	apid_error(cc->apid_id, ERR_INTERNAL, "cannot record sandbox %s: %s",
-	    cc->sb->rec.id, strerror(cc->saved_errno));
+	apid_error(cc->apid_id, storage_error(cc->saved_errno,
+	    ERR_INTERNAL), "cannot record sandbox %s: %s", cc->sb->rec.id,
+	    strerror(cc->saved_errno));
 	create_call_free(cc);
 }
 

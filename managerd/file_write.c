@@ -368,12 +368,14 @@ upload_spool(struct upload *up)
 {
 	struct msgw	 w;
 	uint64_t	 max;
-	int		 fd;
+	int		 fd, saved;
 
 	if ((fd = upload_spool_open(1)) == -1) {
+		saved = errno;
 		log_warn("upload %u: cannot create a spool", up->apid_id);
-		apid_error(up->apid_id, ERR_INTERNAL, "cannot create a spool "
-		    "for the upload: %s", strerror(errno));
+		apid_error(up->apid_id, storage_error(saved, ERR_INTERNAL),
+		    "cannot create a spool for the upload: %s",
+		    strerror(saved));
 		upload_free(up);
 		return;
 	}

@@ -65,6 +65,7 @@ fork_imported(void *arg, enum error_kind kind, const char *text)
 	struct fork_op	*op = arg;
 	struct sandbox	*sb = op->sb;
 	char		 cause[256];
+	int		 saved;
 
 	if (kind != 0) {
 		fork_undo(op, kind, text);
@@ -73,12 +74,13 @@ fork_imported(void *arg, enum error_kind kind, const char *text)
 	sb->rec.created_at = clock_wall();
 	sb->rec.expires_at = sb->rec.created_at + (double)op->ttl;
 	if (store_sandbox_write(env->datadir_fd, &sb->rec) == -1) {
+		saved = errno;
 		snprintf(cause, sizeof(cause), "cannot record sandbox %s: %s",
-		    sb->rec.id, strerror(errno));
+		    sb->rec.id, strerror(saved));
 		log_warnx("%s", cause);
 		/* In place if only the directory's fsync failed. */
 		(void)store_sandbox_remove(env->datadir_fd, sb->rec.id);
-		fork_undo(op, ERR_INTERNAL, cause);
+		fork_undo(op, storage_error(saved, ERR_INTERNAL), cause);
 		return;
 	}
 	sandbox_insert(sb);

@@ -127,6 +127,7 @@ rollback_imported(void *arg, enum error_kind kind, const char *text)
 	struct sandbox		*sb = op->sb;
 	struct msgw		 w;
 	char			*old, cause[256];
+	int			 saved;
 
 	if (kind != 0) {
 		rollback_lost(op, kind, text);
@@ -139,12 +140,14 @@ rollback_imported(void *arg, enum error_kind kind, const char *text)
 		return;
 	}
 	if (store_sandbox_write(env->datadir_fd, &sb->rec) == -1) {
+		saved = errno;
 		snprintf(cause, sizeof(cause), "cannot record sandbox %s: %s",
-		    sb->rec.id, strerror(errno));
+		    sb->rec.id, strerror(saved));
 		log_warnx("%s", cause);
 		free(sb->rec.source_snapshot_id);
 		sb->rec.source_snapshot_id = old;
-		rollback_lost(op, ERR_INTERNAL, cause);
+		rollback_lost(op, storage_error(saved, ERR_INTERNAL),
+		    cause);
 		return;
 	}
 	free(old);

@@ -154,7 +154,7 @@ snap_store(struct snap_op *op)
 	    renameat(env->datadir_fd, op->tmp, env->datadir_fd, dst) == -1) {
 		saved = errno;
 		log_warn("cannot store snapshot %s", op->id);
-		apid_error(op->apid_id, ERR_INTERNAL,
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
 		    "cannot store snapshot %s: %s", op->id, strerror(saved));
 		return;
 	}
@@ -163,7 +163,7 @@ snap_store(struct snap_op *op)
 		saved = errno;
 		log_warn("cannot store snapshot %s", op->id);
 		snap_unstore(op->id);
-		apid_error(op->apid_id, ERR_INTERNAL,
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
 		    "cannot store snapshot %s: %s", op->id, strerror(saved));
 		return;
 	}
@@ -180,7 +180,7 @@ snap_store(struct snap_op *op)
 		log_warn("cannot record snapshot %s", op->id);
 		/* The record may be in place if only the last fsync failed. */
 		snap_unstore(op->id);
-		apid_error(op->apid_id, ERR_INTERNAL,
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
 		    "cannot record snapshot %s: %s", op->id, strerror(saved));
 		return;
 	}
@@ -198,6 +198,10 @@ snap_finish(struct snap_op *op)
 {
 	if (op->errnum == EFBIG)
 		reply_too_large(op->apid_id);
+	else if (storage_error(op->errnum, 0) == ERR_INSUFFICIENT_STORAGE)
+		apid_error(op->apid_id, ERR_INSUFFICIENT_STORAGE, "cannot "
+		    "snapshot %s: the data directory is full (%s)",
+		    op->sb->rec.id, strerror(op->errnum));
 	else if (op->errnum == EPIPE)
 		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: %s",
 		    op->sb->rec.id, op->message != NULL ? op->message :
@@ -309,7 +313,7 @@ snap_run(struct sandbox *sb, void *arg)
 	if (sink == -1) {
 		saved = errno;
 		log_warn("cannot create %s", op->tmp);
-		apid_error(op->apid_id, ERR_INTERNAL,
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
 		    "cannot create a snapshot file: %s", strerror(saved));
 		snap_end(op);
 		return;

@@ -49,7 +49,7 @@ timeout_run(struct sandbox *sb, void *arg)
 		saved = errno;
 		log_warn("cannot record sandbox %s", sb->rec.id);
 		sb->rec.expires_at = old;
-		apid_error(op->apid_id, ERR_INTERNAL,
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
 		    "cannot record sandbox %s: %s", sb->rec.id,
 		    strerror(saved));
 		goto done;

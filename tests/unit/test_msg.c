@@ -454,10 +454,25 @@ test_single_string(void **state)
 	assert_null(msg_get_string(&imsg, MSG_MAX_ID));
 }
 
+/* A full disk or quota is the client's 507; anything else is the caller's. */
+static void
+test_storage_error(void **state)
+{
+	assert_int_equal(storage_error(ENOSPC, ERR_INTERNAL),
+	    ERR_INSUFFICIENT_STORAGE);
+	assert_int_equal(storage_error(EDQUOT, ERR_BACKEND),
+	    ERR_INSUFFICIENT_STORAGE);
+	assert_int_equal(storage_error(EIO, ERR_INTERNAL), ERR_INTERNAL);
+	assert_int_equal(storage_error(EPIPE, ERR_BACKEND), ERR_BACKEND);
+	assert_int_equal(storage_error(0, ERR_INTERNAL), ERR_INTERNAL);
+	assert_int_equal(ERR_KIND_MAX, ERR_INSUFFICIENT_STORAGE);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_storage_error),
 		cmocka_unit_test(test_roundtrip_all_types),
 		cmocka_unit_test(test_wire_layout),
 		cmocka_unit_test(test_special_doubles),
