@@ -83,7 +83,9 @@ utf8_finish_pending(struct utf8_decoder *d, const unsigned char *in,
 
 	take = len < 4 - d->npend ? len : 4 - d->npend;
 	memcpy(tmp, d->pend, d->npend);
-	memcpy(tmp + d->npend, in, take);
+	/* The final call may pass no input at all (NULL). */
+	if (take > 0)
+		memcpy(tmp + d->npend, in, take);
 	n = d->npend + take;
 	r = utf8_step(tmp, n);
 	if (r == 0) {

@@ -229,7 +229,8 @@ collect_frame(void *arg, int stream, const unsigned char *p, size_t len,
 	struct got_frame	*g = arg;
 
 	g->stream = stream;
-	memcpy(g->data + g->len, p, len);
+	if (len > 0)		/* an end comes with no bytes, p NULL */
+		memcpy(g->data + g->len, p, len);
 	g->len += len;
 	g->ends += end;
 	return 0;
