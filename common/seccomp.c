@@ -72,6 +72,17 @@ static const struct seccomp_rule base_rules[] = {
 	SC_DENY(clone3, ENOSYS),
 };
 
+#ifdef AS_SANITIZERS
+/*
+ * A --enable-sanitizers build only: ASan's runtime sets an alternate
+ * signal stack for each thread and takes it down when the thread (the
+ * process) ends, which under these filters would be the last call.
+ */
+static const struct seccomp_rule sanitizer_rules[] = {
+	SC_ALLOW(sigaltstack),
+};
+#endif
+
 /* Filled before the filter is loaded; the SIGSYS handler only reads. */
 static char		 trap_procname[32];
 static char		*trap_names[TRAP_NAMES_MAX];
@@ -254,6 +265,11 @@ seccomp_install_tables(const char *procname, const struct seccomp_table *t,
 	}
 	if (add_rules(ctx, procname, base_rules, SC_NELEM(base_rules)) == -1)
 		goto done;
+#ifdef AS_SANITIZERS
+	if (add_rules(ctx, procname, sanitizer_rules,
+	    SC_NELEM(sanitizer_rules)) == -1)
+		goto done;
+#endif
 	for (i = 0; i < ntables; i++) {
 		if (add_rules(ctx, procname, t[i].rules, t[i].n) == -1)
 			goto done;

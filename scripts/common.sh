@@ -198,6 +198,28 @@ PY
 	die "dockerd did not take the runsc runtime from $conf"
 }
 
+# The unit tests once more in a build with ASan and UBSan: a copy of the
+# tracked files as they are in the work tree, configured with
+# --enable-sanitizers.  LeakSanitizer is off (its check at exit runs a
+# ptrace tracer, which the seccomp filters kill; memcheck looks for leaks,
+# tests/unit/memcheck.sh), and so is ASan's SIGSEGV handler, so that a job
+# a test makes crash dies of SIGSEGV as it would without ASan.
+AS_SAN_DIR=/tmp/agent-sandbox-sanitizers
+as_sanitizer_unit_tests() {
+	rm -rf "$AS_SAN_DIR" && mkdir -p "$AS_SAN_DIR" || return 1
+	(cd "$AS_REPO_ROOT" && git ls-files -z | tar --null -T - -cf -) |
+		tar -C "$AS_SAN_DIR" -xf - || return 1
+	(
+		cd "$AS_SAN_DIR" &&
+			./autogen.sh >build.log 2>&1 &&
+			./configure --enable-sanitizers --enable-werror >>build.log 2>&1 &&
+			make -j"$(nproc)" >>build.log 2>&1 &&
+			ASAN_OPTIONS=detect_leaks=0:handle_segv=0 \
+				UBSAN_OPTIONS=print_stacktrace=1 \
+				make check-unit >check.log 2>&1
+	)
+}
+
 as_docker_has_runtime() {
 	timeout 10 docker info --format '{{json .Runtimes}}' 2>/dev/null |
 		grep -q "\"$1\""
