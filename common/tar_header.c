@@ -13,6 +13,8 @@
 #include "tar_header.h"
 
 #define H_STAR_TRAILER	508
+#define H_GNU_ATIME	345
+#define H_GNU_CTIME	357
 #define PREFIX_LEN	155
 #define STAR_PREFIX_LEN	131
 
@@ -164,20 +166,55 @@ field_string(const unsigned char *p, size_t width)
 	    nul != NULL ? (size_t)(nul - p) : width);
 }
 
-/* "name", or "prefix/name" in the ustar (and star) formats. */
+static int
+is_ascii(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
+}
+
+/*
+ * How long a prefix the header has, as Go's getFormat and readHeader
+ * decide: ustar's magic (whatever the version) has one of 155 bytes,
+ * star's of 131; GNU's has none, unless its access or change time does
+ * not parse, when Go takes those bytes as a ustar prefix after all (if
+ * they are ASCII: checked by the caller).  0: no prefix.
+ */
+static size_t
+prefix_len(const unsigned char *blk)
+{
+	int64_t	 t;
+
+	if (memcmp(blk + TAR_H_MAGIC, "ustar\0", 6) == 0)
+		return memcmp(blk + H_STAR_TRAILER, "tar\0", 4) == 0 ?
+		    STAR_PREFIX_LEN : PREFIX_LEN;
+	if (memcmp(blk + TAR_H_MAGIC, "ustar ", 6) != 0 ||
+	    memcmp(blk + TAR_H_VERSION, " \0", 2) != 0)
+		return 0;			/* V7 */
+	if ((blk[H_GNU_ATIME] != 0 &&
+	    tar_number(blk + H_GNU_ATIME, 12, &t) == -1) ||
+	    (blk[H_GNU_CTIME] != 0 &&
+	    tar_number(blk + H_GNU_CTIME, 12, &t) == -1))
+		return PREFIX_LEN;
+	return 0;
+}
+
+/* "name", or "prefix/name" where the format has a prefix (Go's rules). */
 static char *
 header_name(const unsigned char *blk)
 {
 	char	*name, *prefix, *both;
-	size_t	 plen = PREFIX_LEN;
+	size_t	 plen;
 
-	if (memcmp(blk + TAR_H_MAGIC, "ustar\0", 6) != 0 ||
-	    memcmp(blk + TAR_H_VERSION, "00", 2) != 0)
+	if ((plen = prefix_len(blk)) == 0)
 		return field_string(blk + TAR_H_NAME, 100);
-	if (memcmp(blk + H_STAR_TRAILER, "tar\0", 4) == 0)
-		plen = STAR_PREFIX_LEN;
 	if ((prefix = field_string(blk + TAR_H_PREFIX, plen)) == NULL)
 		return NULL;
+	/* GNU's fallback takes only an ASCII prefix. */
+	if (memcmp(blk + TAR_H_MAGIC, "ustar ", 6) == 0 && !is_ascii(prefix))
+		prefix[0] = '\0';
 	if ((name = field_string(blk + TAR_H_NAME, 100)) == NULL ||
 	    prefix[0] == '\0') {
 		free(prefix);
@@ -231,12 +268,16 @@ pax_time(const char *s, int64_t *v)
 	return 0;
 }
 
+/* An empty value leaves the header's own, as Go's mergePAX does. */
 static const char *
 pax_string(char **dst, const char *v, size_t vlen)
 {
 	if (memchr(v, '\0', vlen) != NULL)
 		return "a pax record with a NUL";
 	free(*dst);
+	*dst = NULL;
+	if (vlen == 0)
+		return NULL;
 	return (*dst = strndup(v, vlen)) == NULL ? tar_enomem : NULL;
 }
 
@@ -274,6 +315,10 @@ pax_record(struct tar_ext *ext, const char *k, const char *v, size_t vlen)
 	}
 	if ((bit = pax_number_key(k)) == 0)
 		return NULL;	/* atime, hdrcharset...: nothing Docker uses */
+	if (vlen == 0) {
+		ext->pax_has &= ~bit;	/* the header's value, as in Go */
+		return NULL;
+	}
 	if (memchr(v, '\0', vlen) != NULL || (bit == PAX_MTIME ?
 	    pax_time(v, &n) : pax_decimal(v, &n)) == -1)
 		return "a malformed pax number";
@@ -318,14 +363,19 @@ tar_pax_parse(struct tar_ext *ext, char *s, size_t len)
 	return NULL;
 }
 
+/* An empty name (or one that starts with NUL) is no name, as in Go. */
 const char *
 tar_gnu_long(char **dst, const char *data, size_t len)
 {
 	const char	*nul = memchr(data, '\0', len);
 
 	free(*dst);
-	*dst = strndup(data, nul != NULL ? (size_t)(nul - data) : len);
-	return *dst == NULL ? tar_enomem : NULL;
+	*dst = NULL;
+	if (nul != NULL)
+		len = (size_t)(nul - data);
+	if (len == 0)
+		return NULL;
+	return (*dst = strndup(data, len)) == NULL ? tar_enomem : NULL;
 }
 
 int
@@ -397,7 +447,11 @@ take_pending(char **dst, char **pending)
 	*pending = NULL;
 }
 
-/* Names and link: the header's, unless an extended header said more. */
+/*
+ * Names and link: the header's, unless an extended header said more;
+ * a GNU long name wins over a pax path, as Go merges the pax records
+ * first and then the GNU names.
+ */
 static const char *
 member_names(struct tar_member *m, struct tar_ext *ext,
     const unsigned char *blk)
@@ -405,10 +459,10 @@ member_names(struct tar_member *m, struct tar_ext *ext,
 	if ((m->name = header_name(blk)) == NULL ||
 	    (m->link = field_string(blk + TAR_H_LINKNAME, 100)) == NULL)
 		return tar_enomem;
-	take_pending(&m->name, &ext->gnu_name);
-	take_pending(&m->link, &ext->gnu_link);
 	take_pending(&m->name, &ext->pax_path);
 	take_pending(&m->link, &ext->pax_link);
+	take_pending(&m->name, &ext->gnu_name);
+	take_pending(&m->link, &ext->gnu_link);
 	return NULL;
 }
 

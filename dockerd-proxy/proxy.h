@@ -203,7 +203,7 @@ int	tar_dir_archive(unsigned char out[TAR_DIR_ARCHIVE_LEN],
 #define TAR_CHECK_NAME_MAX	4096		/* PATH_MAX */
 #define TAR_CHECK_EXT_MAX	(32 * 1024)	/* one extended header */
 #define TAR_CHECK_HELD_MAX	(64 * 1024)	/* all before one member */
-#define TAR_CHECK_LINKS_MAX	(4 * 1024 * 1024) /* symlink names kept */
+#define TAR_CHECK_NAMES_MAX	(16 * 1024 * 1024) /* dirs', symlinks' names */
 
 enum tar_check_state {
 	TC_HEADER,		/* a header block, or the end */
@@ -232,7 +232,7 @@ struct tar_check {
 	uint64_t		 data_left;
 	struct tar_ext		 ext;
 	struct tar_member	 m;
-	struct tar_links	 links;		/* symlinks made so far */
+	struct tar_links	 links;		/* symlinks, directories made */
 	size_t			 links_bytes;
 	uint64_t		 members;
 	int			 forbidden;	/* well-formed, not allowed */

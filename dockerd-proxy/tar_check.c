@@ -8,7 +8,9 @@
  *
  * Refused: a name that is absolute, has a ".." component or passes
  * TAR_CHECK_NAME_MAX bytes; a member under a symlink made earlier in the
- * same archive; a hard link whose target breaks any of these rules;
+ * same archive (a hard link to such a symlink is one too); a member
+ * whose directory is not a directory member before it (Docker would make
+ * it, owned by root); a hard link whose target breaks any of these rules;
  * devices, FIFOs, global pax headers, sparse and unknown members;
  * setuid bits, and setgid bits on anything but a directory (where they
  * only pass the group on); extended attributes; a pax uid or gid that
@@ -34,8 +36,10 @@
 
 #include "proxy.h"
 
+/* A symlink or directory the archive made. */
 struct tar_link {
 	RB_ENTRY(tar_link)	 node;
+	int			 is_dir;	/* else a symlink, for good */
 	const char		*name;		/* normalized, after the node */
 };
 
@@ -147,13 +151,21 @@ normalize(const char *name, char out[TAR_CHECK_NAME_MAX + 1])
 	return 0;
 }
 
-static int
-is_link(struct tar_check *tc, const char *name)
+static struct tar_link *
+name_find(struct tar_check *tc, const char *name)
 {
 	struct tar_link	 key;
 
 	key.name = name;
-	return RB_FIND(tar_links, &tc->links, &key) != NULL;
+	return RB_FIND(tar_links, &tc->links, &key);
+}
+
+static int
+is_link(struct tar_check *tc, const char *name)
+{
+	struct tar_link	*l = name_find(tc, name);
+
+	return l != NULL && !l->is_dir;
 }
 
 /* 1 if a directory above name (normalized) is a symlink of this archive. */
@@ -178,22 +190,45 @@ under_link(struct tar_check *tc, const char *name)
 	return 0;
 }
 
+/*
+ * 1 if name's directory is the target or a directory member before it:
+ * Docker makes a missing one itself, owned by root.
+ */
 static int
-link_add(struct tar_check *tc, const char *name)
+parent_made(struct tar_check *tc, const char *name)
+{
+	char		 up[TAR_CHECK_NAME_MAX + 1];
+	char		*slash;
+	struct tar_link	*l;
+
+	(void)strlcpy(up, name, sizeof(up));
+	if ((slash = strrchr(up, '/')) == NULL)
+		return 1;
+	*slash = '\0';
+	return (l = name_find(tc, up)) != NULL && l->is_dir;
+}
+
+/* A symlink stays one: a directory of the same name does not clear it. */
+static int
+name_add(struct tar_check *tc, const char *name, int is_dir)
 {
 	struct tar_link	*l;
 	size_t		 len = strlen(name);
 
-	if (len + 1 > TAR_CHECK_LINKS_MAX - tc->links_bytes)
-		return refuse(tc, "more symlinks than dockerd-proxy keeps "
-		    "track of (%d bytes of names)", TAR_CHECK_LINKS_MAX);
+	if ((l = name_find(tc, name)) != NULL) {
+		l->is_dir = l->is_dir && is_dir;
+		return 0;
+	}
+	if (len + 1 > TAR_CHECK_NAMES_MAX - tc->links_bytes)
+		return refuse(tc, "more directories and symlinks than "
+		    "dockerd-proxy keeps track of (%d bytes of names)",
+		    TAR_CHECK_NAMES_MAX);
 	if ((l = malloc(sizeof(*l) + len + 1)) == NULL)
 		return refuse(tc, "%s", tar_enomem);
+	l->is_dir = is_dir;
 	l->name = memcpy(l + 1, name, len + 1);
-	if (RB_INSERT(tar_links, &tc->links, l) != NULL)
-		free(l);	/* the same name twice */
-	else
-		tc->links_bytes += len + 1;
+	RB_INSERT(tar_links, &tc->links, l);
+	tc->links_bytes += len + 1;
 	return 0;
 }
 
@@ -264,6 +299,9 @@ check_member(struct tar_check *tc)
 	if (clean[0] == '\0' && m->type != TAR_DIR)
 		return forbid(tc, "member %llu: the target itself as a "
 		    "non-directory", n);
+	if (!parent_made(tc, clean))
+		return forbid(tc, "member %llu: its directory is not a member "
+		    "before it (Docker would make it, owned by root)", n);
 	if (m->type == TAR_HARDLINK) {
 		if (check_path(tc, "its hard link target", m->link,
 		    target) == -1)
@@ -271,9 +309,14 @@ check_member(struct tar_check *tc)
 		if (target[0] == '\0')
 			return forbid(tc, "member %llu: a hard link to the "
 			    "target itself", n);
+		/* link(2) does not follow: a link to a symlink is one. */
+		if (is_link(tc, target))
+			return name_add(tc, clean, 0);
 	}
 	if (m->type == TAR_SYMLINK)
-		return link_add(tc, clean);
+		return name_add(tc, clean, 0);
+	if (m->type == TAR_DIR && clean[0] != '\0')
+		return name_add(tc, clean, 1);
 	return 0;
 }
 

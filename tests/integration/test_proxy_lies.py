@@ -245,6 +245,14 @@ class LyingArchiveContents(OneSandbox):
         self.assertEqual(self.sh("find / -xdev -name planted 2>/dev/null"),
                          "")
 
+    def test_directories_docker_would_make_as_root(self):
+        # A member whose directory is not in the archive before it: Docker
+        # would make the directory itself, owned by root.
+        self.refused([("made/by/docker", "file", b"x", 0o644, 1000)],
+                     "its directory is not a member before it")
+        self.assertEqual(self.sh("test -e /workspace/made || echo none"),
+                         "none\n")
+
     def test_extended_attributes(self):
         tar = hostile_tar([("f", "file", b"x", 0o755, 1000)])
         # A pax header with a file capability, as tarfile writes one.

@@ -226,7 +226,11 @@ static const struct spec honest[] = {
 	{ .name = "dir/caf\xc3\xa9 \xff\xfe.bin", .data = "bytes" },
 	{ .name = "link", .type = AE_IFLNK, .link = "/etc/passwd" },
 	{ .name = "dir/hard", .hardlink = "dir/f.txt" },
+	{ .name = "dot/", .type = AE_IFDIR },
 	{ .name = "./dot//slashes", .data = "x" },
+	{ .name = "a-name-longer-than-one-hundred-bytes-"
+	    "0123456789012345678901234567890123456789012345678901234567890123"
+	    "/", .type = AE_IFDIR },
 	{ .name = "a-name-longer-than-one-hundred-bytes-"
 	    "0123456789012345678901234567890123456789012345678901234567890123"
 	    "/and-a-file-in-it", .data = "long" },
@@ -248,7 +252,8 @@ test_accepted_whatever_the_pieces(void **state)
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		t = make_tar(formats[i], honest);
 		whole = sink_new();
-		assert_int_equal(check(&t, 0, UID, &whole, &tc), 0);
+		if (check(&t, 0, UID, &whole, &tc) != 0)
+			fail_msg("format %d refused: %s", formats[i], tc.err);
 		tar_check_free(&tc);
 		assert_int_equal(whole.len, t.len);
 		assert_owned(&whole, UID, "dir/f.txt", "hello");
@@ -443,6 +448,157 @@ test_hand_made(void **state)
 	assert_refused(&t, "an extended header without a member", "abc", 0);
 }
 
+/* An extended header ('x', 'L', 'K') with its data, at off: the end. */
+static size_t
+ext_at(unsigned char *raw, size_t off, char type, const char *data,
+    size_t len)
+{
+	block(raw + off, "ext", type, len);
+	memcpy(raw + off + TAR_BLOCK, data, len);
+	return off + TAR_BLOCK + (len + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
+}
+
+/* A member header at off, with its link: the end. */
+static size_t
+member_at(unsigned char *raw, size_t off, const char *name, char type,
+    const char *link)
+{
+	block(raw + off, name, type, 0);
+	if (link != NULL) {
+		memcpy(raw + off + TAR_H_LINKNAME, link, strlen(link));
+		tar_checksum_put(raw + off);
+	}
+	return off + TAR_BLOCK;
+}
+
+/*
+ * Names are what Go's archive/tar (Docker's) reads, or a member could
+ * pass the check under one name and be extracted under another: a GNU
+ * long name wins over a pax path, empty values name nothing, a ustar
+ * header has its prefix whatever its version, and a GNU header whose
+ * times do not parse has one too.  Each pair below names "s/etc" to
+ * Docker, through the symlink "s" made just before.  (All found in
+ * review, each once accepted.)
+ */
+static void
+test_names_as_docker_reads_them(void **state)
+{
+	unsigned char	 raw[16 * TAR_BLOCK];
+	struct tarbuf	 t = { raw, 0 };
+	size_t		 off;
+	int		 i;
+
+	for (i = 0; i < 5; i++) {
+		memset(raw, 0, sizeof(raw));
+		off = member_at(raw, 0, "s", '2', "/");
+		switch (i) {
+		case 0:		/* pax says "ok", GNU says "s/etc": GNU wins */
+			off = ext_at(raw, off, 'x', "11 path=ok\n", 11);
+			off = ext_at(raw, off, 'L', "s/etc", 6);
+			off = member_at(raw, off, "ok", '5', NULL);
+			break;
+		case 1:		/* an empty pax path: the header's name */
+			off = ext_at(raw, off, 'x', "8 path=\n", 8);
+			off = member_at(raw, off, "s/etc", '5', NULL);
+			break;
+		case 2:		/* an empty GNU name: the header's name */
+			off = ext_at(raw, off, 'L', "\0x", 2);
+			off = member_at(raw, off, "s/etc", '5', NULL);
+			break;
+		case 3:		/* ustar magic, version "xx": still a prefix */
+			block(raw + off, "passwd", '0', 0);
+			memcpy(raw + off + TAR_H_VERSION, "xx", 2);
+			memcpy(raw + off + TAR_H_PREFIX, "s/etc", 5);
+			tar_checksum_put(raw + off);
+			off += TAR_BLOCK;
+			break;
+		case 4:		/* GNU, its atime not a number: a prefix */
+			block(raw + off, "passwd", '0', 0);
+			memcpy(raw + off + TAR_H_MAGIC, "ustar  ", 8);
+			memcpy(raw + off + TAR_H_PREFIX, "s/etc", 5);
+			tar_checksum_put(raw + off);
+			off += TAR_BLOCK;
+			break;
+		}
+		t.len = off + 2 * TAR_BLOCK;
+		assert_refused(&t, "goes through a symlink", NULL, 1);
+	}
+}
+
+/*
+ * Docker makes a member's missing directories itself, owned by root: in
+ * /workspace they would be the sandbox user's to neither write nor
+ * remove.  Honest archives (uploads, snapshots) name every directory
+ * before what is in it.
+ */
+static void
+test_parents_come_first(void **state)
+{
+	const struct spec	 orphan[] = { { .name = "a/b/f", .data = "x" },
+	    { .name = NULL } };
+	const struct spec	 half[] = { { .name = "a/", .type = AE_IFDIR },
+	    { .name = "a/b/f", .data = "x" }, { .name = NULL } };
+	const struct spec	 file_dir[] = { { .name = "a", .data = "x" },
+	    { .name = "a/f", .data = "x" }, { .name = NULL } };
+	const struct spec	 ordered[] = { { .name = "a/", .type = AE_IFDIR },
+	    { .name = "a/b/", .type = AE_IFDIR }, { .name = "./a/b//f",
+	    .data = "x" }, { .name = NULL } };
+	struct tar_check	 tc;
+	struct tarbuf		 t;
+	struct sink		 s;
+
+	refused(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, orphan,
+	    "its directory is not a member before it", NULL);
+	refused(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, half,
+	    "its directory is not a member before it", NULL);
+	refused(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, file_dir,
+	    "its directory is not a member before it", NULL);
+	t = make_tar(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, ordered);
+	s = sink_new();
+	assert_int_equal(check(&t, 0, UID, &s, &tc), 0);
+	tar_check_free(&tc);
+	free(s.p);
+	free(t.p);
+}
+
+/* link(2) does not follow a symlink: a hard link to one is another. */
+static void
+test_hard_link_to_a_symlink_is_a_symlink(void **state)
+{
+	unsigned char	 raw[8 * TAR_BLOCK];
+	struct tarbuf	 t = { raw, 0 };
+	size_t		 off;
+
+	memset(raw, 0, sizeof(raw));
+	off = member_at(raw, 0, "s", '2', "/");
+	off = member_at(raw, off, "h", '1', "s");
+	off = member_at(raw, off, "h/etc", '5', NULL);
+	t.len = off + 2 * TAR_BLOCK;
+	assert_refused(&t, "goes through a symlink", NULL, 1);
+}
+
+/*
+ * Framing as Go's: a '\0' member is a directory when its (final) name
+ * ends in '/', and then has no data, so the blocks after it are headers
+ * (here a device, refused), not data let through unchecked.
+ */
+static void
+test_framing_follows_the_final_name(void **state)
+{
+	unsigned char	 raw[12 * TAR_BLOCK];
+	struct tarbuf	 t = { raw, 0 };
+	size_t		 off;
+
+	memset(raw, 0, sizeof(raw));
+	off = ext_at(raw, 0, 'x', "10 path=f\n", 10);
+	off = ext_at(raw, off, 'L', "d/", 3);
+	block(raw + off, "z", '\0', 2 * TAR_BLOCK);
+	off += TAR_BLOCK;
+	off = member_at(raw, off, "null", '3', NULL);
+	t.len = off + 3 * TAR_BLOCK;
+	assert_refused(&t, "a character device", NULL, 1);
+}
+
 static void
 test_long_names_and_many_headers(void **state)
 {
@@ -478,7 +634,7 @@ test_long_names_and_many_headers(void **state)
 static void
 test_a_failing_sink_is_not_a_refusal(void **state)
 {
-	struct tarbuf		 t = make_tar(ARCHIVE_FORMAT_TAR_USTAR, honest);
+	struct tarbuf		 t = make_tar(ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, honest);
 	struct tar_check	 tc;
 	struct sink		 s = sink_new();
 
@@ -505,6 +661,10 @@ main(void)
 		cmocka_unit_test(test_hard_links_leaving_the_tree),
 		cmocka_unit_test(test_extended_attributes_and_foreign_owners),
 		cmocka_unit_test(test_hand_made),
+		cmocka_unit_test(test_names_as_docker_reads_them),
+		cmocka_unit_test(test_hard_link_to_a_symlink_is_a_symlink),
+		cmocka_unit_test(test_parents_come_first),
+		cmocka_unit_test(test_framing_follows_the_final_name),
 		cmocka_unit_test(test_long_names_and_many_headers),
 		cmocka_unit_test(test_a_failing_sink_is_not_a_refusal),
 	};
