@@ -38,6 +38,8 @@ fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
 	common/file_msg.c
 fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
 fuzz_tar_check_SRCS = dockerd-proxy/tar_check.c common/tar_header.c
+# managerd: the image allowlist's globs.
+fuzz_allowlist_SRCS = managerd/allowlist.c common/utf8.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c
 fuzz_imsg_SRCS = common/imsg.c
@@ -56,7 +58,7 @@ SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 CFLAGS_FUZZ = -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 	-Wno-unused-parameter
 CPPFLAGS_FUZZ = -include $(top_builddir)/build_config.h -I$(S)/common \
-	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/archive-worker \
+	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/archive-worker -I$(S)/managerd \
 	-I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
 
 # Quiet like automake's silent rules; V=1 shows the commands.

@@ -519,7 +519,25 @@ def tar_check_seeds():
                     u8(pieces) + u8(7) + data)
 
 
+# Allowlist patterns and references (fuzz_allowlist): "pattern\0ref".
+ALLOW = [
+    (b"python:*", b"python:3.12"), (b"python:*", b"python:5000/x/y"),
+    (b"docker.io/library/*", b"docker.io/library/alpine:3.20"),
+    (b"registry:5000/team/*:1.?", b"registry:5000/team/app:1.2"),
+    (b"[!a-m]*", b"node:20"), (b"[a-]x[]", b"-x]"), (b"[z-a]b", b"b"),
+    (b"*@sha256:*", b"alpine@sha256:" + b"0" * 64),
+    (b"caf\xc3\xa9:*", b"caf\xc3\xa9:latest"), (b"\xff*", b"\xff\xfe"),
+    (b"a*b*c*d*e*", b"a" * 40 + b"bcde"), (b"[[]*", b"[x"),
+]
+
+
+def allowlist_seeds():
+    for i, (pat, ref) in enumerate(ALLOW):
+        put("allowlist", "seed-%02d" % i, pat + b"\0" + ref)
+
+
 def main():
+    allowlist_seeds()
     tar_check_seeds()
     body_seeds()
     msg_seeds()
