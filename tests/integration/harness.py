@@ -185,6 +185,24 @@ class Server:
         finally:
             conn.close()
 
+    def kill9(self, timeout=10):
+        """kill -9 managerd, then wait until every process it started has
+        gone too, as a supervisor would before it starts the service again
+        (the old apid holds the listening port until it has seen managerd
+        go).  Returns {name: pid} of the processes that were killed with
+        it; AssertionError if one outlives the timeout."""
+        kids = self.children()
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout)
+        for name, pid in kids.items():
+            if not pid_gone(pid, timeout):
+                raise AssertionError("%s (pid %d) outlived managerd" %
+                                     (name, pid))
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+        return kids
+
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -6,7 +6,6 @@ Docker daemon, crash safety, concurrency and backpressure."""
 import http.client
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -600,15 +599,12 @@ class Restart(unittest.TestCase):
             deadline = time.time() + 60
             while len(acked) < 3 and time.time() < deadline:
                 time.sleep(0.05)
-            server.proc.send_signal(signal.SIGKILL)
-            server.proc.wait(10)
+            server.kill9()
             for t in threads:
                 t.join(60)
             with lock:
                 acknowledged = list(acked)
             self.assertGreaterEqual(len(acknowledged), 3)
-            server.log.close()
-            server.log = None
             server.start()
             status, lst = server.api("GET", "/v1/sandboxes")
             self.assertEqual(status, 200)
