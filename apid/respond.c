@@ -28,6 +28,8 @@ static const struct {
 	{ ERR_INTERNAL,		500, "internal_error" },
 	{ ERR_BACKEND,		502, "backend_error" },
 	{ ERR_INSUFFICIENT_STORAGE, 507, "insufficient_storage" },
+	{ ERR_UNAVAILABLE,	503, "unavailable" },
+	{ ERR_TIMEOUT,		504, "backend_timeout" },
 };
 
 const char *

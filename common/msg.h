@@ -287,7 +287,9 @@ enum error_kind {
 	ERR_INTERNAL,			/* 500 internal_error */
 	ERR_BACKEND,			/* 502 backend_error */
 	ERR_INSUFFICIENT_STORAGE,	/* 507 insufficient_storage */
-	ERR_KIND_MAX = ERR_INSUFFICIENT_STORAGE
+	ERR_UNAVAILABLE,		/* 503 unavailable */
+	ERR_TIMEOUT,			/* 504 backend_timeout */
+	ERR_KIND_MAX = ERR_TIMEOUT
 };
 /*
  * What a failed write to the data directory or a spool is to a client:
