@@ -320,8 +320,8 @@ read_done(struct docker_request *req, enum docker_http_error error,
 	if (error != DOCKER_HTTP_OK) {
 		log_warnx("archive get %u in sandbox %s: %s", r->peerid,
 		    r->ag->id, docker_http_strerror(error));
-		read_fail(r, ERR_BACKEND, "%s: %s", r->ag->path,
-		    docker_http_strerror(error));
+		read_fail(r, docker_http_error_kind(error), "%s: %s",
+		    r->ag->path, docker_http_strerror(error));
 		return;
 	}
 	/* An empty body: the stat has not been seen yet. */
@@ -369,8 +369,8 @@ read_container(void *arg, const char *cid, enum error_kind kind,
 	log_debug("docker GET %s", path);
 	if ((r->req = docker_request_new(r->px->base,
 	    r->px->settings.docker_socket, &spec)) == NULL)
-		read_fail(r, ERR_BACKEND, "%s: cannot start a Docker request: "
-		    "%s", r->ag->path, strerror(errno));
+		read_fail(r, docker_start_error_kind(errno), "%s: cannot start "
+		    "a Docker request: %s", r->ag->path, strerror(errno));
 }
 
 void

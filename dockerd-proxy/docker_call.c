@@ -43,8 +43,12 @@ call_failed(evutil_socket_t fd, short what, void *arg)
 	struct call		*call = arg;
 	struct docker_result	 res;
 
-	res.error = call->errnum == ENOMEM ? DOCKER_HTTP_NOMEM :
-	    DOCKER_HTTP_CONNECT;
+	if (call->errnum == ENOMEM)
+		res.error = DOCKER_HTTP_NOMEM;
+	else if (docker_start_error_kind(call->errnum) == ERR_UNAVAILABLE)
+		res.error = DOCKER_HTTP_BUSY;
+	else
+		res.error = DOCKER_HTTP_CONNECT;
 	res.errnum = call->errnum;
 	res.status = 0;
 	res.resp = &no_response;
@@ -87,6 +91,25 @@ docker_call(struct proxy *px, const char *method, const char *path,
 	    NULL, text, text != NULL ? strlen(text) : 0, max_body, cb, arg);
 }
 
+enum error_kind
+docker_http_error_kind(int error)
+{
+	if (error == DOCKER_HTTP_TIMEOUT)
+		return ERR_TIMEOUT;
+	if (error == DOCKER_HTTP_BUSY)
+		return ERR_UNAVAILABLE;
+	return ERR_BACKEND;
+}
+
+/* Out of request slots or descriptors is for now; the rest is Docker's. */
+enum error_kind
+docker_start_error_kind(int errnum)
+{
+	if (errnum == EAGAIN || errnum == EMFILE || errnum == ENFILE)
+		return ERR_UNAVAILABLE;
+	return ERR_BACKEND;
+}
+
 int
 docker_result_answered(const struct docker_result *res)
 {
@@ -107,7 +130,7 @@ result_error(const struct docker_result *res, const char *what, char *text,
 		else
 			snprintf(text, len, "%s: %s", what,
 			    docker_http_strerror(res->error));
-		return ERR_BACKEND;
+		return docker_http_error_kind(res->error);
 	}
 	if (res->status == 404 && !plain) {
 		snprintf(text, len, "%s: not found", what);

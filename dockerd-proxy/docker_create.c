@@ -68,9 +68,10 @@ struct create {
 	/* Branches with a request still out, and how each one ended. */
 	int			 branches;
 	struct create_failure	 failed[STEP_COUNT];
-	/* The failure being reported. */
+	/* The failure being reported, and whether it has been. */
 	enum error_kind		 kind;
 	char			 text[2048];
+	int			 replied;
 };
 
 /* The sibling container, removed after the reply. */
@@ -97,7 +98,9 @@ create_cleaned(void *arg, enum error_kind kind, const char *text)
 	if (kind != 0)
 		log_warnx("cleaning up after a failed create of %s: %s",
 		    c->dc.id, text);
-	peer_send_error(&c->px->parent, c->peerid, c->kind, "%s", c->text);
+	if (!c->replied)
+		peer_send_error(&c->px->parent, c->peerid, c->kind, "%s",
+		    c->text);
 	create_free(c);
 }
 
@@ -115,6 +118,16 @@ create_fail(struct create *c, enum error_kind kind, const char *fmt, ...)
 	va_end(ap);
 	c->kind = kind;
 	log_info("create %s failed: %s", c->dc.id, c->text);
+	/*
+	 * A hung Docker would hold the answer for the teardown's own
+	 * deadline too: answer now; what the teardown cannot remove has no
+	 * record and goes at the next start's reconciliation.
+	 */
+	if (kind == ERR_TIMEOUT) {
+		peer_send_error(&c->px->parent, c->peerid, kind, "%s",
+		    c->text);
+		c->replied = 1;
+	}
 	sandbox_teardown(c->px, c->dc.id, create_cleaned, c);
 }
 
@@ -527,8 +540,9 @@ pull_done(struct docker_request *req, enum docker_http_error error,
 	if (error == DOCKER_HTTP_OK && c->line_len > 0 && !c->line_skip)
 		pull_line(c, c->line, c->line_len);
 	if (error != DOCKER_HTTP_OK)
-		create_fail(c, ERR_BACKEND, "cannot pull image %s: %s",
-		    c->dc.spec.image, docker_http_strerror(error));
+		create_fail(c, docker_http_error_kind(error),
+		    "cannot pull image %s: %s", c->dc.spec.image,
+		    docker_http_strerror(error));
 	else if (resp->status != 200) {
 		docker_error_message(resp, msg, sizeof(msg));
 		create_fail(c, ERR_INVALID_REQUEST, "cannot pull image %s: %s",
@@ -573,8 +587,9 @@ create_pull(struct create *c)
 	log_info("pulling image %s", c->dc.spec.image);
 	if (docker_request_new(c->px->base, c->px->settings.docker_socket,
 	    &spec) == NULL)
-		create_fail(c, ERR_BACKEND, "cannot pull image %s: %s",
-		    c->dc.spec.image, strerror(errno));
+		create_fail(c, docker_start_error_kind(errno),
+		    "cannot pull image %s: %s", c->dc.spec.image,
+		    strerror(errno));
 }
 
 static void

@@ -75,9 +75,17 @@ teardown_refuse(struct teardown *t)
 	teardown_fail(t, ERR_FORBIDDEN, text);
 }
 
+/*
+ * Past a deadline Docker is hung, and every further step would wait out
+ * its own: stop at the first, so the caller answers within one deadline
+ * of it.  What is left is destroyed by the next try, or by the next
+ * start's reconciliation.
+ */
 static void
 teardown_step_done(struct teardown *t, enum teardown_step next)
 {
+	if (t->kind == ERR_TIMEOUT)
+		next = TD_DONE;
 	t->step = next;
 	t->attempts = 0;
 	teardown_next(t);

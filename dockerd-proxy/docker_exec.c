@@ -294,6 +294,11 @@ exec_polled(const struct docker_result *res, void *arg)
 		exec_finish(e, -1);
 		return;
 	}
+	/* Docker is hung: asking again would wait out deadline after deadline. */
+	if (res->error == DOCKER_HTTP_TIMEOUT) {
+		exec_finish(e, -1);
+		return;
+	}
 	if (docker_result_answered(res) && res->status == 200) {
 		obj = docker_json_parse(res->resp);
 		if (json_object_object_get_ex(obj, "Running", &running) &&
@@ -565,8 +570,9 @@ exec_start_stream(struct exec *e)
 	    e->px->settings.docker_socket, &spec);
 	json_object_put(body);
 	if (e->stream == NULL) {
-		exec_fail(e, ERR_BACKEND, "sandbox %s: cannot start a Docker "
-		    "request: %s", e->spec.id, strerror(errno));
+		exec_fail(e, docker_start_error_kind(errno), "sandbox %s: "
+		    "cannot start a Docker request: %s", e->spec.id,
+		    strerror(errno));
 		return;
 	}
 	e->state = EX_STREAM;

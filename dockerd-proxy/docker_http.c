@@ -38,6 +38,8 @@ struct docker_request {
 	int				 upload_chunked;
 	int				 upload_ended;
 	unsigned long long		 upload_left;
+	struct timeval			 deadline;	/* silence allowed */
+	int				 upgrade;	/* deadline to the head */
 	int				 write_failed;
 	int				 paused;
 	int				 eof;
@@ -53,8 +55,9 @@ static const char *const docker_http_errors[] = {
 	[DOCKER_HTTP_PROTOCOL] = "malformed HTTP response from Docker",
 	[DOCKER_HTTP_TOO_LARGE] = "Docker response too large",
 	[DOCKER_HTTP_CANCELLED] = "request cancelled",
-	[DOCKER_HTTP_TIMEOUT] = "Docker did not answer in time",
+	[DOCKER_HTTP_TIMEOUT] = "Docker did not answer within the deadline",
 	[DOCKER_HTTP_NOMEM] = "out of memory",
+	[DOCKER_HTTP_BUSY] = "too many requests out to Docker",
 };
 
 const char *
@@ -151,9 +154,31 @@ docker_http_request_head(struct evbuffer *out, const char *method,
 
 /* --- requests ---------------------------------------------------------- */
 
+/* The read deadline on (armed) or off; writes always have theirs. */
+static void
+request_deadline(struct docker_request *req, int armed)
+{
+	struct timeval	 wtv = { DOCKER_HTTP_WRITE_TIMEOUT, 0 };
+
+	bufferevent_set_timeouts(req->bev, armed ? &req->deadline : NULL,
+	    &wtv);
+}
+
+/* Requests allocated and not yet freed (DOCKER_HTTP_MAX_LIVE). */
+static unsigned int	 live_requests;
+/* A deadline passed and Docker has sent nothing since. */
+static int		 docker_hung;
+
+int
+docker_http_hung(void)
+{
+	return docker_hung;
+}
+
 static void
 request_free(struct docker_request *req)
 {
+	live_requests--;
 	if (req->bev != NULL)
 		bufferevent_free(req->bev);
 	if (req->ev_defer != NULL)
@@ -213,6 +238,11 @@ request_process(struct docker_request *req)
 			return;
 		}
 		evbuffer_drain(in, used);
+		if (req->upgrade &&
+		    docker_http_parser_response(req->parser)->status == 101) {
+			req->upgrade = 0;
+			request_deadline(req, 0);
+		}
 		if (r == DOCKER_HTTP_PARSE_DONE) {
 			request_finish(req, DOCKER_HTTP_OK);
 			return;
@@ -285,6 +315,7 @@ request_readcb(struct bufferevent *bev, void *arg)
 {
 	struct docker_request	*req = arg;
 
+	docker_hung = 0;
 	if (!req->paused)
 		request_read_more(req);
 	request_process(req);
@@ -311,6 +342,10 @@ request_eventcb(struct bufferevent *bev, short what, void *arg)
 	int			 saved_errno = errno;
 
 	if (what & BEV_EVENT_TIMEOUT) {
+		/* Not a ping's short one: a loaded Docker may miss that. */
+		if ((what & BEV_EVENT_READING) &&
+		    req->deadline.tv_sec * 1000 >= DOCKER_DEADLINE_HUNG_MS)
+			docker_hung = 1;
 		request_finish(req, DOCKER_HTTP_TIMEOUT);
 		return;
 	}
@@ -399,14 +434,13 @@ request_connect(struct docker_request *req, const struct sockaddr_un *sun)
 static void
 request_setup(struct docker_request *req)
 {
-	struct timeval	 wtv = { DOCKER_HTTP_WRITE_TIMEOUT, 0 };
-
 	bufferevent_setcb(req->bev, request_readcb, request_writecb,
 	    request_eventcb, req);
 	if (req->upload)
 		bufferevent_setwatermark(req->bev, EV_WRITE,
 		    DOCKER_HTTP_UPLOAD_LOWAT, 0);
-	bufferevent_set_timeouts(req->bev, NULL, &wtv);
+	/* An upload's answer is due once its body is all sent. */
+	request_deadline(req, !req->upload);
 }
 
 struct docker_request *
@@ -417,6 +451,7 @@ docker_request_new(struct event_base *base, const char *socket_path,
 	struct evbuffer		*head = NULL;
 	struct sockaddr_un	 sun;
 	long long		 clen;
+	unsigned int		 ms;
 	int			 pflags = 0, saved;
 
 	if (base == NULL || request_check(socket_path, s) == -1) {
@@ -448,13 +483,24 @@ docker_request_new(struct event_base *base, const char *socket_path,
 		pflags |= DOCKER_HTTP_PARSE_HEAD;
 	if (s->flags & DOCKER_HTTP_UPGRADE)
 		pflags |= DOCKER_HTTP_PARSE_UPGRADE;
+	if (live_requests >= DOCKER_HTTP_MAX_LIVE) {
+		errno = EAGAIN;
+		goto fail;
+	}
 	if ((req = calloc(1, sizeof(*req))) == NULL)
 		goto nomem;
+	live_requests++;
 	req->base = base;
 	req->on_body = s->on_body;
 	req->on_drain = s->on_drain;
 	req->on_done = s->on_done;
 	req->arg = s->arg;
+	ms = s->deadline_ms != 0 ? s->deadline_ms : DOCKER_DEADLINE_MS;
+	if (docker_hung && ms > DOCKER_DEADLINE_HUNG_MS)
+		ms = DOCKER_DEADLINE_HUNG_MS;
+	req->deadline.tv_sec = ms / 1000;
+	req->deadline.tv_usec = (ms % 1000) * 1000;
+	req->upgrade = (s->flags & DOCKER_HTTP_UPGRADE) != 0;
 	if (s->flags & DOCKER_HTTP_UPLOAD) {
 		req->upload = 1;
 		req->upload_chunked = clen == DOCKER_HTTP_CHUNKED;
@@ -620,6 +666,7 @@ docker_request_write_end(struct docker_request *req)
 		return -1;
 	}
 	req->upload_ended = 1;
+	request_deadline(req, 1);
 	return 0;
 }
 
@@ -629,16 +676,6 @@ docker_request_pending(const struct docker_request *req)
 	if (req->bev == NULL)
 		return 0;
 	return evbuffer_get_length(bufferevent_get_output(req->bev));
-}
-
-void
-docker_request_set_timeout(struct docker_request *req,
-    const struct timeval *tv)
-{
-	struct timeval	 wtv = { DOCKER_HTTP_WRITE_TIMEOUT, 0 };
-
-	if (req->bev != NULL)
-		bufferevent_set_timeouts(req->bev, tv, &wtv);
 }
 
 const struct docker_response *

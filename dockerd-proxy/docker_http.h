@@ -37,6 +37,28 @@ struct event_base;
 #define DOCKER_HTTP_MAX_PATH		16384
 /* Writing a request may stall this long before the request fails. */
 #define DOCKER_HTTP_WRITE_TIMEOUT	60
+/*
+ * Deadlines (docs/reliability.md): how long Docker may go without sending
+ * a byte before a request fails with DOCKER_HTTP_TIMEOUT, which the
+ * client sees as 504 backend_timeout.  A hung dockerd (kill -STOP, a
+ * stuck storage driver) accepts connections into its backlog and reads
+ * nothing, so without a deadline every request would wait for ever.
+ */
+#define DOCKER_DEADLINE_MS		30000	/* any request */
+#define DOCKER_DEADLINE_PING_MS		800	/* /_ping: healthz within 1 s */
+/*
+ * Once a deadline has passed, until Docker sends a byte again, every new
+ * request gets only this long: Docker is hung, and operations queued on
+ * a sandbox's lock behind the one that found out should not each wait
+ * out a whole deadline of their own.
+ */
+#define DOCKER_DEADLINE_HUNG_MS		1000
+/*
+ * Requests out to Docker at once, each one descriptor.  A hung Docker
+ * holds every one for its deadline; past this many, a new one fails at
+ * once (EAGAIN, DOCKER_HTTP_BUSY: 503 unavailable) instead of queueing.
+ */
+#define DOCKER_HTTP_MAX_LIVE		512
 /* Uploads: the drain callback fires when queued output falls to this. */
 #define DOCKER_HTTP_UPLOAD_LOWAT	(16 * 1024)
 /* Uploads: a producer should stop once this much is queued. */
@@ -53,7 +75,8 @@ enum docker_http_error {
 	DOCKER_HTTP_TOO_LARGE,	/* buffered body longer than max_body */
 	DOCKER_HTTP_CANCELLED,	/* the body callback returned -1 */
 	DOCKER_HTTP_TIMEOUT,	/* a bufferevent timeout fired */
-	DOCKER_HTTP_NOMEM
+	DOCKER_HTTP_NOMEM,
+	DOCKER_HTTP_BUSY	/* DOCKER_HTTP_MAX_LIVE out, or no descriptor */
 };
 
 /*
@@ -113,13 +136,21 @@ struct docker_request_spec {
 	docker_drain_cb	 on_drain;	/* uploads only, may be NULL */
 	docker_done_cb	 on_done;	/* required */
 	void		*arg;
+	/*
+	 * Milliseconds Docker may stay silent (0: DOCKER_DEADLINE_MS).  It
+	 * runs from the start (an upload's, from its end) and restarts with
+	 * every read; with DOCKER_HTTP_UPGRADE it ends with the response
+	 * head, since a command may then be silent as long as it likes.
+	 */
+	unsigned int	 deadline_ms;
 };
 
 /*
  * Start a request.  NULL with errno on a bad argument (EINVAL: method or
  * path with a space or control character, path not starting with '/';
- * ENAMETOOLONG: socket path) or a local resource failure (ENOMEM, EMFILE);
- * connect errors come through the done callback as DOCKER_HTTP_CONNECT.
+ * ENAMETOOLONG: socket path) or a local resource failure (ENOMEM, EMFILE,
+ * EAGAIN: DOCKER_HTTP_MAX_LIVE requests are out); connect errors come
+ * through the done callback as DOCKER_HTTP_CONNECT.
  */
 struct docker_request	*docker_request_new(struct event_base *,
 			    const char *socket_path,
@@ -162,21 +193,14 @@ int		 docker_request_write(struct docker_request *, const void *,
 int		 docker_request_write_end(struct docker_request *);
 size_t		 docker_request_pending(const struct docker_request *);
 
-/*
- * Idle timeout for reading the response (NULL: none, the default); it
- * restarts with every read, runs while an upload is still being sent, and
- * stops while the request is paused.  Fires DOCKER_HTTP_TIMEOUT.  Writes
- * always time out after DOCKER_HTTP_WRITE_TIMEOUT seconds without progress.
- */
-void		 docker_request_set_timeout(struct docker_request *,
-		    const struct timeval *);
-
 /* Inside a callback: the response so far, and the errno behind an error. */
 const struct docker_response *docker_request_response(
 		    const struct docker_request *);
 int		 docker_request_errno(const struct docker_request *);
 
 const char	*docker_http_strerror(enum docker_http_error);
+/* 1 from a passed deadline until Docker next sends a byte. */
+int		 docker_http_hung(void);
 
 /*
  * The request head, appended to an evbuffer: request line, Host,

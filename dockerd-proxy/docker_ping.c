@@ -1,4 +1,5 @@
 /* GET /_ping: is the Docker daemon there and answering? */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,14 @@ ping_done(struct docker_request *req, enum docker_http_error error,
 	struct msgw	 w;
 
 	if (error != DOCKER_HTTP_OK && docker_request_errno(req) != 0)
-		peer_send_error(parent, ping->peerid, ERR_BACKEND,
+		peer_send_error(parent, ping->peerid,
+		    docker_http_error_kind(error),
 		    "Docker is unreachable: %s: %s",
 		    docker_http_strerror(error),
 		    strerror(docker_request_errno(req)));
 	else if (error != DOCKER_HTTP_OK)
-		peer_send_error(parent, ping->peerid, ERR_BACKEND,
+		peer_send_error(parent, ping->peerid,
+		    docker_http_error_kind(error),
 		    "Docker is unreachable: %s", docker_http_strerror(error));
 	else if (resp->status != 200)
 		peer_send_error(parent, ping->peerid, ERR_BACKEND,
@@ -45,7 +48,8 @@ ping_done(struct docker_request *req, enum docker_http_error error,
 void
 docker_ping(struct proxy *px, uint32_t peerid)
 {
-	struct ping	*ping;
+	struct docker_request_spec	 spec;
+	struct ping			*ping;
 
 	if ((ping = malloc(sizeof(*ping))) == NULL) {
 		peer_send_error(&px->parent, peerid, ERR_INTERNAL,
@@ -54,11 +58,19 @@ docker_ping(struct proxy *px, uint32_t peerid)
 	}
 	ping->px = px;
 	ping->peerid = peerid;
-	if (docker_request_start(px->base, px->settings.docker_socket, "GET",
-	    "/v1.41/_ping", NULL, NULL, 0, PING_MAX_BODY, NULL, ping_done,
-	    ping) == NULL) {
-		peer_send_error(&px->parent, peerid, ERR_BACKEND,
-		    "Docker is unreachable: cannot start a request");
+	memset(&spec, 0, sizeof(spec));
+	spec.method = "GET";
+	spec.path = "/v1.41/_ping";
+	spec.max_body = PING_MAX_BODY;
+	spec.on_done = ping_done;
+	spec.arg = ping;
+	spec.deadline_ms = DOCKER_DEADLINE_PING_MS;
+	if (docker_request_new(px->base, px->settings.docker_socket,
+	    &spec) == NULL) {
+		peer_send_error(&px->parent, peerid,
+		    docker_start_error_kind(errno),
+		    "Docker is unreachable: cannot start a request: %s",
+		    strerror(errno));
 		free(ping);
 	}
 }

@@ -142,13 +142,18 @@ void	docker_call_raw(struct proxy *, const char *method, const char *path,
 /*
  * The error reply for a failed call, API.md §11.9: 404 -> ERR_NOT_FOUND
  * "<what>: not found", other 4xx -> ERR_INVALID_REQUEST, 5xx and no answer
- * -> ERR_BACKEND, each "<what>: <Docker's explanation>".
+ * -> ERR_BACKEND (ERR_TIMEOUT past the request's deadline), each
+ * "<what>: <Docker's explanation>".
  */
 enum error_kind	docker_result_error(const struct docker_result *,
 		    const char *what, char *text, size_t len);
 /* The same, except that a 404 is a 4xx like the others. */
 enum error_kind	docker_result_error_plain(const struct docker_result *,
 		    const char *what, char *text, size_t len);
+/* What a request that got no answer is to the client: 504, 503 or 502. */
+enum error_kind	docker_http_error_kind(int error);
+/* The same for a request that could not start (errno of docker_request_new). */
+enum error_kind	docker_start_error_kind(int errnum);
 /* 1 when Docker answered with an HTTP status (of any value). */
 int	docker_result_answered(const struct docker_result *);
 
