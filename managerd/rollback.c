@@ -48,6 +48,7 @@ struct rollback_op {
 	struct snapshot_tar	 tar;
 	uint32_t		 kind;		/* why it was removed */
 	char			*cause;
+	int			 replied;	/* before the removal */
 };
 
 static void
@@ -61,6 +62,14 @@ rollback_end(struct rollback_op *op)
 	sandbox_unlock(sb);
 }
 
+static void
+rollback_lost_answer(struct rollback_op *op)
+{
+	apid_error(op->apid_id, op->kind, "%s; sandbox %s was removed",
+	    op->cause != NULL ? op->cause : "rollback failed", op->sb->rec.id);
+	op->replied = 1;
+}
+
 /* The best-effort destroy of a lost sandbox is done: forget it. */
 static void
 rollback_removed(struct imsg *reply, void *arg)
@@ -72,19 +81,25 @@ rollback_removed(struct imsg *reply, void *arg)
 	if (store_sandbox_remove(env->datadir_fd, sb->rec.id) == -1)
 		log_warn("cannot remove the record of sandbox %s", sb->rec.id);
 	log_warnx("rollback of sandbox %s failed: it was removed", sb->rec.id);
-	apid_error(op->apid_id, op->kind, "%s; sandbox %s was removed",
-	    op->cause != NULL ? op->cause : "rollback failed", sb->rec.id);
+	if (!op->replied)
+		rollback_lost_answer(op);
 	sandbox_remove(sb);
 	reaper_schedule();
 	rollback_end(op);
 }
 
-/* A failure during or after the destroy: the sandbox is lost. */
+/*
+ * A failure during or after the destroy: the sandbox is lost.  If Docker
+ * is hung (a deadline passed), the best-effort destroy would wait out a
+ * deadline of its own: the client hears first.
+ */
 static void
 rollback_lost(struct rollback_op *op, uint32_t kind, const char *cause)
 {
 	op->kind = kind;
 	op->cause = strdup(cause);
+	if (kind == ERR_TIMEOUT)
+		rollback_lost_answer(op);
 	if (proxy_destroy(op->sb->rec.id, rollback_removed, op) == 0)
 		rollback_removed(NULL, op);
 }
