@@ -3,7 +3,7 @@
  * imported into a sandbox, a CHECK job in the archive worker reads every
  * member header, and apid answers TAR_CHECKED with the same peerid:
  * errnum 0, or EINVAL naming the member that may not be there (EPIPE if
- * the worker died).
+ * the worker died, EMFILE if apid was out of descriptors).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,9 +43,14 @@ tar_check_request(struct peer *p, struct imsg *imsg)
 	struct msgw		 w;
 	char			 msg[] = "cannot start the snapshot check";
 
-	if (imsg->fd == -1 || imsg->len != 0)
+	if ((imsg->fd == -1 && !imsg->fd_lost) || imsg->len != 0)
 		peer_bad_message(p, imsg, "TAR_CHECK needs a descriptor and "
 		    "no payload");
+	/* Dropped on the way in: the check cannot run now. */
+	if (imsg->fd_lost) {
+		res.errnum = EMFILE;
+		goto fail;
+	}
 	if ((tc = calloc(1, sizeof(*tc))) == NULL) {
 		res.errnum = ENOMEM;
 		goto fail;

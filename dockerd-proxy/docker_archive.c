@@ -369,7 +369,8 @@ read_container(void *arg, const char *cid, enum error_kind kind,
 	log_debug("docker GET %s", path);
 	if ((r->req = docker_request_new(r->px->base,
 	    r->px->settings.docker_socket, &spec)) == NULL)
-		read_fail(r, ERR_BACKEND, "%s: cannot start a Docker request: "
+		read_fail(r, descriptor_error(errno, ERR_BACKEND),
+		    "%s: cannot start a Docker request: "
 		    "%s", r->ag->path, strerror(errno));
 }
 

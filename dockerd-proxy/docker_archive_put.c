@@ -282,7 +282,8 @@ write_container(void *arg, const char *cid, enum error_kind kind,
 	log_debug("docker PUT %s", path);
 	if ((w->req = docker_request_new(w->px->base,
 	    w->px->settings.docker_socket, &spec)) == NULL) {
-		write_fail(w, ERR_BACKEND, "%s: cannot start a Docker request: "
+		write_fail(w, descriptor_error(errno, ERR_BACKEND),
+		    "%s: cannot start a Docker request: "
 		    "%s", w->ap->path, strerror(errno));
 		return;
 	}

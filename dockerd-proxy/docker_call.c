@@ -107,7 +107,8 @@ result_error(const struct docker_result *res, const char *what, char *text,
 		else
 			snprintf(text, len, "%s: %s", what,
 			    docker_http_strerror(res->error));
-		return ERR_BACKEND;
+		/* No socket for the request: out of descriptors, for now. */
+		return descriptor_error(res->errnum, ERR_BACKEND);
 	}
 	if (res->status == 404 && !plain) {
 		snprintf(text, len, "%s: not found", what);

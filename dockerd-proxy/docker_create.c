@@ -573,8 +573,9 @@ create_pull(struct create *c)
 	log_info("pulling image %s", c->dc.spec.image);
 	if (docker_request_new(c->px->base, c->px->settings.docker_socket,
 	    &spec) == NULL)
-		create_fail(c, ERR_BACKEND, "cannot pull image %s: %s",
-		    c->dc.spec.image, strerror(errno));
+		create_fail(c, descriptor_error(errno, ERR_BACKEND),
+		    "cannot pull image %s: %s", c->dc.spec.image,
+		    strerror(errno));
 }
 
 static void

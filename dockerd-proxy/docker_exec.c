@@ -565,8 +565,9 @@ exec_start_stream(struct exec *e)
 	    e->px->settings.docker_socket, &spec);
 	json_object_put(body);
 	if (e->stream == NULL) {
-		exec_fail(e, ERR_BACKEND, "sandbox %s: cannot start a Docker "
-		    "request: %s", e->spec.id, strerror(errno));
+		exec_fail(e, descriptor_error(errno, ERR_BACKEND), "sandbox %s: "
+		    "cannot start a Docker request: %s", e->spec.id,
+		    strerror(errno));
 		return;
 	}
 	e->state = EX_STREAM;

@@ -1,4 +1,5 @@
 /* GET /_ping: is the Docker daemon there and answering? */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +58,9 @@ docker_ping(struct proxy *px, uint32_t peerid)
 	if (docker_request_start(px->base, px->settings.docker_socket, "GET",
 	    "/v1.41/_ping", NULL, NULL, 0, PING_MAX_BODY, NULL, ping_done,
 	    ping) == NULL) {
-		peer_send_error(&px->parent, peerid, ERR_BACKEND,
-		    "Docker is unreachable: cannot start a request");
+		peer_send_error(&px->parent, peerid, descriptor_error(errno,
+		    ERR_BACKEND), "Docker is unreachable: cannot start a "
+		    "request: %s", strerror(errno));
 		free(ping);
 	}
 }
