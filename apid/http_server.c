@@ -7,15 +7,21 @@
  * out: a client that sends a whole request promptly is served.  When
  * every connection has a request in progress, accepting stops until one
  * ends and new clients wait in the listen queue.  Descriptors beyond
- * the cap are kept in reserve for pipes (apid.c sets the limit).
+ * the cap are kept in reserve for pipes (apid.c sets the limit).  Out
+ * of descriptors all the same (a lower limit, a full system table), one
+ * descriptor held in reserve lets waiting clients be answered 503 while
+ * accepting pauses.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,6 +34,9 @@
 #define ACCEPT_BATCH		32
 /* How long accepting stops when apid is out of descriptors. */
 #define ACCEPT_PAUSE_MSEC	100
+/* What a client accepted on the reserve reads (the error envelope). */
+#define UNAVAILABLE_BODY	"{\"error\":{\"code\":\"unavailable\"," \
+	"\"message\":\"apid is out of descriptors; try again\"}}"
 
 void
 http_settings_default(struct http_settings *s)
@@ -88,17 +97,63 @@ http_server_adopt(struct http_server *srv, int fd)
 	return 0;
 }
 
-/* Out of descriptors: free one by shedding, else pause for a while. */
+/* The descriptor kept free so that a client can still be told 503. */
+static void
+reserve_take(struct http_server *srv)
+{
+	if (srv->reserve == -1)
+		srv->reserve = fcntl(srv->listener, F_DUPFD_CLOEXEC, 0);
+}
+
+/*
+ * Answer one client 503 on the reserve: the head and the envelope, our
+ * side shut, what it sent already read, so that it reads the answer
+ * rather than a reset.  0, or -1 when no one was waiting (or no reserve).
+ */
+static int
+refuse_one(struct http_server *srv)
+{
+	struct iovec	 iov;
+	char		 junk[4096];
+	int		 fd, i;
+
+	if (srv->reserve == -1)
+		return -1;
+	close(srv->reserve);
+	srv->reserve = -1;
+	fd = accept4(srv->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd != -1) {
+		iov.iov_base = srv->unavailable;
+		iov.iov_len = srv->unavailable_len;
+		(void)writev(fd, &iov, 1);
+		(void)shutdown(fd, SHUT_WR);
+		for (i = 0; i < 4 && read(fd, junk, sizeof(junk)) > 0; i++)
+			;
+		close(fd);
+		srv->refused++;
+	}
+	reserve_take(srv);
+	return fd == -1 ? -1 : 0;
+}
+
+/*
+ * Out of descriptors: free one by shedding an idle client; else tell
+ * the waiting ones 503 (a batch, through the reserve) and pause
+ * accepting for a while rather than spin on EMFILE.
+ */
 static int
 accept_starved(struct http_server *srv)
 {
 	struct http_conn	*c;
+	int			 i, saved = errno;
 
 	if ((c = TAILQ_FIRST(&srv->idle)) != NULL) {
 		http_conn_shed(c);
 		return 0;
 	}
-	log_debug("accept: %s; pausing", strerror(errno));
+	for (i = 0; i < ACCEPT_BATCH && refuse_one(srv) == 0; i++)
+		;
+	log_debug("accept: %s; %d refused, pausing", strerror(saved), i);
 	accept_pause(srv, ACCEPT_PAUSE_MSEC);
 	return -1;
 }
@@ -155,9 +210,15 @@ http_server_init(struct http_server *srv, struct event_base *base,
 	srv->listener = -1;
 	TAILQ_INIT(&srv->conns);
 	TAILQ_INIT(&srv->idle);
+	srv->reserve = -1;
 	if ((srv->accept_resume = evtimer_new(base, accept_resume_cb,
 	    srv)) == NULL)
 		return -1;
+	srv->unavailable_len = (size_t)snprintf(srv->unavailable,
+	    sizeof(srv->unavailable), "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+	    "Retry-After: 1\r\nConnection: close\r\n\r\n%s",
+	    strlen(UNAVAILABLE_BODY), UNAVAILABLE_BODY);
 	return 0;
 }
 
@@ -168,6 +229,7 @@ http_server_listen(struct http_server *srv, int fd)
 	    accept_cb, srv)) == NULL || event_add(srv->accept_ev, NULL) == -1)
 		return -1;
 	srv->listener = fd;
+	reserve_take(srv);
 	return 0;
 }
 
@@ -186,5 +248,8 @@ http_server_close(struct http_server *srv)
 		event_free(srv->accept_resume);
 	if (fd != -1)
 		close(fd);
+	if (srv->reserve != -1)
+		close(srv->reserve);
+	srv->reserve = -1;
 	srv->accept_ev = srv->accept_resume = NULL;
 }
