@@ -116,6 +116,8 @@ struct http_server {
 	size_t			 nconns;
 	uint64_t		 shed;		/* connections shed, for logs */
 	int			 reserve;	/* closed to answer 503 */
+	int			 refusing;	/* a client so answered */
+	struct event		*refuse_ev;	/* its request is in */
 	uint64_t		 refused;	/* answered so, for logs */
 	char			 unavailable[256];	/* that answer */
 	size_t			 unavailable_len;

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -105,41 +106,72 @@ reserve_take(struct http_server *srv)
 		srv->reserve = fcntl(srv->listener, F_DUPFD_CLOEXEC, 0);
 }
 
+/* How long a refused client has to send its request before we close. */
+#define REFUSE_LINGER_SEC	1
+
 /*
- * Answer one client 503 on the reserve: the head and the envelope, our
- * side shut, what it sent already read, so that it reads the answer
- * rather than a reset.  0, or -1 when no one was waiting (or no reserve).
+ * The refused client sent its request (or went, or took too long): what
+ * it sent is read, so that closing sends no reset that would destroy
+ * the answer before it read it.  Then the reserve again, and the next.
+ */
+static void
+refuse_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server	*srv = arg;
+	char			 junk[4096];
+	int			 i;
+
+	for (i = 0; i < 16 && read(fd, junk, sizeof(junk)) > 0; i++)
+		;
+	event_del(srv->refuse_ev);
+	close(srv->refusing);
+	srv->refusing = -1;
+	reserve_take(srv);
+	/* The next one waiting, if any, need not wait out the pause. */
+	if (srv->reserve != -1 && srv->listener != -1) {
+		evtimer_del(srv->accept_resume);
+		event_add(srv->accept_ev, NULL);
+	}
+}
+
+/*
+ * Answer one waiting client 503 on the reserve: the head and the
+ * envelope, our side shut; the descriptor is kept until the client's
+ * request is in (refuse_done_cb).  0, or -1 when no client was waiting,
+ * there is no reserve, or a refusal is still lingering.
  */
 static int
 refuse_one(struct http_server *srv)
 {
+	struct timeval	 tv = { REFUSE_LINGER_SEC, 0 };
 	struct iovec	 iov;
-	char		 junk[4096];
-	int		 fd, i;
+	int		 fd;
 
-	if (srv->reserve == -1)
+	if (srv->reserve == -1 || srv->refusing != -1)
 		return -1;
 	close(srv->reserve);
 	srv->reserve = -1;
 	fd = accept4(srv->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd != -1) {
-		iov.iov_base = srv->unavailable;
-		iov.iov_len = srv->unavailable_len;
-		(void)writev(fd, &iov, 1);
-		(void)shutdown(fd, SHUT_WR);
-		for (i = 0; i < 4 && read(fd, junk, sizeof(junk)) > 0; i++)
-			;
-		close(fd);
-		srv->refused++;
+	if (fd == -1) {
+		reserve_take(srv);
+		return -1;
 	}
-	reserve_take(srv);
-	return fd == -1 ? -1 : 0;
+	iov.iov_base = srv->unavailable;
+	iov.iov_len = srv->unavailable_len;
+	(void)writev(fd, &iov, 1);
+	(void)shutdown(fd, SHUT_WR);
+	srv->refusing = fd;
+	srv->refused++;
+	event_assign(srv->refuse_ev, srv->base, fd, EV_READ, refuse_done_cb,
+	    srv);
+	event_add(srv->refuse_ev, &tv);
+	return 0;
 }
 
 /*
- * Out of descriptors: free one by shedding an idle client; else tell
- * the waiting ones 503 (a batch, through the reserve) and pause
- * accepting for a while rather than spin on EMFILE.
+ * Out of descriptors: free one by shedding an idle client; else tell a
+ * waiting one 503 through the reserve (the next when it is done) and
+ * pause accepting for a while rather than spin on EMFILE.
  */
 static int
 accept_starved(struct http_server *srv)
@@ -151,9 +183,9 @@ accept_starved(struct http_server *srv)
 		http_conn_shed(c);
 		return 0;
 	}
-	for (i = 0; i < ACCEPT_BATCH && refuse_one(srv) == 0; i++)
-		;
-	log_debug("accept: %s; %d refused, pausing", strerror(saved), i);
+	i = refuse_one(srv);
+	log_debug("accept: %s; %s, pausing", strerror(saved), i == 0 ?
+	    "one refused" : "none refused");
 	accept_pause(srv, ACCEPT_PAUSE_MSEC);
 	return -1;
 }
@@ -162,7 +194,7 @@ static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct http_server	*srv = arg;
-	int			 i, fd;
+	int			 i, fd, got = 0;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
 		if (!can_take_one(srv)) {
@@ -173,6 +205,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd != -1) {
 			(void)http_server_adopt(srv, fd);
+			got = 1;
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED)
@@ -181,7 +214,12 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		    errno == ENOMEM) {
-			if (accept_starved(srv) == -1)
+			/*
+			 * accept fails so whether or not anyone waits: only
+			 * a wake-up with nothing taken yet says someone does.
+			 * Else the (level-triggered) listener tells us again.
+			 */
+			if (got || accept_starved(srv) == -1)
 				return;
 			continue;
 		}
@@ -210,9 +248,10 @@ http_server_init(struct http_server *srv, struct event_base *base,
 	srv->listener = -1;
 	TAILQ_INIT(&srv->conns);
 	TAILQ_INIT(&srv->idle);
-	srv->reserve = -1;
+	srv->reserve = srv->refusing = -1;
 	if ((srv->accept_resume = evtimer_new(base, accept_resume_cb,
-	    srv)) == NULL)
+	    srv)) == NULL || (srv->refuse_ev = calloc(1,
+	    event_get_struct_event_size())) == NULL)
 		return -1;
 	srv->unavailable_len = (size_t)snprintf(srv->unavailable,
 	    sizeof(srv->unavailable), "HTTP/1.1 503 Service Unavailable\r\n"
@@ -250,6 +289,12 @@ http_server_close(struct http_server *srv)
 		close(fd);
 	if (srv->reserve != -1)
 		close(srv->reserve);
-	srv->reserve = -1;
+	if (srv->refusing != -1) {
+		event_del(srv->refuse_ev);
+		close(srv->refusing);
+	}
+	free(srv->refuse_ev);
+	srv->refuse_ev = NULL;
+	srv->reserve = srv->refusing = -1;
 	srv->accept_ev = srv->accept_resume = NULL;
 }
