@@ -42,6 +42,7 @@ tar_check_request(struct peer *p, struct imsg *imsg)
 	struct tar_result	 res;
 	struct msgw		 w;
 	char			 msg[] = "cannot start the snapshot check";
+	char			 lost[] = "apid is out of descriptors";
 
 	if ((imsg->fd == -1 && !imsg->fd_lost) || imsg->len != 0)
 		peer_bad_message(p, imsg, "TAR_CHECK needs a descriptor and "
@@ -70,7 +71,7 @@ tar_check_request(struct peer *p, struct imsg *imsg)
  fail:
 	log_warn("cannot start a snapshot check");
 	res.bytes = 0;
-	res.message = msg;
+	res.message = imsg->fd_lost ? lost : msg;
 	msgw_init(&w);
 	msg_put_tar_result(&w, &res);
 	if (peer_send(p, MSG_TAR_CHECKED, imsg->hdr.peerid, -1, &w) == -1)
