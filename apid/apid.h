@@ -74,6 +74,7 @@ void	respond_buffer(struct http_request *, int status,
 	    const char *content_type, struct evbuffer *);
 void	respond_error(struct http_request *, enum error_kind,
 	    const char *message);
+void	respond_errno(struct http_request *, int errnum, const char *what);
 void	respond_error_status(struct http_request *, int status,
 	    const char *code, const char *message);
 int	respond_error_imsg(struct http_request *, struct imsg *);

@@ -115,6 +115,12 @@ struct http_server {
 	TAILQ_HEAD(, http_conn)	 idle;		/* sheddable, oldest first */
 	size_t			 nconns;
 	uint64_t		 shed;		/* connections shed, for logs */
+	int			 reserve;	/* closed to answer 503 */
+	int			 refusing;	/* a client so answered */
+	struct event		*refuse_ev;	/* its request is in */
+	uint64_t		 refused;	/* answered so, for logs */
+	char			 unavailable[256];	/* that answer */
+	size_t			 unavailable_len;
 };
 
 void	 http_settings_default(struct http_settings *);

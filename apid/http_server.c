@@ -7,15 +7,22 @@
  * out: a client that sends a whole request promptly is served.  When
  * every connection has a request in progress, accepting stops until one
  * ends and new clients wait in the listen queue.  Descriptors beyond
- * the cap are kept in reserve for pipes (apid.c sets the limit).
+ * the cap are kept in reserve for pipes (apid.c sets the limit).  Out
+ * of descriptors all the same (a lower limit, a full system table), one
+ * descriptor held in reserve lets waiting clients be answered 503 while
+ * accepting pauses.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,6 +35,9 @@
 #define ACCEPT_BATCH		32
 /* How long accepting stops when apid is out of descriptors. */
 #define ACCEPT_PAUSE_MSEC	100
+/* What a client accepted on the reserve reads (the error envelope). */
+#define UNAVAILABLE_BODY	"{\"error\":{\"code\":\"unavailable\"," \
+	"\"message\":\"apid is out of descriptors; try again\"}}"
 
 void
 http_settings_default(struct http_settings *s)
@@ -88,17 +98,94 @@ http_server_adopt(struct http_server *srv, int fd)
 	return 0;
 }
 
-/* Out of descriptors: free one by shedding, else pause for a while. */
+/* The descriptor kept free so that a client can still be told 503. */
+static void
+reserve_take(struct http_server *srv)
+{
+	if (srv->reserve == -1)
+		srv->reserve = fcntl(srv->listener, F_DUPFD_CLOEXEC, 0);
+}
+
+/* How long a refused client has to send its request before we close. */
+#define REFUSE_LINGER_SEC	1
+
+/*
+ * The refused client sent its request (or went, or took too long): what
+ * it sent is read, so that closing sends no reset that would destroy
+ * the answer before it read it.  Then the reserve again, and the next.
+ */
+static void
+refuse_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server	*srv = arg;
+	char			 junk[4096];
+	int			 i;
+
+	for (i = 0; i < 16 && read(fd, junk, sizeof(junk)) > 0; i++)
+		;
+	event_del(srv->refuse_ev);
+	close(srv->refusing);
+	srv->refusing = -1;
+	reserve_take(srv);
+	/* The next one waiting, if any, need not wait out the pause. */
+	if (srv->reserve != -1 && srv->listener != -1) {
+		evtimer_del(srv->accept_resume);
+		event_add(srv->accept_ev, NULL);
+	}
+}
+
+/*
+ * Answer one waiting client 503 on the reserve: the head and the
+ * envelope, our side shut; the descriptor is kept until the client's
+ * request is in (refuse_done_cb).  0, or -1 when no client was waiting,
+ * there is no reserve, or a refusal is still lingering.
+ */
+static int
+refuse_one(struct http_server *srv)
+{
+	struct timeval	 tv = { REFUSE_LINGER_SEC, 0 };
+	struct iovec	 iov;
+	int		 fd;
+
+	if (srv->reserve == -1 || srv->refusing != -1)
+		return -1;
+	close(srv->reserve);
+	srv->reserve = -1;
+	fd = accept4(srv->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1) {
+		reserve_take(srv);
+		return -1;
+	}
+	iov.iov_base = srv->unavailable;
+	iov.iov_len = srv->unavailable_len;
+	(void)writev(fd, &iov, 1);
+	(void)shutdown(fd, SHUT_WR);
+	srv->refusing = fd;
+	srv->refused++;
+	event_assign(srv->refuse_ev, srv->base, fd, EV_READ, refuse_done_cb,
+	    srv);
+	event_add(srv->refuse_ev, &tv);
+	return 0;
+}
+
+/*
+ * Out of descriptors: free one by shedding an idle client; else tell a
+ * waiting one 503 through the reserve (the next when it is done) and
+ * pause accepting for a while rather than spin on EMFILE.
+ */
 static int
 accept_starved(struct http_server *srv)
 {
 	struct http_conn	*c;
+	int			 i, saved = errno;
 
 	if ((c = TAILQ_FIRST(&srv->idle)) != NULL) {
 		http_conn_shed(c);
 		return 0;
 	}
-	log_debug("accept: %s; pausing", strerror(errno));
+	i = refuse_one(srv);
+	log_debug("accept: %s; %s, pausing", strerror(saved), i == 0 ?
+	    "one refused" : "none refused");
 	accept_pause(srv, ACCEPT_PAUSE_MSEC);
 	return -1;
 }
@@ -107,7 +194,7 @@ static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct http_server	*srv = arg;
-	int			 i, fd;
+	int			 i, fd, got = 0;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
 		if (!can_take_one(srv)) {
@@ -118,6 +205,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd != -1) {
 			(void)http_server_adopt(srv, fd);
+			got = 1;
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED)
@@ -126,7 +214,12 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 		    errno == ENOMEM) {
-			if (accept_starved(srv) == -1)
+			/*
+			 * accept fails so whether or not anyone waits: only
+			 * a wake-up with nothing taken yet says someone does.
+			 * Else the (level-triggered) listener tells us again.
+			 */
+			if (got || accept_starved(srv) == -1)
 				return;
 			continue;
 		}
@@ -155,9 +248,16 @@ http_server_init(struct http_server *srv, struct event_base *base,
 	srv->listener = -1;
 	TAILQ_INIT(&srv->conns);
 	TAILQ_INIT(&srv->idle);
+	srv->reserve = srv->refusing = -1;
 	if ((srv->accept_resume = evtimer_new(base, accept_resume_cb,
-	    srv)) == NULL)
+	    srv)) == NULL || (srv->refuse_ev = calloc(1,
+	    event_get_struct_event_size())) == NULL)
 		return -1;
+	srv->unavailable_len = (size_t)snprintf(srv->unavailable,
+	    sizeof(srv->unavailable), "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+	    "Retry-After: 1\r\nConnection: close\r\n\r\n%s",
+	    strlen(UNAVAILABLE_BODY), UNAVAILABLE_BODY);
 	return 0;
 }
 
@@ -168,6 +268,7 @@ http_server_listen(struct http_server *srv, int fd)
 	    accept_cb, srv)) == NULL || event_add(srv->accept_ev, NULL) == -1)
 		return -1;
 	srv->listener = fd;
+	reserve_take(srv);
 	return 0;
 }
 
@@ -186,5 +287,14 @@ http_server_close(struct http_server *srv)
 		event_free(srv->accept_resume);
 	if (fd != -1)
 		close(fd);
+	if (srv->reserve != -1)
+		close(srv->reserve);
+	if (srv->refusing != -1) {
+		event_del(srv->refuse_ev);
+		close(srv->refusing);
+	}
+	free(srv->refuse_ev);
+	srv->refuse_ev = NULL;
+	srv->reserve = srv->refusing = -1;
 	srv->accept_ev = srv->accept_resume = NULL;
 }

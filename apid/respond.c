@@ -7,6 +7,8 @@
 
 #include <event2/buffer.h>
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +67,24 @@ respond_buffer(struct http_request *req, int status,
     const char *content_type, struct evbuffer *buf)
 {
 	http_reply(req, status, content_type, buf);
+}
+
+/*
+ * A descriptor or another local resource the request needed is not
+ * there: out of descriptors is 503 (the client may try again), anything
+ * else ours.  The text says what could not be done and why.
+ */
+void
+respond_errno(struct http_request *req, int errnum, const char *what)
+{
+	char	 msg[256];
+
+	if (descriptor_error(errnum, 0) == ERR_UNAVAILABLE)
+		snprintf(msg, sizeof(msg), "%s: apid is out of descriptors; "
+		    "try again", what);
+	else
+		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(errnum));
+	respond_error(req, descriptor_error(errnum, ERR_INTERNAL), msg);
 }
 
 void

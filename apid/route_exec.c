@@ -298,7 +298,7 @@ exec_start(struct http_request *req, char **params, int stream)
 	frame_parser_init(&st->fp);
 	capture_init(&st->cap, apid->max_exec_output_bytes);
 	if ((wfd = piped_pipe(&st->pd, 0)) == -1) {
-		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		respond_errno(req, errno, "cannot make a pipe");
 		exec_free(st);
 		return;
 	}

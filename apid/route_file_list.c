@@ -248,7 +248,7 @@ route_file_list(struct http_request *req, char **params)
 	capture_init(&st->out, FILE_LIST_OUTPUT_MAX);
 	capture_init(&st->err, LIST_STDERR_MAX);
 	if ((wfd = piped_pipe(&st->pd, 0)) == -1) {
-		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		respond_errno(req, errno, "cannot make a pipe");
 		list_free(st);
 		return;
 	}

@@ -3,8 +3,10 @@
  * The tar pipe's write end goes with FILE_READ; at FILE_READ_STARTED
  * {size} a FIRST_FILE job (tar_job.c) extracts the file into a second
  * pipe, which is forwarded to the client with backpressure
- * (pipe_reader.c) under Content-Length: size.  The last byte is held
- * back until the job has ended well with exactly size bytes: anything
+ * (pipe_reader.c) under Content-Length: size, sent with the first bytes
+ * the job makes, so that a job that never ran (the worker out of
+ * descriptors) is an error answer, not a short body.  The last byte is
+ * held back until the job has ended well with exactly size bytes: anything
  * that goes wrong after the headers (the job, managerd's MSG_ERROR, too
  * many bytes) closes the connection, so the client sees a short body,
  * never a wrong whole one.
@@ -43,6 +45,7 @@ struct file_read {
 	int			 err_kind;	/* MSG_ERROR after STARTED */
 	char			*err_text;
 	char			 job_err[256];
+	int			 job_errnum;	/* why the job failed */
 };
 
 static void
@@ -85,7 +88,7 @@ read_forward(struct file_read *st)
 	uint64_t	 room;
 	size_t		 n;
 
-	if (st->pd.gone || st->failed || !st->reply_started)
+	if (st->pd.gone || st->failed)
 		return;
 	n = evbuffer_get_length(st->pend);
 	if (!st->job_ok) {
@@ -95,6 +98,16 @@ read_forward(struct file_read *st)
 	}
 	if (n == 0)
 		return;
+	/*
+	 * The 200 waits for the first bytes: until the job has made some,
+	 * its failure (the worker out of descriptors) can still be an error
+	 * of its own rather than a body cut short.
+	 */
+	if (!st->reply_started) {
+		http_reply_start(st->pd.req, 200, "application/octet-stream",
+		    (int64_t)st->size);
+		st->reply_started = 1;
+	}
 	if ((chunk = evbuffer_new()) == NULL ||
 	    evbuffer_remove_buffer(st->pend, chunk, n) != (int)n) {
 		log_warnx("download: out of memory");
@@ -126,8 +139,8 @@ read_answer_whole(struct file_read *st)
 	if (asprintf(&msg, "cannot read %s: %s", st->path,
 	    st->job_err[0] != '\0' ? st->job_err : "the download failed") == -1)
 		msg = NULL;
-	respond_error(st->pd.req, ERR_BACKEND, msg != NULL ? msg :
-	    "the download failed");
+	respond_error(st->pd.req, descriptor_error(st->job_errnum,
+	    ERR_BACKEND), msg != NULL ? msg : "the download failed");
 	free(msg);
 }
 
@@ -190,9 +203,11 @@ read_job_done(const struct tar_result *res, void *arg)
 		/* The held-back byte may go now, if all of it is here. */
 		if (!piped_pending(&st->pd, PIPED_PIPE))
 			read_forward(st);
-	} else
+	} else {
+		st->job_errnum = res->errnum;
 		read_fail(st, res->errnum != 0 ? (res->message != NULL ?
 		    res->message : strerror(res->errnum)) : "wrong size");
+	}
 	(void)piped_done(&st->pd, PIPED_JOB);
 }
 
@@ -224,7 +239,7 @@ read_start_job(struct file_read *st, int out_fd)
 	return 0;
 }
 
-/* FILE_READ_STARTED: the job, then the 200 (unless the file is empty). */
+/* FILE_READ_STARTED: the job; the 200 goes with its first bytes. */
 static void
 read_started(struct file_read *st)
 {
@@ -236,14 +251,10 @@ read_started(struct file_read *st)
 	}
 	if ((wfd = piped_pipe(&st->pd, 1)) == -1 ||
 	    read_start_job(st, wfd) == -1) {
+		st->job_errnum = errno;
 		(void)piped_done(&st->pd, PIPED_JOB);
 		read_fail(st, "cannot start the extraction");
 		return;
-	}
-	if (st->size > 0) {
-		http_reply_start(st->pd.req, 200, "application/octet-stream",
-		    (int64_t)st->size);
-		st->reply_started = 1;
 	}
 	/* Failing, the job sees EPIPE and its end finishes the request. */
 	piped_resume(&st->pd);
@@ -363,7 +374,7 @@ route_file_read(struct http_request *req, char **params)
 	/* Docker's tar comes through a pipe the job reads blocking. */
 	if (bulk_pipe(fds, 0) == -1) {
 		log_warn("download: pipe2");
-		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		respond_errno(req, errno, "cannot make a pipe");
 		read_free(st);
 		return;
 	}

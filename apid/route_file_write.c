@@ -61,6 +61,7 @@ struct file_upload {
 	int			 tar_fd;	/* tar pipe, until READY */
 	uint64_t		 max;		/* FILE_SPOOL's */
 	int			 job_ok;	/* UPLOAD wrote the whole tar */
+	int			 job_errnum;	/* or why not */
 	char			 job_err[256];
 	json_object		*info;		/* FILE_INFO, while UPLOAD runs */
 	char			*sandbox_id;
@@ -123,7 +124,8 @@ upload_answer_info(struct file_upload *st)
 	if (st->answered)
 		return;
 	if (!st->job_ok) {
-		upload_answer_error(st, ERR_BACKEND, "cannot upload the file: %s",
+		upload_answer_error(st, descriptor_error(st->job_errnum,
+		    ERR_BACKEND), "cannot upload the file: %s",
 		    st->job_err[0] != '\0' ? st->job_err :
 		    "the archive was not written");
 		return;
@@ -163,6 +165,7 @@ upload_job_done(const struct tar_result *res, void *arg)
 	else {
 		log_warnx("upload: %s", res->message != NULL ? res->message :
 		    strerror(res->errnum));
+		st->job_errnum = res->errnum;
 		strlcpy(st->job_err, res->message != NULL ? res->message :
 		    strerror(res->errnum), sizeof(st->job_err));
 	}
@@ -193,6 +196,7 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 	/* The job's now, even if it does not start. */
 	st->spool = st->tar_fd = -1;
 	if (tar_job_start(&spec) == -1) {
+		st->job_errnum = errno;
 		log_warn("upload: cannot start the archive job");
 		strlcpy(st->job_err, "cannot start the archive writer",
 		    sizeof(st->job_err));
@@ -238,13 +242,15 @@ static void
 upload_commit(struct file_upload *st)
 {
 	struct msgw	 w;
-	int		 fds[2];
+	int		 fds[2], saved;
 
 	/* The proxy reads the tar blocking; the job writes it blocking. */
 	if (bulk_pipe(fds, 0) == -1) {
+		saved = errno;
 		log_warn("upload: pipe2");
 		upload_abort(st, 0);
-		upload_answer_error(st, ERR_INTERNAL, "cannot make a pipe");
+		upload_answer_error(st, descriptor_error(saved, ERR_INTERNAL),
+		    "cannot make a pipe: %s", strerror(saved));
 		return;
 	}
 	st->tar_fd = fds[1];
@@ -304,18 +310,27 @@ static void
 upload_spool(struct file_upload *st, struct imsg *imsg)
 {
 	struct tar_job_spec	 spec;
-	int			 fd, fds[2];
+	int			 fd, fds[2], saved;
 
-	if (st->phase != UPLOAD_BEGUN || imsg->fd == -1 ||
-	    msg_get_u64(imsg, &st->max) == -1)
+	if (st->phase != UPLOAD_BEGUN || (imsg->fd == -1 &&
+	    !imsg->fd_lost) || msg_get_u64(imsg, &st->max) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected spool");
-	fd = imsg_take_fd(imsg);
 	st->phase = UPLOAD_SPOOLING;
+	if (imsg->fd_lost) {
+		upload_abort(st, 1);
+		upload_answer_error(st, ERR_UNAVAILABLE, "apid is out of "
+		    "descriptors; try again");
+		return;
+	}
+	fd = imsg_take_fd(imsg);
+	errno = 0;
 	if (st->gone || (st->spool = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1 ||
 	    pipe2(fds, O_CLOEXEC) == -1) {
+		saved = errno;
 		close(fd);
 		upload_abort(st, 1);
-		upload_answer_error(st, ERR_INTERNAL, "cannot spool the body");
+		upload_answer_error(st, descriptor_error(saved, ERR_INTERNAL),
+		    "cannot spool the body: %s", strerror(saved));
 		return;
 	}
 	memset(&spec, 0, sizeof(spec));

@@ -159,6 +159,24 @@ snap_job_done(const struct tar_result *res, void *arg)
 	snap_written(arg, res);
 }
 
+/*
+ * The sink was dropped on its way in (apid out of descriptors): nothing
+ * was written.  Closing the pipe stops the proxy; managerd answers 503.
+ */
+static void
+snap_sink_lost(struct snap_state *st)
+{
+	struct tar_result	 res;
+	char			 text[] = "apid is out of descriptors";
+
+	close(st->rfd);
+	st->rfd = -1;
+	memset(&res, 0, sizeof(res));
+	res.errnum = EMFILE;
+	res.message = text;
+	snap_written(st, &res);
+}
+
 static void
 snap_sink(struct snap_state *st, struct imsg *imsg)
 {
@@ -167,11 +185,15 @@ snap_sink(struct snap_state *st, struct imsg *imsg)
 	uint64_t		 max_bytes;
 	char			 text[128];
 
-	if (st->sink || imsg->fd == -1)
+	if (st->sink || (imsg->fd == -1 && !imsg->fd_lost))
 		peer_bad_message(&apid->parent, imsg, "unexpected sink");
 	if (msg_get_u64(imsg, &max_bytes) == -1)
 		peer_bad_message(&apid->parent, imsg, "malformed sink");
 	st->sink = 1;
+	if (imsg->fd_lost) {
+		snap_sink_lost(st);
+		return;
+	}
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = TAR_JOB_SNAPSHOT;
 	spec.in_fd = st->rfd;
@@ -266,7 +288,7 @@ route_snapshot_create(struct http_request *req, char **params)
 	/* Blocking: the tar job reads it on a thread of its own. */
 	if (bulk_pipe(fds, 0) == -1) {
 		log_warn("snapshot: pipe2");
-		respond_error(req, ERR_INTERNAL, "cannot make a pipe");
+		respond_errno(req, errno, "cannot make a pipe");
 		free(st);
 		return;
 	}

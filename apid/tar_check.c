@@ -3,7 +3,7 @@
  * imported into a sandbox, a CHECK job in the archive worker reads every
  * member header, and apid answers TAR_CHECKED with the same peerid:
  * errnum 0, or EINVAL naming the member that may not be there (EPIPE if
- * the worker died).
+ * the worker died, EMFILE if apid was out of descriptors).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,10 +42,16 @@ tar_check_request(struct peer *p, struct imsg *imsg)
 	struct tar_result	 res;
 	struct msgw		 w;
 	char			 msg[] = "cannot start the snapshot check";
+	char			 lost[] = "apid is out of descriptors";
 
-	if (imsg->fd == -1 || imsg->len != 0)
+	if ((imsg->fd == -1 && !imsg->fd_lost) || imsg->len != 0)
 		peer_bad_message(p, imsg, "TAR_CHECK needs a descriptor and "
 		    "no payload");
+	/* Dropped on the way in: the check cannot run now. */
+	if (imsg->fd_lost) {
+		res.errnum = EMFILE;
+		goto fail;
+	}
 	if ((tc = calloc(1, sizeof(*tc))) == NULL) {
 		res.errnum = ENOMEM;
 		goto fail;
@@ -65,7 +71,7 @@ tar_check_request(struct peer *p, struct imsg *imsg)
  fail:
 	log_warn("cannot start a snapshot check");
 	res.bytes = 0;
-	res.message = msg;
+	res.message = imsg->fd_lost ? lost : msg;
 	msgw_init(&w);
 	msg_put_tar_result(&w, &res);
 	if (peer_send(p, MSG_TAR_CHECKED, imsg->hdr.peerid, -1, &w) == -1)

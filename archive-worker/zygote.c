@@ -37,6 +37,7 @@ struct job {
 	pid_t			 pid;		/* 0: its ARCHIVE_JOB is to come */
 	int			 result;	/* read end of its result pipe */
 	int			 orphan;	/* its channel went: no DONE */
+	int			 fd_lost;	/* one came dropped: fails */
 };
 TAILQ_HEAD(jobs, job);
 
@@ -152,7 +153,9 @@ job_start(struct job *job, const struct archive_job *aj)
 	struct tar_result	 res;
 	char			 text[128];
 
-	if (job_fork(job, aj) == 0)
+	/* A descriptor dropped on its way in: we are out of them. */
+	errno = EMFILE;
+	if (!job->fd_lost && job_fork(job, aj) == 0)
 		return;
 	res.errnum = errno != 0 ? errno : EAGAIN;
 	log_warnx("cannot start archive job %u: %s", job->id,
@@ -170,7 +173,7 @@ on_fd(struct peer *p, struct imsg *imsg)
 {
 	struct job	*job;
 
-	if (imsg->len != 0 || imsg->fd == -1)
+	if (imsg->len != 0 || (imsg->fd == -1 && !imsg->fd_lost))
 		peer_bad_message(p, imsg, "needs a descriptor and nothing else");
 	if ((job = job_find(imsg->hdr.peerid)) == NULL) {
 		if (z.njobs >= ARCHIVE_JOBS_MAX)
@@ -184,6 +187,8 @@ on_fd(struct peer *p, struct imsg *imsg)
 	}
 	if (job->pid != 0 || job->nfds == 2)
 		peer_bad_message(p, imsg, "one descriptor too many");
+	/* Counted all the same: the job's ARCHIVE_JOB answers for it. */
+	job->fd_lost |= imsg->fd_lost;
 	job->fds[job->nfds++] = imsg_take_fd(imsg);
 }
 

@@ -45,7 +45,8 @@ imsgbuf_clear(struct imsgbuf *ibuf)
 	}
 	ibuf->queued = 0;
 	while (ibuf->nrfds > 0)
-		close(ibuf->rfds[--ibuf->nrfds]);
+		if (ibuf->rfds[--ibuf->nrfds] >= 0)
+			close(ibuf->rfds[ibuf->nrfds]);
 	explicit_bzero(ibuf->rbuf, ibuf->rlen);
 	ibuf->rpos += ibuf->rlen;
 	ibuf->rlen = 0;
@@ -193,10 +194,28 @@ imsgbuf_flush(struct imsgbuf *ibuf)
 }
 
 /*
+ * Keep a received descriptor, or the place of one the kernel could not
+ * install (IMSG_FD_LOST), with the stream offset where its read ended.
+ * Returns -1 when more are waiting than a peer may have in flight.
+ */
+static int
+keep_fd(struct imsgbuf *ibuf, int fd, size_t n)
+{
+	if (ibuf->nrfds == IMSG_MAX_RFDS)
+		return -1;
+	ibuf->rfd_end[ibuf->nrfds] = ibuf->rpos + ibuf->rlen + n;
+	ibuf->rfds[ibuf->nrfds++] = fd;
+	return 0;
+}
+
+/*
  * Read what the socket has.  Returns the number of bytes read, 0 on EOF,
  * -1 on error (errno EAGAIN when nothing was there).  A descriptor that the
- * kernel dropped (MSG_CTRUNC) is an error: the message it belongs to would
- * otherwise be taken for one that carried none.
+ * kernel dropped (MSG_CTRUNC with none installed: this process is out of
+ * descriptors) is remembered as lost, so that imsg_get hands out its
+ * message with fd_lost set rather than as one that carried none.  More
+ * than one descriptor in one read is an error (EMSGSIZE): we never send
+ * that.
  */
 ssize_t
 imsgbuf_read(struct imsgbuf *ibuf)
@@ -209,7 +228,7 @@ imsgbuf_read(struct imsgbuf *ibuf)
 		char		buf[CMSG_SPACE(sizeof(int) * 4)];
 	} cmsgbuf;
 	ssize_t		 n;
-	int		 fds[4], nfds, i, overflow = 0;
+	int		 fds[4], nfds, i, got = 0, overflow = 0;
 
 	if (ibuf->rlen == sizeof(ibuf->rbuf)) {
 		errno = ENOBUFS;
@@ -238,17 +257,18 @@ imsgbuf_read(struct imsgbuf *ibuf)
 		memcpy(fds, CMSG_DATA(cmsg), sizeof(int) * (size_t)nfds);
 		for (i = 0; i < nfds; i++) {
 			/* One descriptor per sendmsg; extras are closed. */
-			if (i == 0 && ibuf->nrfds < IMSG_MAX_RFDS) {
-				ibuf->rfd_end[ibuf->nrfds] = ibuf->rpos +
-				    ibuf->rlen + (size_t)n;
-				ibuf->rfds[ibuf->nrfds++] = fds[i];
-			} else {
-				close(fds[i]);
-				overflow = 1;
-			}
+			if (got++ == 0 &&
+			    keep_fd(ibuf, fds[i], (size_t)n) == 0)
+				continue;
+			close(fds[i]);
+			overflow = 1;
 		}
 	}
-	if ((msg.msg_flags & MSG_CTRUNC) || overflow) {
+	/* Truncated with some installed: more were sent than one. */
+	if ((msg.msg_flags & MSG_CTRUNC) && (got > 0 ||
+	    keep_fd(ibuf, IMSG_FD_LOST, (size_t)n) == -1))
+		overflow = 1;
+	if (overflow) {
 		errno = EMSGSIZE;
 		return -1;
 	}
@@ -259,8 +279,10 @@ imsgbuf_read(struct imsgbuf *ibuf)
 /*
  * The descriptor the message of total bytes at the head of the buffer
  * came with, or -1; -2 when one came with it against its header (a mark
- * without a descriptor, or a descriptor without a mark).  A descriptor
- * belongs to the message whose bytes the read that brought it ended in.
+ * without a descriptor, or a descriptor without a mark); IMSG_FD_LOST
+ * when it came marked but the kernel dropped its descriptor.  A
+ * descriptor belongs to the message whose bytes the read that brought
+ * it ended in.
  */
 static int
 take_fd(struct imsgbuf *ibuf, size_t total, int marked)
@@ -289,7 +311,9 @@ take_fd(struct imsgbuf *ibuf, size_t total, int marked)
  * Take the next complete message out of the read buffer.
  * Returns 1 with *imsg filled, 0 if more input is needed, -1 on a protocol
  * error (oversized length, a descriptor mark without a descriptor, or a
- * descriptor that came with a message not marked for one).
+ * descriptor that came with a message not marked for one).  A marked
+ * message whose descriptor the kernel dropped comes with fd -1 and
+ * fd_lost set: which messages may lose one is the caller's to judge.
  */
 int
 imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
@@ -313,11 +337,15 @@ imsg_get(struct imsgbuf *ibuf, struct imsg *imsg)
 	total = IMSG_HEADER_SIZE + len;
 	if (ibuf->rlen < total)
 		return 0;
-	if ((imsg->fd = take_fd(ibuf, total, (wirelen & IMSG_FD_MARK) != 0)) ==
-	    -2) {
+	imsg->fd = take_fd(ibuf, total, (wirelen & IMSG_FD_MARK) != 0);
+	if (imsg->fd == -2) {
 		imsg->fd = -1;
 		errno = EBADMSG;
 		return -1;
+	}
+	if (imsg->fd == IMSG_FD_LOST) {
+		imsg->fd = -1;
+		imsg->fd_lost = 1;
 	}
 	imsg->hdr.len = (uint32_t)len;
 	imsg->len = len;

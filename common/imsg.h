@@ -20,6 +20,8 @@
 #define IMSG_HEADER_SIZE	16
 #define IMSG_MAX_PAYLOAD	16384
 #define IMSG_FD_MARK		0x80000000U
+/* In rfds: the place of a descriptor the kernel could not install. */
+#define IMSG_FD_LOST		(-3)
 /* Queued output beyond this is refused: a peer that stops reading is dead. */
 #define IMSG_MAX_RFDS		8
 #define IMSG_MAX_QUEUED		(4 * 1024 * 1024)
@@ -34,6 +36,7 @@ struct imsg_hdr {
 struct imsg {
 	struct imsg_hdr	 hdr;
 	int		 fd;		/* -1, or a descriptor we now own */
+	int		 fd_lost;	/* marked, but the kernel dropped it */
 	size_t		 len;		/* payload length */
 	unsigned char	*data;		/* payload, NULL when len is 0 */
 };

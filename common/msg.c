@@ -346,5 +346,34 @@ enum error_kind
 storage_error(int errnum, enum error_kind other)
 {
 	return errnum == ENOSPC || errnum == EDQUOT ?
-	    ERR_INSUFFICIENT_STORAGE : other;
+	    ERR_INSUFFICIENT_STORAGE : descriptor_error(errnum, other);
+}
+
+enum error_kind
+descriptor_error(int errnum, enum error_kind other)
+{
+	return errnum == EMFILE || errnum == ENFILE ? ERR_UNAVAILABLE : other;
+}
+
+int
+msg_fd_may_be_lost(uint32_t type)
+{
+	switch (type) {
+	case MSG_EXEC_START:
+	case MSG_FILE_READ:
+	case MSG_FILE_WRITE:
+	case MSG_FILE_LIST:
+	case MSG_SNAPSHOT_CREATE:
+	case MSG_FILE_WRITE_COMMIT:
+	case MSG_SNAPSHOT_SINK:
+	case MSG_TAR_CHECK:
+	case MSG_FILE_SPOOL:
+	case MSG_DOCKER_EXEC:
+	case MSG_DOCKER_ARCHIVE_GET:
+	case MSG_DOCKER_ARCHIVE_PUT:
+	case MSG_ARCHIVE_FD:
+		return 1;
+	default:
+		return 0;
+	}
 }

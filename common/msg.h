@@ -294,9 +294,28 @@ enum error_kind {
 /*
  * What a failed write to the data directory or a spool is to a client:
  * a full disk (or quota) is ERR_INSUFFICIENT_STORAGE (507), for the
- * operator to free space; anything else is other.
+ * operator to free space; running out of descriptors as below; anything
+ * else is other.
  */
 enum error_kind	 storage_error(int errnum, enum error_kind other);
+/*
+ * What a descriptor a request needed and could not get is to a client:
+ * the process or the system out of them (EMFILE, ENFILE) is
+ * ERR_UNAVAILABLE (503), for a moment, not a fault of the request or of
+ * Docker; anything else is other.
+ */
+enum error_kind	 descriptor_error(int errnum, enum error_kind other);
+/*
+ * A descriptor passed to a process that is out of them is dropped by the
+ * kernel; its message arrives with fd_lost (imsg.h).  For the types this
+ * names, all of them requests or replies on a request's path, the
+ * receiver fails that request with ERR_UNAVAILABLE (a reply: it answers
+ * the client 503 and ends the exchange as the type's failure does) and
+ * serves on.  For any other type, or a message marked for a descriptor
+ * its type does not carry, a lost one is fatal like any other lie: the
+ * channels and the start-up settings are not a request's to fail.
+ */
+int		 msg_fd_may_be_lost(uint32_t type);
 
 
 /* Longest string field a message may carry (an error text, a path...). */

@@ -74,6 +74,10 @@ peer_read(struct peer *p)
 	if (n == -1)
 		fatal("read from %s", p->name);
 	while ((r = imsg_get(&p->ibuf, &imsg)) == 1) {
+		if (imsg.fd_lost && !msg_fd_may_be_lost(imsg.hdr.type))
+			fatalx("%s from %s: its descriptor was dropped (out "
+			    "of descriptors?)", msg_type_name(imsg.hdr.type),
+			    p->name);
 		p->dispatch(p, &imsg);
 		imsg_free(&imsg);
 	}

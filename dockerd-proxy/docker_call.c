@@ -105,9 +105,9 @@ docker_http_error_kind(int error)
 enum error_kind
 docker_start_error_kind(int errnum)
 {
-	if (errnum == EAGAIN || errnum == EMFILE || errnum == ENFILE)
+	if (errnum == EAGAIN)
 		return ERR_UNAVAILABLE;
-	return ERR_BACKEND;
+	return descriptor_error(errnum, ERR_BACKEND);
 }
 
 int
@@ -130,6 +130,9 @@ result_error(const struct docker_result *res, const char *what, char *text,
 		else
 			snprintf(text, len, "%s: %s", what,
 			    docker_http_strerror(res->error));
+		/* No socket for the request: out of descriptors, for now. */
+		if (docker_http_error_kind(res->error) == ERR_BACKEND)
+			return descriptor_error(res->errnum, ERR_BACKEND);
 		return docker_http_error_kind(res->error);
 	}
 	if (res->status == 404 && !plain) {

@@ -117,10 +117,20 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 	struct proxy	*px = p->arg;
 	char		*id;
 
-	if (imsg->fd != -1 && imsg->hdr.type != MSG_DOCKER_EXEC &&
+	if ((imsg->fd != -1 || imsg->fd_lost) &&
+	    imsg->hdr.type != MSG_DOCKER_EXEC &&
 	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_GET &&
 	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_PUT)
 		peer_bad_message(p, imsg, "unexpected descriptor");
+	/* Dropped on its way in: the call fails, unread, for a moment. */
+	if (imsg->fd_lost) {
+		log_warnx("%s %u: its descriptor was dropped: out of "
+		    "descriptors", msg_type_name(imsg->hdr.type),
+		    imsg->hdr.peerid);
+		(void)peer_send_error(p, imsg->hdr.peerid, ERR_UNAVAILABLE,
+		    "dockerd-proxy is out of descriptors; try again");
+		return;
+	}
 	switch (imsg->hdr.type) {
 	case MSG_DOCKER_PING:
 		if (imsg->len != 0)

@@ -293,12 +293,32 @@ request_id(struct peer *p, struct imsg *imsg)
 	}
 }
 
+/*
+ * We were out of descriptors when apid passed the request's pipe: the
+ * request fails, not apid.  An upload that waited for its body ends.
+ */
+static void
+apid_fd_lost(struct peer *p, struct imsg *imsg)
+{
+	log_warnx("%s %u: its descriptor was dropped: out of descriptors",
+	    msg_type_name(imsg->hdr.type), imsg->hdr.peerid);
+	if (imsg->hdr.type == MSG_FILE_WRITE_COMMIT)
+		file_write_lost(p, imsg);
+	else
+		apid_error(imsg->hdr.peerid, ERR_UNAVAILABLE,
+		    "managerd is out of descriptors; try again");
+}
+
 void
 dispatch_apid(struct peer *p, struct imsg *imsg)
 {
-	if (imsg->fd != -1 && !carries_fd(imsg->hdr.type))
+	if ((imsg->fd != -1 || imsg->fd_lost) && !carries_fd(imsg->hdr.type))
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	request_id(p, imsg);
+	if (imsg->fd_lost) {
+		apid_fd_lost(p, imsg);
+		return;
+	}
 	switch (imsg->hdr.type) {
 	case MSG_READY:
 		child_ready(CHILD_APID, imsg);

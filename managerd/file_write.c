@@ -471,6 +471,18 @@ file_write_commit(struct peer *p, struct imsg *imsg)
 	upload_put(up, imsg_take_fd(imsg));
 }
 
+/* The COMMIT's tar pipe was dropped: the upload fails, for a moment. */
+void
+file_write_lost(struct peer *p, struct imsg *imsg)
+{
+	struct upload	*up;
+
+	up = spooling(p, imsg);
+	apid_error(up->apid_id, ERR_UNAVAILABLE,
+	    "managerd is out of descriptors; try again");
+	upload_free(up);
+}
+
 void
 file_write_abort(struct peer *p, struct imsg *imsg)
 {

@@ -165,6 +165,21 @@ read_head(struct file_read_call *rc)
 	return 0;
 }
 
+/* A copy of apid's pipe for the proxy; a failure answers the request. */
+static int
+read_dup(struct file_read_call *rc)
+{
+	int	 fd, saved;
+
+	if ((fd = fcntl(rc->fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		saved = errno;
+		log_warn("file read %u: dup", rc->apid_id);
+		apid_error(rc->apid_id, descriptor_error(saved, ERR_INTERNAL),
+		    "managerd is out of descriptors; try again");
+	}
+	return fd;
+}
+
 /* Docker's tar of the directory that holds rc->path, into apid's pipe. */
 static int
 read_parent(struct file_read_call *rc)
@@ -180,11 +195,8 @@ read_parent(struct file_read_call *rc)
 	dir[len > 0 ? len : 1] = '\0';
 	if (len == 0)
 		dir[0] = '/';
-	if ((fd = fcntl(rc->fd, F_DUPFD_CLOEXEC, 0)) == -1) {
-		log_warn("file read %u: dup", rc->apid_id);
-		apid_error(rc->apid_id, ERR_INTERNAL, "out of descriptors");
+	if ((fd = read_dup(rc)) == -1)
 		return -1;
-	}
 	ag.id = rc->id;
 	ag.path = dir;
 	ag.want = ARCHIVE_WANT_TREE;
@@ -214,11 +226,8 @@ read_lookup(struct file_read_call *rc)
 
 	if (!read_name_is_text(rc))
 		return read_head(rc);
-	if ((fd = fcntl(rc->fd, F_DUPFD_CLOEXEC, 0)) == -1) {
-		log_warn("file read %u: dup", rc->apid_id);
-		apid_error(rc->apid_id, ERR_INTERNAL, "out of descriptors");
+	if ((fd = read_dup(rc)) == -1)
 		return -1;
-	}
 	ag.id = rc->id;
 	ag.path = rc->path;
 	ag.want = ARCHIVE_WANT_FILE;

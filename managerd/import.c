@@ -34,8 +34,8 @@ reply_snapshot_error(uint32_t apid_id, const char *id)
 {
 	if (errno == ENOENT)
 		return reply_snapshot_not_found(apid_id, id);
-	return apid_error(apid_id, ERR_INTERNAL, "cannot read snapshot %s: %s",
-	    id, strerror(errno));
+	return apid_error(apid_id, descriptor_error(errno, ERR_INTERNAL),
+	    "cannot read snapshot %s: %s", id, strerror(errno));
 }
 
 int
@@ -105,14 +105,18 @@ tar_checked(struct imsg *reply, void *arg)
 		    "malformed tar result");
 	if (res.errnum == 0)
 		ic->done(ic->arg, 0, NULL);
-	else if (res.errnum == EPIPE) {
-		/* Not the snapshot's fault: the check itself did not run. */
+	else if (res.errnum == EPIPE || (kind = descriptor_error(res.errnum,
+	    0)) == ERR_UNAVAILABLE) {
+		/*
+		 * Not the snapshot's fault: the check itself did not run,
+		 * its process died or apid was out of descriptors.
+		 */
 		if (asprintf(&text, "cannot check snapshot %s: %s", ic->id,
 		    res.message != NULL ? res.message : strerror(res.errnum))
 		    == -1)
 			text = NULL;
-		ic->done(ic->arg, ERR_BACKEND, text != NULL ? text :
-		    "the snapshot cannot be checked");
+		ic->done(ic->arg, res.errnum == EPIPE ? ERR_BACKEND : kind,
+		    text != NULL ? text : "the snapshot cannot be checked");
 	} else {
 		if (asprintf(&text, "snapshot %s cannot be restored: %s",
 		    ic->id, res.message != NULL ? res.message :

@@ -444,6 +444,7 @@ int	 file_path(uint32_t apid_id, const char *in, char *out);
 void	 file_write_begin(struct peer *, struct imsg *);
 void	 file_write_commit(struct peer *, struct imsg *);
 void	 file_write_abort(struct peer *, struct imsg *);
+void	 file_write_lost(struct peer *, struct imsg *);
 void	 file_write_orphaned(uint32_t apid_id);
 size_t	 upload_count(void);		/* uploads not finished */
 /*

@@ -202,6 +202,10 @@ snap_finish(struct snap_op *op)
 		apid_error(op->apid_id, ERR_INSUFFICIENT_STORAGE, "cannot "
 		    "snapshot %s: the data directory is full (%s)",
 		    op->sb->rec.id, strerror(op->errnum));
+	else if (descriptor_error(op->errnum, 0) == ERR_UNAVAILABLE)
+		apid_error(op->apid_id, ERR_UNAVAILABLE, "cannot snapshot %s "
+		    "now: out of descriptors (%s)", op->sb->rec.id,
+		    op->message != NULL ? op->message : strerror(op->errnum));
 	else if (op->errnum == EPIPE)
 		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: %s",
 		    op->sb->rec.id, op->message != NULL ? op->message :
@@ -324,7 +328,7 @@ snap_run(struct sandbox *sb, void *arg)
 	    O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
 		saved = errno;
 		close(sink);
-		apid_error(op->apid_id, ERR_INTERNAL,
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
 		    "cannot open a snapshot file: %s", strerror(saved));
 		snap_end(op);
 		return;

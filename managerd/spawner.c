@@ -290,6 +290,10 @@ spawner_read(struct spawner *sp)
 	if (n == -1)
 		fatal("read from managerd");
 	while ((r = imsg_get(&sp->ibuf, &imsg)) == 1) {
+		/* managerd passes us none: a lost one is a lie as well. */
+		if (imsg.fd_lost)
+			fatalx("%s from managerd: a descriptor",
+			    msg_type_name(imsg.hdr.type));
 		spawner_dispatch(sp, &imsg);
 		imsg_free(&imsg);
 	}

@@ -133,9 +133,16 @@ respond_error(struct http_request *req, enum error_kind kind,
     const char *message)
 {
 	static const int	 status[] = { 0, 400, 401, 403, 404, 409, 413,
-	    429, 500, 502 };
+	    429, 500, 502, 507, 503, 504 };
 
+	assert_true(kind < sizeof(status) / sizeof(status[0]));
 	respond_error_status(req, status[kind], "error", message);
+}
+
+void
+respond_errno(struct http_request *req, int errnum, const char *what)
+{
+	respond_error(req, descriptor_error(errnum, ERR_INTERNAL), what);
 }
 
 int

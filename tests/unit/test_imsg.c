@@ -448,33 +448,129 @@ test_two_fds_in_order(void **state)
 }
 
 /*
- * With no free descriptor slot the kernel drops a passed descriptor and
- * only says MSG_CTRUNC: the read must fail rather than deliver a message
- * that silently lost its descriptor.
+ * Lower the soft limit so that only spare descriptor slots are free:
+ * every slot below the new limit but the last spare ones is taken.
  */
 static void
-test_ctrunc_is_error(void **state)
+limit_slots(struct rlimit *saved, int spare)
+{
+	struct rlimit	 low;
+	int		 fd;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
+	low = *saved;
+	for (fd = 0; fcntl(fd, F_GETFD) != -1; fd++)
+		;
+	low.rlim_cur = (rlim_t)(fd + spare);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+}
+
+static void
+unlimit_slots(const struct rlimit *saved)
+{
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, saved), 0);
+}
+
+/*
+ * With no free descriptor slot the kernel drops a passed descriptor and
+ * only says MSG_CTRUNC: its message comes out whole, marked fd_lost, and
+ * the stream goes on; once a slot is free descriptors arrive again.
+ */
+static void
+test_ctrunc_is_lost(void **state)
 {
 	struct pair	*p = *state;
-	struct rlimit	 saved, low;
-	int		 fds[2], fd;
+	struct imsg	 imsg;
+	struct rlimit	 saved;
+	int		 fds[2];
 
 	assert_int_equal(pipe(fds), 0);
-	assert_int_equal(imsg_compose(&p->a, 1, 0, fds[1], "x", 1), 0);
+	assert_int_equal(imsg_compose(&p->a, 7, 3, dup(fds[1]), "xy", 2), 0);
+	assert_int_equal(imsg_compose(&p->a, 8, 4, -1, "z", 1), 0);
 	assert_int_equal(imsgbuf_write(&p->a), 0);
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
-	/* Fill every slot below the limit so none is free for the receive. */
-	low = saved;
-	low.rlim_cur = (rlim_t)fds[0] + 1;
-	for (fd = 0; fd < (int)low.rlim_cur; fd++)
-		if (fcntl(fd, F_GETFD) == -1)
-			low.rlim_cur = (rlim_t)fd;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	limit_slots(&saved, 0);
+	read_all(&p->b);
+	unlimit_slots(&saved);
+	assert_int_equal(imsg_get(&p->b, &imsg), 1);
+	assert_int_equal(imsg.hdr.type, 7);
+	assert_int_equal(imsg.hdr.peerid, 3);
+	assert_int_equal(imsg.fd, -1);
+	assert_int_equal(imsg.fd_lost, 1);
+	assert_memory_equal(imsg.data, "xy", 2);
+	imsg_free(&imsg);
+	assert_int_equal(imsg_get(&p->b, &imsg), 1);
+	assert_int_equal(imsg.hdr.type, 8);
+	assert_int_equal(imsg.fd_lost, 0);
+	imsg_free(&imsg);
+	assert_int_equal(imsg_compose(&p->a, 9, 5, fds[1], "w", 1), 0);
+	assert_int_equal(imsgbuf_write(&p->a), 0);
+	read_all(&p->b);
+	assert_int_equal(imsg_get(&p->b, &imsg), 1);
+	assert_int_equal(imsg.hdr.type, 9);
+	assert_true(imsg.fd >= 0);
+	assert_int_equal(imsg.fd_lost, 0);
+	imsg_free(&imsg);
+	close(fds[0]);
+}
+
+/* A dropped descriptor is still one on a message marked for none. */
+static void
+test_ctrunc_unmarked(void **state)
+{
+	struct pair	*p = *state;
+	struct imsg	 imsg;
+	struct rlimit	 saved;
+	unsigned char	 h[IMSG_HEADER_SIZE];
+
+	make_header(h, 1, 0, 0);
+	raw_send_fd(p->fds[0], h, sizeof(h), STDIN_FILENO);
+	limit_slots(&saved, 0);
+	read_all(&p->b);
+	unlimit_slots(&saved);
+	assert_int_equal(imsg_get(&p->b, &imsg), -1);
+	assert_int_equal(errno, EBADMSG);
+}
+
+/*
+ * Two descriptors in one sendmsg with room for one: the kernel installs
+ * the first and truncates.  That is a peer sending extras, still an
+ * error (the caller's to make fatal), not a descriptor lost.
+ */
+static void
+test_ctrunc_extra_fds(void **state)
+{
+	struct pair	*p = *state;
+	struct rlimit	 saved;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*cmsg;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int) * 2)];
+	} cmsgbuf;
+	unsigned char	 h[IMSG_HEADER_SIZE];
+	int		 two[2] = { STDIN_FILENO, STDERR_FILENO };
+
+	make_header(h, 1, IMSG_FD_MARK, 0);
+	memset(&msg, 0, sizeof(msg));
+	memset(&cmsgbuf, 0, sizeof(cmsgbuf));
+	iov.iov_base = h;
+	iov.iov_len = sizeof(h);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cmsgbuf.buf;
+	msg.msg_controllen = sizeof(cmsgbuf.buf);
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_len = CMSG_LEN(sizeof(two));
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	memcpy(CMSG_DATA(cmsg), two, sizeof(two));
+	assert_int_equal(sendmsg(p->fds[0], &msg, 0), (ssize_t)sizeof(h));
+	limit_slots(&saved, 1);
 	errno = 0;
 	assert_int_equal(imsgbuf_read(&p->b), -1);
 	assert_int_equal(errno, EMSGSIZE);
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
-	close(fds[0]);
+	unlimit_slots(&saved);
 }
 
 /* Output that the socket cannot take yet stays queued, in order. */
@@ -578,7 +674,11 @@ main(void)
 		    pair_teardown),
 		cmocka_unit_test_setup_teardown(test_two_fds_in_order,
 		    pair_setup, pair_teardown),
-		cmocka_unit_test_setup_teardown(test_ctrunc_is_error,
+		cmocka_unit_test_setup_teardown(test_ctrunc_is_lost,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_ctrunc_unmarked,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_ctrunc_extra_fds,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_queued_output_eagain,
 		    pair_setup, pair_teardown),
