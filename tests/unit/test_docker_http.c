@@ -879,12 +879,12 @@ test_strerror(void **state)
 {
 	int	 e;
 
-	for (e = DOCKER_HTTP_OK; e <= DOCKER_HTTP_NOMEM; e++) {
+	for (e = DOCKER_HTTP_OK; e <= DOCKER_HTTP_BUSY; e++) {
 		assert_non_null(docker_http_strerror(e));
 		assert_string_not_equal(docker_http_strerror(e),
 		    "unknown error");
 	}
-	assert_string_equal(docker_http_strerror(DOCKER_HTTP_NOMEM + 1),
+	assert_string_equal(docker_http_strerror(DOCKER_HTTP_BUSY + 1),
 	    "unknown error");
 	assert_string_equal(docker_http_strerror(-1), "unknown error");
 }
