@@ -43,6 +43,8 @@ AS_PACKAGES=(
 	systemd
 	# scripts/test runs sandboxes under gVisor too.
 	runsc
+	# tests/integration/private_docker.py: a bridge for a dockerd of its own.
+	iproute2
 )
 
 # --- messages ----------------------------------------------------------------
