@@ -67,12 +67,12 @@ static const struct op ops[] = {
 	{ "/healthz", "get", "health", "health", "Check the server",
 	    "Asks Docker whether it answers.  Needs no API key.",
 	    NULL, NULL, 0, 200, "#Health", "The server and Docker answer.",
-	    "502" },
+	    "502 503 504" },
 	{ "/v1/sandboxes", "get", "list_sandboxes", "sandboxes",
 	    "List sandboxes",
 	    "Every sandbox, expired ones not yet reaped and stopped ones "
 	    "included, oldest first.  Each status is asked of Docker.",
-	    NULL, NULL, 0, 200, "#SandboxList", "The sandboxes.", "502" },
+	    NULL, NULL, 0, 200, "#SandboxList", "The sandboxes.", "502 503 504" },
 	{ "/v1/sandboxes", "post", "create_sandbox", "sandboxes",
 	    "Create a sandbox",
 	    "Creates a container and its /workspace volume from an image.  "
@@ -80,57 +80,57 @@ static const struct op ops[] = {
 	    "outside its allowlist and unwanted network access with 403, a "
 	    "full server with 429.",
 	    NULL, "#CreateSandboxRequest", 1, 201, "#Sandbox",
-	    "The new sandbox.", "400 403 413 422 429 502 507" },
+	    "The new sandbox.", "400 403 413 422 429 502 503 504 507" },
 	{ "/v1/sandboxes/{sandbox_id}", "get", "get_sandbox", "sandboxes",
 	    "Get a sandbox", NULL,
-	    NULL, NULL, 0, 200, "#Sandbox", "The sandbox.", "404 502" },
+	    NULL, NULL, 0, 200, "#Sandbox", "The sandbox.", "404 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}", "delete", "destroy_sandbox",
 	    "sandboxes", "Destroy a sandbox",
 	    "Removes its container and volume.  Its snapshots remain.",
-	    NULL, NULL, 0, 204, NULL, "Destroyed.", "400 404 502" },
+	    NULL, NULL, 0, 204, NULL, "Destroyed.", "400 404 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/timeout", "post", "set_timeout",
 	    "sandboxes", "Set a sandbox's time to live",
 	    "The sandbox now expires timeout_seconds from now.",
 	    NULL, "#TimeoutRequest", 1, 200, "#Sandbox",
-	    "The sandbox with its new expiry.", "400 404 413 422 502 507" },
+	    "The sandbox with its new expiry.", "400 404 413 422 502 503 504 507" },
 	{ "/v1/sandboxes/{sandbox_id}/exec", "post", "exec_command", "exec",
 	    "Run a command to completion",
 	    "Runs the command as the sandbox user and answers when it ends.  "
 	    "A non-zero exit status or a timeout is still a 200.",
 	    NULL, "#ExecRequest", 1, 200, "#ExecResult",
-	    "The command's outcome.", "400 404 413 422 502" },
+	    "The command's outcome.", "400 404 413 422 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/exec/stream", "post", "exec_stream",
 	    "exec", "Run a command and stream its output",
 	    "Same request and checks as the exec route; every error comes "
 	    "before the stream starts.  The answer is newline-delimited JSON: "
 	    "output events as they come, then one exit event.",
 	    NULL, "#ExecRequest", 1, 200, "ndjson",
-	    "ExecEvent objects, one per line.", "400 404 413 422 502" },
+	    "ExecEvent objects, one per line.", "400 404 413 422 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/files", "get", "read_file", "files",
 	    "Download a file",
 	    "Symbolic links are followed.  Directories and other non-regular "
 	    "files are refused with 400, files above the server's limit with "
 	    "413.",
 	    read_query, NULL, 0, 200, "binary", "The file's bytes.",
-	    "400 404 413 422 502" },
+	    "400 404 413 422 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/files", "put", "write_file", "files",
 	    "Upload a file",
 	    "The request body is the file's content, whatever its "
 	    "Content-Type.  The file and any parent directory it needs "
 	    "belong to the sandbox user.",
 	    write_query, "binary", 0, 200, "#FileInfo", "The file written.",
-	    "400 404 413 422 502 507" },
+	    "400 404 413 422 502 503 504 507" },
 	{ "/v1/sandboxes/{sandbox_id}/files/list", "get", "list_files",
 	    "files", "List a directory", NULL,
 	    list_query, NULL, 0, 200, "#FileList", "The directory's entries.",
-	    "400 404 502" },
+	    "400 404 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/snapshots", "post", "create_snapshot",
 	    "snapshots", "Snapshot a sandbox's /workspace",
 	    "Stores a tar of /workspace in the server's data directory.  It "
 	    "outlives the sandbox.  Processes, /tmp and the rest of the "
 	    "filesystem are not part of it.",
 	    NULL, "#SnapshotRequest", 0, 201, "#Snapshot", "The snapshot.",
-	    "400 404 413 422 502 507" },
+	    "400 404 413 422 502 503 504 507" },
 	{ "/v1/sandboxes/{sandbox_id}/rollback", "post", "rollback_sandbox",
 	    "snapshots", "Restore a snapshot into a sandbox",
 	    "Replaces the sandbox's container and /workspace with fresh ones "
@@ -138,7 +138,7 @@ static const struct op ops[] = {
 	    "and expiry.  If the rollback fails after the old container is "
 	    "gone, the sandbox is removed and the error says so.",
 	    NULL, "#RollbackRequest", 1, 200, "#Sandbox",
-	    "The restored sandbox.", "400 404 413 422 502 507" },
+	    "The restored sandbox.", "400 404 413 422 502 503 504 507" },
 	{ "/v1/snapshots", "get", "list_snapshots", "snapshots",
 	    "List snapshots", "Oldest first.",
 	    snapshots_query, NULL, 0, 200, "#SnapshotList", "The snapshots.",
@@ -157,7 +157,7 @@ static const struct op ops[] = {
 	    "overrides), checked against the server's current limits, whose "
 	    "/workspace holds the snapshot's files.",
 	    NULL, "#ForkRequest", 0, 201, "#Sandbox", "The new sandbox.",
-	    "400 403 404 413 422 429 502 507" },
+	    "400 403 404 413 422 429 502 503 504 507" },
 };
 
 static const struct {
@@ -175,6 +175,11 @@ static const struct {
 	    "(limit_exceeded)." },
 	{ 500, "Internal error (internal_error)." },
 	{ 502, "Docker is unreachable or failed (backend_error)." },
+	{ 503, "A resource of the server is exhausted for the moment "
+	    "(descriptors, requests out to Docker); try again "
+	    "(unavailable)." },
+	{ 504, "Docker did not answer within the operation's deadline "
+	    "(backend_timeout)." },
 	{ 507, "The server's data directory is full: a snapshot, upload or "
 	    "record did not fit, and nothing of it was kept "
 	    "(insufficient_storage)." },

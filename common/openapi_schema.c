@@ -223,7 +223,8 @@ static const struct openapi_field error_fields[] = {
 	{ "code", "string", REQ, 0, NULL,
 	    "invalid_request unauthorized forbidden not_found "
 	    "method_not_allowed conflict payload_too_large limit_exceeded "
-	    "internal_error backend_error insufficient_storage http_error",
+	    "internal_error backend_error insufficient_storage unavailable "
+	    "backend_timeout http_error",
 	    NULL,
 	    "Machine-readable error code." },
 	{ "message", "string", REQ, 0, NULL, NULL, NULL,

@@ -156,6 +156,10 @@ class Hang(unittest.TestCase):
         seconds, status, doc = running["r"]
         self.assertLess(seconds, 2 + KILL_GRACE + DEADLINE + SLACK)
         self.assertIn(status, (200, 504), doc)
+        print("running exec: %.1f s, %s %s" % (seconds, status, doc),
+              file=sys.stderr)
+        if status == 200:
+            self.assertTrue(doc["timed_out"], doc)
         self.assertEqual(self.server.children(), kids)
         # Nothing the hang interrupted is lost or half done.
         self.assert_recovers(sid)
