@@ -20,6 +20,14 @@
 /* The child's end of its channel to managerd. */
 #define PROC_PARENT_FD	3
 
+/*
+ * dockerd-proxy's exit when the Docker socket it was confined with is
+ * dead for good (dockerd stopped, killed or restarted: a new dockerd
+ * makes a new socket file): managerd starts it again on the socket the
+ * path names now, without counting that against its restart budget.
+ */
+#define PROC_EXIT_DOCKER_GONE	3
+
 /* --- the parent side ------------------------------------------------------ */
 
 /*

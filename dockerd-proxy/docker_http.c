@@ -169,10 +169,19 @@ static unsigned int	 live_requests;
 /* A deadline passed and Docker has sent nothing since. */
 static int		 docker_hung;
 
+/* Who hears of a refused connect: the socket watch (docker_watch.c). */
+static void		(*refused_cb)(void);
+
 int
 docker_http_hung(void)
 {
 	return docker_hung;
+}
+
+void
+docker_http_on_refused(void (*cb)(void))
+{
+	refused_cb = cb;
 }
 
 static void
@@ -420,6 +429,8 @@ request_connect(struct docker_request *req, const struct sockaddr_un *sun)
 		req->sys_errno = errno;
 		req->connect_error = DOCKER_HTTP_CONNECT;
 		close(fd);
+		if (req->sys_errno == ECONNREFUSED && refused_cb != NULL)
+			refused_cb();
 		return 0;
 	}
 	if ((req->bev = bufferevent_socket_new(req->base, fd,

@@ -201,6 +201,8 @@ int		 docker_request_errno(const struct docker_request *);
 const char	*docker_http_strerror(enum docker_http_error);
 /* 1 from a passed deadline until Docker next sends a byte. */
 int		 docker_http_hung(void);
+/* Called (from inside docker_request_new) when a connect is refused. */
+void		 docker_http_on_refused(void (*)(void));
 
 /*
  * The request head, appended to an evbuffer: request line, Host,

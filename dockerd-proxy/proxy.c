@@ -3,6 +3,8 @@
  * namespace where the Docker socket is the only thing it can reach, loads
  * its seccomp filter, and then serves typed Docker operations.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,9 +60,16 @@ proxy_read_settings(struct imsg *imsg, struct proxy_settings *s)
 static void
 proxy_enter_jail(struct proxy_settings *s)
 {
-	char	 jailed[4096], err[512];
-	int	 rc;
+	struct stat	 st;
+	char		 jailed[4096], err[512];
+	int		 rc;
 
+	/* Docker is down or between two lives: managerd tries again. */
+	if (privdrop_is_root() && stat(s->docker_socket, &st) == -1 &&
+	    errno == ENOENT) {
+		log_warnx("no Docker socket at %s", s->docker_socket);
+		exit(PROC_EXIT_DOCKER_GONE);
+	}
 	rc = proxy_jail(s->docker_socket, s->proc.chroot_dir,
 	    s->proc.privsep_user, jailed, sizeof(jailed), err, sizeof(err));
 	if (rc == -1)
@@ -74,6 +83,8 @@ proxy_enter_jail(struct proxy_settings *s)
 		fatal("strdup");
 	if (privdrop_no_new_privs() == -1)
 		fatal("no_new_privs");
+	if (rc == 0)
+		docker_watch_start(&proxy);
 }
 
 int

@@ -82,6 +82,9 @@ void	proxy_dispatch_parent(struct peer *, struct imsg *);
 /* docker_ping.c */
 void	docker_ping(struct proxy *, uint32_t peerid);
 
+/* docker_watch.c: exit once the confined Docker socket is dead. */
+void	docker_watch_start(struct proxy *);
+
 /*
  * docker_names.c: everything that may go into a Docker path or query
  * (sandbox ids: id_is_sandbox() of common/ids.c).  Validators return 1

@@ -339,6 +339,41 @@ child_log_exit(struct child *c, pid_t pid, int status)
 		    (int)pid, WEXITSTATUS(status));
 }
 
+static void
+child_start_again(evutil_socket_t fd, short what, void *arg)
+{
+	struct child	*c = arg;
+
+	if (!env->stopping && c->state == CHILD_DOWN)
+		child_start(c);
+}
+
+/*
+ * dockerd-proxy found the Docker socket it was confined with dead for
+ * good (PROC_EXIT_DOCKER_GONE): Docker stopped or restarted, which is no
+ * fault of the proxy's.  Once it has served, it is started again after a
+ * pause, as often as it takes, confined with the socket the path names
+ * by then; meanwhile every Docker-bound request answers 502.  Before it
+ * ever served, start-up needs Docker and the usual budget applies.
+ */
+static int
+child_docker_gone(struct child *c)
+{
+	struct timeval	 tv = { DOCKER_GONE_RETRY_SECONDS, 0 };
+
+	if (c != &env->child[CHILD_PROXY] || !c->was_ready ||
+	    c->status == -1 || !WIFEXITED(c->status) ||
+	    WEXITSTATUS(c->status) != PROC_EXIT_DOCKER_GONE)
+		return 0;
+	if (c->ev_again == NULL && (c->ev_again = evtimer_new(env->base,
+	    child_start_again, c)) == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	log_info("waiting for Docker's socket to start %s again",
+	    c->kind->name);
+	evtimer_add(c->ev_again, &tv);
+	return 1;
+}
+
 /*
  * Started again at once, unless it keeps dying (restart.c): then the
  * service manager is to start everything again, and restart
@@ -348,6 +383,8 @@ static void
 child_died(struct child *c)
 {
 	if (env->stopping)
+		return;
+	if (child_docker_gone(c))
 		return;
 	if (!restart_allowed(&c->restarts, clock_monotonic())) {
 		log_warnx("%s died more than %d times within %.0f seconds; "
@@ -418,6 +455,7 @@ spawner_failed(struct peer *p, struct imsg *imsg)
 	if (c->state != CHILD_STARTING)
 		peer_bad_message(p, imsg, "a failure nobody asked for");
 	c->state = CHILD_DOWN;
+	c->status = -1;
 	log_warnx("cannot start %s: %s", c->kind->name,
 	    strerror((int)errnum));
 	child_died(c);
@@ -438,6 +476,7 @@ spawner_exit(struct peer *p, struct imsg *imsg)
 	if (c->pid == 0 || (uint32_t)c->pid != pid)
 		peer_bad_message(p, imsg, "an exit of no child of ours");
 	child_lost(c);
+	c->status = (int)status;
 	child_log_exit(c, c->pid, (int)status);
 	c->pid = 0;
 	child_died(c);

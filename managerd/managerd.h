@@ -67,6 +67,8 @@ extern const struct child_kind child_kinds[CHILD_MAX];
 /* When a child was started again lately (restart.c). */
 #define RESTART_MAX	5		/* restarts of one child ... */
 #define RESTART_WINDOW	60.0		/* ... in this many seconds */
+/* dockerd-proxy after Docker's socket died: started again this often. */
+#define DOCKER_GONE_RETRY_SECONDS	1
 struct restart_budget {
 	double		 at[RESTART_MAX];
 	unsigned int	 count;
@@ -87,6 +89,8 @@ struct child {
 	int			 ready;		/* READY since it started */
 	int			 was_ready;	/* ever: a READY is a restart */
 	struct restart_budget	 restarts;
+	int			 status;	/* of its last exit, -1: none */
+	struct event		*ev_again;	/* a delayed start */
 };
 
 /*

@@ -91,7 +91,10 @@ class PrivateDocker:
         self.proc.send_signal(sig)
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
-        """Stop dockerd (SIGKILL too: its containerd then stays up)."""
+        """Stop dockerd with sig.  SIGKILL kills the containerd it started
+        too (the next dockerd could not start one of its own beside it),
+        not the containers' shims, and leaves the dead socket file where
+        it was, as a host's kill -9 of both does."""
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.send_signal(signal.SIGCONT)
@@ -101,6 +104,17 @@ class PrivateDocker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if sig == signal.SIGKILL:
+            subprocess.run(["pkill", "-KILL", "-f", "^containerd --config " +
+                            os.path.join(self.dir, "exec")],
+                           capture_output=True)
+            # Where nothing reaps it, the dead containerd stays a zombie,
+            # which the next dockerd would take for a live one.
+            try:
+                os.unlink(os.path.join(self.dir, "exec", "containerd",
+                                       "containerd.pid"))
+            except OSError:
+                pass
 
     def log(self):
         try:
