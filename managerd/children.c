@@ -121,6 +121,7 @@ proxy_ready(int again)
 static void
 proxy_lost(void)
 {
+	env->proxy_deaths++;
 	create_proxy_lost();
 	proxy_calls_fail();
 }

@@ -159,6 +159,8 @@ struct managerd {
 	int			 stopping;
 	struct proxy_calls	 calls;
 	uint32_t		 next_call_id;
+	/* dockerd-proxy deaths: a call across one has an unknown outcome. */
+	unsigned int		 proxy_deaths;
 	int			 datadir_fd;
 };
 
