@@ -193,6 +193,14 @@ tar_jobs_init(struct event_base *base)
 void
 tar_jobs_channel(struct peer *p, struct imsg *imsg)
 {
+	if (imsg->len == 0 && imsg->fd_lost) {
+		/* Out of descriptors: archive jobs wait for the next one. */
+		log_warnx("the channel to the archive worker came without its "
+		    "descriptor; asking for another");
+		if (peer_send(p, MSG_CHANNEL_AGAIN, 0, -1, NULL) == -1)
+			fatalx("cannot ask managerd for a channel");
+		return;
+	}
 	if (imsg->len != 0 || imsg->fd == -1)
 		peer_bad_message(p, imsg, "needs a descriptor and nothing else");
 	worker_drop("a new channel replaces the old one");

@@ -358,6 +358,13 @@ zygote_dispatch_parent(struct peer *p, struct imsg *imsg)
 {
 	if (imsg->hdr.type != MSG_WORKER_APID_CHANNEL)
 		peer_bad_message(p, imsg, "not for the archive worker");
+	if (imsg->len == 0 && imsg->fd_lost) {
+		log_warnx("the channel to apid came without its descriptor; "
+		    "asking for another");
+		if (peer_send(p, MSG_CHANNEL_AGAIN, 0, -1, NULL) == -1)
+			fatalx("cannot ask managerd for a channel");
+		return;
+	}
 	if (imsg->len != 0 || imsg->fd == -1)
 		peer_bad_message(p, imsg, "needs a descriptor and nothing else");
 	zygote_channel(imsg_take_fd(imsg));

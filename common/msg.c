@@ -25,6 +25,8 @@ msg_type_name(uint32_t type)
 		return "WORKER_APID_CHANNEL";
 	case MSG_APID_WORKER_CHANNEL:
 		return "APID_WORKER_CHANNEL";
+	case MSG_CHANNEL_AGAIN:
+		return "CHANNEL_AGAIN";
 	case MSG_READY:
 		return "READY";
 	case MSG_SPAWN_START:
@@ -372,6 +374,9 @@ msg_fd_may_be_lost(uint32_t type)
 	case MSG_DOCKER_ARCHIVE_GET:
 	case MSG_DOCKER_ARCHIVE_PUT:
 	case MSG_ARCHIVE_FD:
+	case MSG_APID_WORKER_CHANNEL:
+	case MSG_WORKER_APID_CHANNEL:
+	case MSG_SPAWN_STARTED:
 		return 1;
 	default:
 		return 0;

@@ -60,6 +60,14 @@ enum msg_type {
 	 * apid had.  No reply.
 	 */
 	MSG_APID_WORKER_CHANNEL = 104,
+	/*
+	 * apid or archive-worker -> managerd, empty, no fd: the channel of
+	 * the two came without its descriptor (the receiver was out of
+	 * them; msg_fd_may_be_lost).  managerd makes a new pair and sends
+	 * each end again, a second later and every second until descriptors
+	 * allow.  No reply.
+	 */
+	MSG_CHANNEL_AGAIN = 105,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
 	/*
@@ -312,8 +320,12 @@ enum error_kind	 descriptor_error(int errnum, enum error_kind other);
  * receiver fails that request with ERR_UNAVAILABLE (a reply: it answers
  * the client 503 and ends the exchange as the type's failure does) and
  * serves on.  For any other type, or a message marked for a descriptor
- * its type does not carry, a lost one is fatal like any other lie: the
- * channels and the start-up settings are not a request's to fail.
+ * its type does not carry, a lost one is fatal like any other lie.  The
+ * two ends of apid's channel to the archive worker may be lost too: the
+ * receiver asks for them again (MSG_CHANNEL_AGAIN); so may a child's
+ * channel on its way to managerd (SPAWN_STARTED): managerd has the child
+ * killed and starts it again a second later.  The start-up settings are
+ * not a request's to fail.
  */
 int		 msg_fd_may_be_lost(uint32_t type);
 

@@ -357,21 +357,38 @@ child_start_again(evutil_socket_t fd, short what, void *arg)
  * by then; meanwhile every Docker-bound request answers 502.  Before it
  * ever served, start-up needs Docker and the usual budget applies.
  */
+static void
+child_start_later(struct child *c)
+{
+	struct timeval	 tv = { CHILD_AGAIN_SECONDS, 0 };
+
+	if (c->ev_again == NULL && (c->ev_again = evtimer_new(env->base,
+	    child_start_again, c)) == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	evtimer_add(c->ev_again, &tv);
+}
+
 static int
 child_docker_gone(struct child *c)
 {
-	struct timeval	 tv = { DOCKER_GONE_RETRY_SECONDS, 0 };
-
 	if (c != &env->child[CHILD_PROXY] || !c->was_ready ||
 	    c->status == -1 || !WIFEXITED(c->status) ||
 	    WEXITSTATUS(c->status) != PROC_EXIT_DOCKER_GONE)
 		return 0;
-	if (c->ev_again == NULL && (c->ev_again = evtimer_new(env->base,
-	    child_start_again, c)) == NULL)
-		fatalx("%s: evtimer_new", __func__);
 	log_info("waiting for Docker's socket to start %s again",
 	    c->kind->name);
-	evtimer_add(c->ev_again, &tv);
+	child_start_later(c);
+	return 1;
+}
+
+/* Killed because managerd could not take its channel: not its fault. */
+static int
+child_starved(struct child *c)
+{
+	if (!c->starved)
+		return 0;
+	c->starved = 0;
+	child_start_later(c);
 	return 1;
 }
 
@@ -385,7 +402,7 @@ child_died(struct child *c)
 {
 	if (env->stopping)
 		return;
-	if (child_docker_gone(c))
+	if (child_docker_gone(c) || child_starved(c))
 		return;
 	if (!restart_allowed(&c->restarts, clock_monotonic())) {
 		log_warnx("%s died more than %d times within %.0f seconds; "
@@ -431,11 +448,21 @@ spawner_started(struct peer *p, struct imsg *imsg)
 	c = spawner_child(p, imsg, &r);
 	pid = msgr_u32(&r);
 	if (msgr_end(&r) == -1 || pid == 0 || pid > INT32_MAX ||
-	    imsg->fd == -1)
+	    (imsg->fd == -1 && !imsg->fd_lost))
 		peer_bad_message(p, imsg, "malformed start");
 	if (c->state != CHILD_STARTING)
 		peer_bad_message(p, imsg, "a start nobody asked for");
 	c->pid = (pid_t)pid;
+	if (imsg->fd_lost) {
+		/* No channel to it: it goes, and comes again in a second. */
+		log_warnx("%s (pid %d) started, but its channel was dropped: "
+		    "managerd is out of descriptors", c->kind->name,
+		    (int)c->pid);
+		c->state = CHILD_DOWN;
+		c->starved = 1;
+		child_ask(c, MSG_SPAWN_KILL);
+		return;
+	}
 	c->state = CHILD_UP;
 	peer_init(c->peer, env->base, imsg_take_fd(imsg), c->kind->name,
 	    c->kind->dispatch, child_closed, c);

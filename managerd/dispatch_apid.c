@@ -266,6 +266,7 @@ request_id(struct peer *p, struct imsg *imsg)
 
 	switch (imsg->hdr.type) {
 	case MSG_READY:
+	case MSG_CHANNEL_AGAIN:
 	case MSG_TAR_CHECKED:	/* a reply to one of our calls: our id */
 		break;
 	case MSG_EXEC_CANCEL:
@@ -322,6 +323,9 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 	switch (imsg->hdr.type) {
 	case MSG_READY:
 		child_ready(CHILD_APID, imsg);
+		break;
+	case MSG_CHANNEL_AGAIN:
+		worker_channel_again(p, imsg);
 		break;
 	case MSG_HEALTH_REQUEST:
 		apid_health(p, imsg);

@@ -67,8 +67,11 @@ extern const struct child_kind child_kinds[CHILD_MAX];
 /* When a child was started again lately (restart.c). */
 #define RESTART_MAX	5		/* restarts of one child ... */
 #define RESTART_WINDOW	60.0		/* ... in this many seconds */
-/* dockerd-proxy after Docker's socket died: started again this often. */
-#define DOCKER_GONE_RETRY_SECONDS	1
+/*
+ * dockerd-proxy after Docker's socket died, or a child whose channel
+ * managerd could not take: started again this often, outside the budget.
+ */
+#define CHILD_AGAIN_SECONDS	1
 struct restart_budget {
 	double		 at[RESTART_MAX];
 	unsigned int	 count;
@@ -90,6 +93,7 @@ struct child {
 	int			 was_ready;	/* ever: a READY is a restart */
 	struct restart_budget	 restarts;
 	int			 status;	/* of its last exit, -1: none */
+	int			 starved;	/* killed: its channel was lost */
 	struct event		*ev_again;	/* a delayed start */
 };
 
@@ -335,6 +339,8 @@ void	worker_channel_init(void);
 void	worker_channel_ready(enum child_id);
 /* One of them is gone: an end held for the other is of no use now. */
 void	worker_channel_lost(void);
+/* MSG_CHANNEL_AGAIN from apid or the worker: a new pair, soon. */
+void	worker_channel_again(struct peer *, struct imsg *);
 /*
  * Ask dockerd-proxy for something.  fd (-1: none) goes with the request
  * and is consumed either way.  Returns the call's id, or 0 on failure.

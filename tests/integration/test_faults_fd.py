@@ -265,6 +265,81 @@ class OutOfDescriptors(unittest.TestCase):
         self.assert_serving(self.ALL + ("fork",))
 
 
+@contextlib.contextmanager
+def no_descriptors(pid):
+    """pid can make no descriptor at all: its limit below every free
+    number, so one it closes meanwhile gives it none either."""
+    saved = prlimit(pid)
+    prlimit(pid, (3, saved[1]))
+    try:
+        yield
+    finally:
+        prlimit(pid, saved)
+
+
+def wait_for(what, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if what():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+class ChannelsLost(unittest.TestCase):
+    """The channels managerd hands out, arriving while their receiver is
+    out of descriptors: apid's end of its channel to a new archive
+    worker, and a new apid's channel to managerd.  Neither is fatal: the
+    receiver asks again (apid), or has the child started again a second
+    later (managerd), until descriptors are back."""
+
+    def setUp(self):
+        self.server = harness.SandboxServer()
+        self.server.start()
+        self.sid = self.server.create()["id"]
+        self.server.exec(self.sid, "printf 'descriptors\\n' > /workspace/f")
+
+    def tearDown(self):
+        self.server.api("DELETE", "/v1/sandboxes/" + self.sid)
+        self.server.cleanup()
+
+    def read_ok(self):
+        try:
+            status, _, body = self.server.request(
+                "GET", "/v1/sandboxes/%s/files?path=/workspace/f" % self.sid,
+                headers=harness.AUTH, timeout=10)
+        except (OSError, http.client.HTTPException):
+            return False
+        return status == 200 and body == PAYLOAD
+
+    def test_apid_gets_its_worker_channel_again(self):
+        kids = self.server.children()
+        with no_descriptors(kids["apid"]):
+            os.kill(kids["archive-worker"], 9)
+            self.assertTrue(wait_for(lambda: "came without its descriptor"
+                                     in self.server.log_text()),
+                            self.server.log_text())
+            time.sleep(1.5)
+        self.assertTrue(wait_for(self.read_ok), self.server.log_text())
+        now = self.server.children()
+        self.assertEqual(now["apid"], kids["apid"])
+        self.assertNotIn("CRITICAL", self.server.log_text())
+        self.assertIsNone(self.server.proc.poll())
+
+    def test_managerd_gets_a_new_apid_channel(self):
+        kids = self.server.children()
+        with no_descriptors(self.server.proc.pid):
+            os.kill(kids["apid"], 9)
+            self.assertTrue(wait_for(lambda: "its channel was dropped"
+                                     in self.server.log_text()),
+                            self.server.log_text())
+            time.sleep(1.5)
+        self.assertTrue(wait_for(self.read_ok), self.server.log_text())
+        self.assertEqual(self.server.request("GET", "/healthz")[0], 200)
+        self.assertNotIn("CRITICAL", self.server.log_text())
+        self.assertIsNone(self.server.proc.poll())
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: needs root (prlimit on the daemons)")

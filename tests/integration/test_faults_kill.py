@@ -16,6 +16,7 @@ check-faults-long` runs 120), FAULTS_KILL_SEED for the random choices
 skips (77)."""
 
 import glob
+import http.client
 import os
 import random
 import signal
@@ -83,7 +84,8 @@ class Client(threading.Thread):
         try:
             return self.server.api(method, path, body, headers=headers,
                                    timeout=60)
-        except (OSError, ValueError):
+        except (OSError, ValueError, http.client.HTTPException):
+            # Killed under the answer: a reset, or a body cut short.
             return None, None
 
     def note(self, op, status, doc, ok):
