@@ -29,6 +29,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "memcheck.h"
 #include "worker_fixture.h"
 
 #define HOOK_SIGSYS	31	/* CHECK jobs with this max_bytes misbehave */
