@@ -40,6 +40,7 @@
 #include <event2/event.h>
 
 #include "http.h"
+#include "memcheck.h"
 #include "seccomp.h"
 #include "seccomp_child.h"
 
@@ -375,6 +376,7 @@ static void
 test_spawner_allowed(void **state)
 {
 	(void)state;
+	SKIP_UNDER_MEMCHECK("no filter is loaded there to kill");
 	expect_exit_zero(run_child(spawner_child, NULL), "spawner");
 }
 
@@ -995,6 +997,7 @@ test_trap_mode(void **state)
 	pid_t	 pid;
 
 	(void)state;
+	SKIP_UNDER_MEMCHECK("no filter is loaded there to trap");
 	assert_int_equal(pipe(p), 0);
 	fflush(NULL);
 	pid = fork();
@@ -1040,6 +1043,11 @@ static void
 test_log_mode(void **state)
 {
 	(void)state;
+	/*
+	 * valgrind 3.19 has no seccomp(2), so libseccomp finds API level 1
+	 * and the LOG action missing: the load refuses the mode, rightly.
+	 */
+	SKIP_UNDER_MEMCHECK("libseccomp finds no LOG action there");
 	expect_exit_zero(run_child(log_child, NULL), "log mode");
 }
 

@@ -95,6 +95,7 @@ zygote_child(int apid_sock, int parent_sock)
 	event_config_avoid_method(cfg, "poll");
 	if ((base = event_base_new_with_config(cfg)) == NULL)
 		_exit(2);
+	event_config_free(cfg);
 	zygote_init(base, SECCOMP_MODE_KILL);
 	if (worker_seccomp_load(SECCOMP_MODE_KILL) == -1)
 		_exit(3);
@@ -311,13 +312,16 @@ test_job_dies(void **state)
 	struct tar_result	 res;
 
 	zygote_start(&z);
-	check_job(&j, HOOK_SIGSYS);
-	send_job(&z, 1, &j, small_tar("f", "x"), -1);
-	assert_int_equal(recv_done(&z, &res), 1);
-	assert_int_equal(res.errnum, EPIPE);
-	assert_string_equal(res.message, "the archive worker died: killed by "
-	    "signal 31 (SIGSYS: a forbidden system call)");
-	tar_result_free(&res);
+	/* Under valgrind no filter is loaded (memcheck.c): nothing kills. */
+	if (!under_memcheck()) {
+		check_job(&j, HOOK_SIGSYS);
+		send_job(&z, 1, &j, small_tar("f", "x"), -1);
+		assert_int_equal(recv_done(&z, &res), 1);
+		assert_int_equal(res.errnum, EPIPE);
+		assert_string_equal(res.message, "the archive worker died: "
+		    "killed by signal 31 (SIGSYS: a forbidden system call)");
+		tar_result_free(&res);
+	}
 	expect_serving(&z, 2);
 
 	check_job(&j, HOOK_SIGSEGV);
