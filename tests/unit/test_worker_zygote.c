@@ -57,8 +57,10 @@ misbehave(const struct archive_job *j)
 		return;
 	if (j->max_bytes == HOOK_SIGSYS)
 		(void)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
-	if (j->max_bytes == HOOK_SIGSEGV)
+	if (j->max_bytes == HOOK_SIGSEGV) {
+		MEMCHECK_EXPECT_CRASH();
 		*nowhere = 1;
+	}
 	if (j->max_bytes == HOOK_SILENT)
 		_exit(0);
 	if (j->max_bytes == HOOK_EXIT3)
