@@ -30,6 +30,8 @@ RUNTIME = os.environ.get("AGENT_SANDBOX_TEST_RUNTIME", "")
 # Under gVisor, Docker's process limit counts the host threads of the
 # sandbox's gVisor kernel, not its processes (docs/configuration.md).
 GVISOR = RUNTIME.startswith("runsc")
+# The daemons are a build with ASan and UBSan (scripts/test --sanitizers).
+SANITIZERS = os.environ.get("AGENT_SANDBOX_TEST_SANITIZERS") == "1"
 MANAGERD_USER = os.environ.get("AGENT_SANDBOX_MANAGERD_USER", "agent-sandbox")
 TEST_KEY = "test-key-0123456789abcdef"
 
