@@ -228,22 +228,20 @@ as_sanitizer_unit_tests() {
 	)
 }
 
-# One integration test (a path below tests/integration) against the
-# daemons of that build, not the installed ones; its output goes to
-# $AS_SAN_DIR/<test>.log and its exit status is the test's (77: skipped).
+# One integration test (tests/integration/<test>.py) against the daemons
+# of that build, not the installed ones; its output goes beside it in
+# that copy, as <test>.log, and its exit status is the test's (77: skip).
 # A sanitizer report in a server's log fails it (harness.py), and
-# AGENT_SANDBOX_TEST_SANITIZERS=1 makes the few tests that cannot hold
-# under ASan skip, each saying why.
+# AGENT_SANDBOX_TEST_SANITIZERS=1 leaves out the few checks that cannot
+# hold under ASan, each with a comment saying why.
 as_sanitizer_integration_test() {
-	local name=${1##*/}
-
 	(
 		cd "$AS_SAN_DIR" &&
 			env -u AGENT_SANDBOX_TEST_PREFIX \
 				AGENT_SANDBOX_BUILDDIR="$AS_SAN_DIR" \
 				AGENT_SANDBOX_SRCDIR="$AS_SAN_DIR" \
 				AGENT_SANDBOX_TEST_SANITIZERS=1 \
-				python3 "$1" >"${name%.py}.log" 2>&1 </dev/null
+				python3 "$1" >"${1%.py}.log" 2>&1 </dev/null
 	)
 }
 
