@@ -74,13 +74,45 @@ static const struct seccomp_rule base_rules[] = {
 
 #ifdef AS_SANITIZERS
 /*
- * A --enable-sanitizers build only: ASan's runtime sets an alternate
+ * A --enable-sanitizers build only.  ASan's runtime sets an alternate
  * signal stack for each thread and takes it down when the thread (the
- * process) ends, which under these filters would be the last call.
+ * process) ends, which under these filters would be the last call.  A
+ * report reads /proc/self/maps again, and UBSan's first one starts its
+ * runtime (readlink of /proc/self/exe, open of /proc/self/cmdline and
+ * environ): the runtimes make those calls with open and readlink, which
+ * our programs never do (glibc opens with openat), and do without them,
+ * so here they fail instead of killing the process before its report is
+ * written.  Added after the process's own tables, whose lines win.
  */
 static const struct seccomp_rule sanitizer_rules[] = {
 	SC_ALLOW(sigaltstack),
+	SC_DENY(open, EACCES),
+	SC_DENY(readlink, EACCES),
 };
+
+/*
+ * The runtimes' defaults in that build, for what the filters forbid:
+ * LeakSanitizer's check at exit stops the process with a ptrace tracer,
+ * symbolizing a stack opens the binary (openat) or forks
+ * llvm-symbolizer, and colour asks the terminal (ioctl).  A report's
+ * frames are module+offset then (addr2line -e module offset).
+ * ASAN_OPTIONS and UBSAN_OPTIONS override them, but UBSan started under
+ * a filter cannot read the environment.
+ */
+const char	*__asan_default_options(void);
+const char	*__ubsan_default_options(void);
+
+const char *
+__asan_default_options(void)
+{
+	return "detect_leaks=0:symbolize=0:color=never";
+}
+
+const char *
+__ubsan_default_options(void)
+{
+	return "print_stacktrace=1:symbolize=0:color=never";
+}
 #endif
 
 /* Filled before the filter is loaded; the SIGSYS handler only reads. */
@@ -265,15 +297,16 @@ seccomp_install_tables(const char *procname, const struct seccomp_table *t,
 	}
 	if (add_rules(ctx, procname, base_rules, SC_NELEM(base_rules)) == -1)
 		goto done;
-#ifdef AS_SANITIZERS
-	if (add_rules(ctx, procname, sanitizer_rules,
-	    SC_NELEM(sanitizer_rules)) == -1)
-		goto done;
-#endif
 	for (i = 0; i < ntables; i++) {
 		if (add_rules(ctx, procname, t[i].rules, t[i].n) == -1)
 			goto done;
 	}
+#ifdef AS_SANITIZERS
+	/* A call a table names keeps its first action (libseccomp). */
+	if (add_rules(ctx, procname, sanitizer_rules,
+	    SC_NELEM(sanitizer_rules)) == -1)
+		goto done;
+#endif
 	if (mode == SECCOMP_MODE_TRAP && trap_prepare(procname) == -1)
 		goto done;
 	/* Said before loading: the filter may forbid what logging does. */

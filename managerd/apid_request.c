@@ -157,12 +157,14 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 
 	if ((kind = request_kind(imsg->hdr.type)) == NULL)
 		peer_bad_message(p, imsg, "not a request apid may make");
+	/* Looked up first: nothing is allocated for a message that lies. */
+	if (apid_request_find(imsg->hdr.peerid) != 0)
+		peer_bad_message(p, imsg, "a request id already in use");
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		fatal("%s", __func__);
 	r->peerid = imsg->hdr.peerid;
 	r->kind = kind;
-	if (RB_INSERT(requests_by_peerid, &by_peerid, r) != NULL)
-		peer_bad_message(p, imsg, "a request id already in use");
+	RB_INSERT(requests_by_peerid, &by_peerid, r);
 	r->id = request_new_id();
 	RB_INSERT(requests_by_id, &by_id, r);
 	nrequests++;

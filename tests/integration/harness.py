@@ -8,6 +8,7 @@ which automake reports as SKIP.
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -29,6 +30,8 @@ RUNTIME = os.environ.get("AGENT_SANDBOX_TEST_RUNTIME", "")
 # Under gVisor, Docker's process limit counts the host threads of the
 # sandbox's gVisor kernel, not its processes (docs/configuration.md).
 GVISOR = RUNTIME.startswith("runsc")
+# The daemons are a build with ASan and UBSan (scripts/test --sanitizers).
+SANITIZERS = os.environ.get("AGENT_SANDBOX_TEST_SANITIZERS") == "1"
 MANAGERD_USER = os.environ.get("AGENT_SANDBOX_MANAGERD_USER", "agent-sandbox")
 TEST_KEY = "test-key-0123456789abcdef"
 
@@ -217,9 +220,32 @@ class Server:
 
     def cleanup(self):
         self.stop()
+        report = sanitizer_report(self.log_text())
         shutil.rmtree(self.tmp, ignore_errors=True)
         if not os.environ.get("AGENT_SANDBOX_TEST_PREFIX"):
             shutil.rmtree(self.libexec, ignore_errors=True)
+        if report:
+            raise AssertionError("a sanitizer report in the server's "
+                                 "log:\n" + report)
+
+
+# What ASan, LeakSanitizer and UBSan write first in a report (UBSan's
+# "runtime error:" only after a source location, which Docker's own
+# "OCI runtime error:" never has).
+SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer"
+                              r"|SUMMARY: UndefinedBehaviorSanitizer"
+                              r"|\.[ch]:\d+:\d+: runtime error:")
+
+
+def sanitizer_report(text):
+    """The first sanitizer report in a log and what follows it, or "": in
+    a build with --enable-sanitizers (scripts/test --sanitizers) a test
+    whose server logged one fails in Server.cleanup."""
+    m = SANITIZER_REPORT.search(text)
+    if m is None:
+        return ""
+    start = text.rfind("\n", 0, m.start()) + 1
+    return "\n".join(text[start:].splitlines()[:80])
 
 
 def proc_children(pid):
@@ -347,9 +373,11 @@ class SandboxServer(Server):
             iid = self.instance_id()
         except OSError:
             iid = None
-        super().cleanup()
-        if iid:
-            remove_labelled("io.agent-sandbox.instance=" + iid)
+        try:
+            super().cleanup()
+        finally:
+            if iid:
+                remove_labelled("io.agent-sandbox.instance=" + iid)
 
 
 def _label_filter(label):

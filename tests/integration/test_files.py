@@ -33,6 +33,10 @@ MIB = 1024 * 1024
 STREAM_GROWTH_KIB = 8 * 1024
 # What apid may grow by while it receives a 50 MiB upload (issue 9's 2 MiB).
 APID_UPLOAD_GROWTH_KIB = 2 * 1024
+# ASan keeps what is freed from reuse for a while (its quarantine, up to
+# 256 MiB), so under it a daemon's resident set grows with every byte that
+# passes through: the bounds above are not checked in that build.
+MEMORY_CHECKED = not harness.SANITIZERS
 
 
 def qs(**params):
@@ -547,11 +551,13 @@ class LargeFiles(ServerCase):
         growth = up.growth()
         # The body streams into the spool: apid holds at most a read's
         # worth of it, the daemons behind it none.
-        self.assertLess(growth["apid"], APID_UPLOAD_GROWTH_KIB,
-                        "upload: " + up.describe())
-        for name in ("managerd", "dockerd-proxy"):
-            self.assertLess(growth[name], STREAM_GROWTH_KIB,
+        if MEMORY_CHECKED:
+            self.assertLess(growth["apid"], APID_UPLOAD_GROWTH_KIB,
                             "upload: " + up.describe())
+        for name in ("managerd", "dockerd-proxy"):
+            if MEMORY_CHECKED:
+                self.assertLess(growth[name], STREAM_GROWTH_KIB,
+                                "upload: " + up.describe())
         self.assertEqual(self.sh(sb, "sha256sum big.bin").split()[0], digest)
         del data
 
@@ -579,8 +585,9 @@ class LargeFiles(ServerCase):
         self.assertEqual(n, 50 * MIB)
         self.assertEqual(h.hexdigest(), digest)
         for name, grew in down.growth().items():
-            self.assertLess(grew, STREAM_GROWTH_KIB,
-                            "download: " + down.describe())
+            if MEMORY_CHECKED:
+                self.assertLess(grew, STREAM_GROWTH_KIB,
+                                "download: " + down.describe())
 
     def head_only(self, sb, length, auth=True):
         """Send an upload's head declaring length bytes and no body;

@@ -15,8 +15,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from test_files import (RssWatch, STREAM_GROWTH_KIB, ServerCase,  # noqa: E402
-                        get_file, http_call, put_file)
+from test_files import (MEMORY_CHECKED, RssWatch,  # noqa: E402
+                        STREAM_GROWTH_KIB, ServerCase, get_file, http_call,
+                        put_file)
 
 SNAPSHOT_KEYS = ["created_at", "id", "image", "name", "sandbox_id",
                  "size_bytes"]
@@ -380,8 +381,9 @@ class LargeWorkspace(SnapshotServerCase):
         print("\n  snapshot of 100 MiB: %s" % w.describe(), file=sys.stderr)
         self.assertGreater(snap["size_bytes"], 100 << 20)
         for name, grew in w.growth().items():
-            self.assertLess(grew, STREAM_GROWTH_KIB,
-                            "snapshot: " + w.describe())
+            if MEMORY_CHECKED:
+                self.assertLess(grew, STREAM_GROWTH_KIB,
+                                "snapshot: " + w.describe())
         self.sh(sid, "echo changed >> big && rm small && rm -r d")
         time.sleep(0.5)
         with RssWatch(self.server) as w:
@@ -389,8 +391,9 @@ class LargeWorkspace(SnapshotServerCase):
         print("  rollback of 100 MiB: %s" % w.describe(), file=sys.stderr)
         self.assertEqual(status, 200, doc)
         for name, grew in w.growth().items():
-            self.assertLess(grew, STREAM_GROWTH_KIB,
-                            "rollback: " + w.describe())
+            if MEMORY_CHECKED:
+                self.assertLess(grew, STREAM_GROWTH_KIB,
+                                "rollback: " + w.describe())
         self.assertEqual(self.sh(sid, "sha256sum big").split()[0], digest)
         self.assertEqual(self.sh(sid, "cat small d/a; stat -c %a d"),
                          "b\na\n700\n")
@@ -401,7 +404,9 @@ class LargeWorkspace(SnapshotServerCase):
         self.assertEqual(self.sh(fork["id"], "sha256sum big").split()[0],
                          digest)
         for name, grew in w.growth().items():
-            self.assertLess(grew, STREAM_GROWTH_KIB, "fork: " + w.describe())
+            if MEMORY_CHECKED:
+                self.assertLess(grew, STREAM_GROWTH_KIB,
+                                "fork: " + w.describe())
 
 
 class SnapshotCap(SnapshotServerCase):

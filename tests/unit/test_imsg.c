@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "imsg.h"
+#include "memcheck.h"
 
 struct pair {
 	int		 fds[2];
@@ -484,6 +485,11 @@ test_ctrunc_is_lost(void **state)
 	struct rlimit	 saved;
 	int		 fds[2];
 
+	/*
+	 * valgrind keeps RLIMIT_NOFILE to itself: setrlimit changes only the
+	 * limit it shows the program, the kernel's slots stay free.
+	 */
+	SKIP_UNDER_MEMCHECK("it emulates the descriptor limit");
 	assert_int_equal(pipe(fds), 0);
 	assert_int_equal(imsg_compose(&p->a, 7, 3, dup(fds[1]), "xy", 2), 0);
 	assert_int_equal(imsg_compose(&p->a, 8, 4, -1, "z", 1), 0);

@@ -881,6 +881,7 @@ test_jobs_on_pipes(void **state)
 	assert_non_null(data = malloc(70000));
 	memset(data, 'z', 70000);
 	tb_data(&t, data, 70000);
+	free(data);
 	tb_end(&t);
 	in = feed_pipe(t.buf, t.len);
 	out = tmpfd();
@@ -915,7 +916,6 @@ test_jobs_on_pipes(void **state)
 	free(slurp(out, &len));
 	assert_int_equal(len, 70000);
 	close(out);
-	free(data);
 	tb_free(&t);
 }
 
@@ -978,6 +978,8 @@ test_truncated_and_garbage(void **state)
 	unsigned char	 junk[4096];
 	size_t		 i;
 
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 131 + 7);
 	ws_start(&t);
 	tb_header(&t, "workspace/f", '0', 1000, NULL);
 	tb_data(&t, junk, 1000);
@@ -1005,8 +1007,6 @@ test_truncated_and_garbage(void **state)
 	expect_fails(&t, &bad_sum);
 	tb_free(&t);
 
-	for (i = 0; i < sizeof(junk); i++)
-		junk[i] = (unsigned char)(i * 131 + 7);
 	tb_init(&u);
 	tb_bytes(&u, junk, sizeof(junk));
 	expect_fails(&u, &garbage);
