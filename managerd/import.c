@@ -84,6 +84,25 @@ snapshot_tar_close(struct snapshot_tar *t)
 	t->check_fd = t->put_fd = -1;
 }
 
+/*
+ * A check that did not run, or did not finish, says nothing of the
+ * snapshot: its process died (EPIPE), there was no archive worker to run
+ * it (ENXIO, while one starts again) or no memory (ENOMEM); out of
+ * descriptors is 503.  0: the snapshot's fault (EIO too: a tar that
+ * cannot be read).
+ */
+static enum error_kind
+check_fault(int errnum)
+{
+	if (descriptor_error(errnum, 0) == ERR_UNAVAILABLE)
+		return ERR_UNAVAILABLE;
+	if (errnum == EPIPE || errnum == ENXIO)
+		return ERR_BACKEND;
+	if (errnum == ENOMEM)
+		return ERR_INTERNAL;
+	return 0;
+}
+
 static void
 tar_checked(struct imsg *reply, void *arg)
 {
@@ -105,17 +124,12 @@ tar_checked(struct imsg *reply, void *arg)
 		    "malformed tar result");
 	if (res.errnum == 0)
 		ic->done(ic->arg, 0, NULL);
-	else if (res.errnum == EPIPE || (kind = descriptor_error(res.errnum,
-	    0)) == ERR_UNAVAILABLE) {
-		/*
-		 * Not the snapshot's fault: the check itself did not run,
-		 * its process died or apid was out of descriptors.
-		 */
+	else if ((kind = check_fault(res.errnum)) != 0) {
 		if (asprintf(&text, "cannot check snapshot %s: %s", ic->id,
 		    res.message != NULL ? res.message : strerror(res.errnum))
 		    == -1)
 			text = NULL;
-		ic->done(ic->arg, res.errnum == EPIPE ? ERR_BACKEND : kind,
+		ic->done(ic->arg, kind,
 		    text != NULL ? text : "the snapshot cannot be checked");
 	} else {
 		if (asprintf(&text, "snapshot %s cannot be restored: %s",

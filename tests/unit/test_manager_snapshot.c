@@ -884,6 +884,17 @@ test_rollback_bad_tar(void **state)
 	expect_apid_error(req, ERR_BACKEND, text);
 	no_proxy_message();
 	assert_true(record_exists(a));
+
+	/* Nor one that could not start: the worker was starting again. */
+	req = send_rollback(a, snap);
+	call = expect_tar_check();
+	tar_result(MSG_TAR_CHECKED, call, ENXIO, 0,
+	    "cannot start the snapshot check");
+	snprintf(text, sizeof(text), "cannot check snapshot %s: cannot start "
+	    "the snapshot check", snap);
+	expect_apid_error(req, ERR_BACKEND, text);
+	no_proxy_message();
+	assert_true(record_exists(a));
 	/* And not locked: a delete goes through. */
 	destroy_ok(a);
 }
