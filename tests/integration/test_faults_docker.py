@@ -55,24 +55,34 @@ def code(doc):
         return None
 
 
+def server_on_private_docker():
+    """(a private dockerd with the test image, a server started on it)."""
+    docker = private_docker.PrivateDocker().start()
+    try:
+        docker.load_test_image()
+        server = harness.SandboxServer(DOCKER_HOST=docker.host)
+        server.start()
+    except BaseException:
+        docker.cleanup()
+        raise
+    return docker, server
+
+
+def stop_both(docker, server):
+    docker.send(signal.SIGCONT)
+    server.stop()
+    docker.cleanup()
+    server.cleanup()
+
+
 class Hang(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.docker = private_docker.PrivateDocker().start()
-        try:
-            cls.docker.load_test_image()
-            cls.server = harness.SandboxServer(DOCKER_HOST=cls.docker.host)
-            cls.server.start()
-        except BaseException:
-            cls.docker.cleanup()
-            raise
+        cls.docker, cls.server = server_on_private_docker()
 
     @classmethod
     def tearDownClass(cls):
-        cls.docker.send(signal.SIGCONT)
-        cls.server.stop()
-        cls.docker.cleanup()
-        cls.server.cleanup()
+        stop_both(cls.docker, cls.server)
 
     def tearDown(self):
         self.docker.send(signal.SIGCONT)
@@ -238,19 +248,10 @@ class Hang(unittest.TestCase):
 
 class Restart(unittest.TestCase):
     def setUp(self):
-        self.docker = private_docker.PrivateDocker().start()
-        try:
-            self.docker.load_test_image()
-            self.server = harness.SandboxServer(DOCKER_HOST=self.docker.host)
-            self.server.start()
-        except BaseException:
-            self.docker.cleanup()
-            raise
+        self.docker, self.server = server_on_private_docker()
 
     def tearDown(self):
-        self.server.stop()
-        self.docker.cleanup()
-        self.server.cleanup()
+        stop_both(self.docker, self.server)
 
     def interrupted(self, sig):
         """Operations of every kind in flight when dockerd gets sig; then
