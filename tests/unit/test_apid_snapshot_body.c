@@ -668,6 +668,22 @@ reply(uint32_t type, struct msgw *w, int fd)
 	return sent.reply(&sent_ar, &m);
 }
 
+/* The same, its descriptor dropped by the kernel on the way in. */
+static int
+reply_lost(uint32_t type, struct msgw *w)
+{
+	struct imsg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = type;
+	m.hdr.peerid = 7;
+	m.fd = -1;
+	m.fd_lost = 1;
+	m.len = w->len;
+	m.data = w->buf;
+	return sent.reply(&sent_ar, &m);
+}
+
 static int
 reply_error(enum error_kind kind, const char *text)
 {
@@ -836,6 +852,34 @@ test_route_create_job_fails(void **state)
 	assert_int_equal(reply_error(ERR_INTERNAL, "snapshot failed"),
 	    APID_REPLY_DONE);
 	resp_expect(500, "error: snapshot failed");
+	close(sent.fd);
+	http_request_free(req);
+}
+
+/*
+ * The snapshot file came without its descriptor (apid was out of them):
+ * no job starts, managerd hears EMFILE and answers the client 503.
+ */
+static void
+test_route_create_sink_lost(void **state)
+{
+	struct http_request	*req = request("{}", JSON);
+	char			 sb[] = "sb_1", *params[] = { sb };
+	struct msgw		 w;
+	char			 c = 'x';
+
+	route_snapshot_create(req, params);
+	msgw_init(&w);
+	msg_put_u64(&w, 4096);
+	assert_int_equal(reply_lost(MSG_SNAPSHOT_SINK, &w), APID_REPLY_MORE);
+	assert_int_equal(job.called, 0);
+	expect_written(EMFILE, 0);
+	/* The pipe's read end went with it: the proxy's writes fail. */
+	assert_int_equal(write(sent.fd, &c, 1), -1);
+	assert_int_equal(errno, EPIPE);
+	assert_int_equal(reply_error(ERR_UNAVAILABLE, "apid is out of "
+	    "descriptors"), APID_REPLY_DONE);
+	resp_expect(503, "error: apid is out of descriptors");
 	close(sent.fd);
 	http_request_free(req);
 }
@@ -1017,6 +1061,7 @@ main(void)
 		cmocka_unit_test(test_route_create),
 		cmocka_unit_test(test_route_create_error),
 		cmocka_unit_test(test_route_create_job_fails),
+		cmocka_unit_test(test_route_create_sink_lost),
 		cmocka_unit_test(test_route_create_local),
 		cmocka_unit_test(test_route_rollback),
 		cmocka_unit_test(test_route_fork),
