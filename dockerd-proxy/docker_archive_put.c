@@ -91,14 +91,25 @@ write_out(void *arg, const void *buf, size_t len)
 	return docker_request_write(w->req, buf, len);
 }
 
-/* The check refused the tar: nothing more of it goes to Docker. */
+/*
+ * The check refused the tar: nothing more of it goes to Docker.  One that
+ * stops early was cut off on its way (the archive worker or apid that
+ * wrote it died: every archive managerd passes is written whole by the
+ * server), which is no fault of the client's: 502.
+ */
 static void
 write_refused(struct archive_write *w)
 {
+	enum error_kind	 kind = ERR_INVALID_REQUEST;
+
 	log_warnx("refusing an archive write into %s: %s", w->ap->id,
 	    w->tc.err);
-	write_fail(w, w->tc.forbidden ? ERR_FORBIDDEN : ERR_INVALID_REQUEST,
-	    "%s: the archive is refused: %s", w->ap->path, w->tc.err);
+	if (w->tc.forbidden)
+		kind = ERR_FORBIDDEN;
+	else if (w->tc.cut)
+		kind = ERR_BACKEND;
+	write_fail(w, kind, "%s: the archive is refused: %s", w->ap->path,
+	    w->tc.err);
 }
 
 /*

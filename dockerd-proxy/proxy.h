@@ -244,6 +244,7 @@ struct tar_check {
 	size_t			 links_bytes;
 	uint64_t		 members;
 	int			 forbidden;	/* well-formed, not allowed */
+	int			 cut;		/* stopped before its end */
 	char			 err[256];
 };
 
@@ -259,7 +260,10 @@ void	tar_check_free(struct tar_check *);
  */
 int	tar_check_feed(struct tar_check *, const void *, size_t,
 	    tar_check_out, void *);
-/* The input ended: 0 after the end-of-archive block, else -1 (err). */
+/*
+ * The input ended: 0 after the end-of-archive block, else -1 (err, and
+ * cut set: what stops early was cut off, not malformed).
+ */
 int	tar_check_end(struct tar_check *);
 
 /*

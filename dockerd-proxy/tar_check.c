@@ -538,6 +538,7 @@ tar_check_end(struct tar_check *tc)
 		return -1;
 	if (tc->state == TC_END || (tc->state == TC_END1 && tc->have == 0))
 		return 0;
+	tc->cut = 1;
 	if (tc->state == TC_HEADER && tc->have == 0 && tc->held_len == 0)
 		return refuse(tc, "the archive ends without its end-of-archive "
 		    "block");
