@@ -349,14 +349,7 @@ child_start_again(evutil_socket_t fd, short what, void *arg)
 		child_start(c);
 }
 
-/*
- * dockerd-proxy found the Docker socket it was confined with dead for
- * good (PROC_EXIT_DOCKER_GONE): Docker stopped or restarted, which is no
- * fault of the proxy's.  Once it has served, it is started again after a
- * pause, as often as it takes, confined with the socket the path names
- * by then; meanwhile every Docker-bound request answers 502.  Before it
- * ever served, start-up needs Docker and the usual budget applies.
- */
+/* Started again CHILD_AGAIN_SECONDS from now, outside the budget. */
 static void
 child_start_later(struct child *c)
 {
@@ -368,6 +361,14 @@ child_start_later(struct child *c)
 	evtimer_add(c->ev_again, &tv);
 }
 
+/*
+ * dockerd-proxy found the Docker socket it was confined with dead for
+ * good (PROC_EXIT_DOCKER_GONE): Docker stopped or restarted, which is no
+ * fault of the proxy's.  Once it has served, it is started again after a
+ * pause, as often as it takes, confined with the socket the path names
+ * by then; meanwhile every Docker-bound request answers 502.  Before it
+ * ever served, start-up needs Docker and the usual budget applies.
+ */
 static int
 child_docker_gone(struct child *c)
 {
