@@ -1,6 +1,7 @@
 /*
- * The imsg framing (common/imsg.c).  Input: a byte seeding the splits, a
- * byte of which messages get a descriptor, then what a peer wrote.
+ * The imsg framing (common/imsg.c).  Input: a byte seeding the splits (its
+ * top bit: the reader is out of descriptors), a byte of which messages
+ * get a descriptor, then what a peer wrote.
  *
  * First the reader on its own: the bytes go into the read buffer in
  * pieces, as recvmsg would put them, and imsg_get takes messages out.
@@ -9,8 +10,12 @@
  * descriptor that never came is an error, never a message.  Then the
  * messages go through a real socketpair, some with a descriptor: each
  * must come out as it went in, with its own descriptor, and no
- * descriptor may be left open.
+ * descriptor may be left open.  A reader out of descriptors (its
+ * RLIMIT_NOFILE at its lowest free one while it reads) gets each message
+ * whole all the same, marked fd_lost where one was sent, never a
+ * descriptor, and the stream goes on.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -116,14 +121,34 @@ lowest_free_fd(void)
 	return fd;
 }
 
+/* imsgbuf_read, with no descriptor to be had if starved. */
+static void
+read_maybe_starved(struct imsgbuf *r, int starved)
+{
+	struct rlimit	 saved, none;
+	ssize_t		 n;
+
+	if (starved) {
+		CHECK(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+		none = saved;
+		none.rlim_cur = (rlim_t)lowest_free_fd();
+		CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
+	}
+	n = imsgbuf_read(r);
+	if (starved)
+		CHECK(setrlimit(RLIMIT_NOFILE, &saved) == 0);
+	if (n == -1)
+		CHECK(errno == EAGAIN);
+}
+
 /* The parsed messages through a socketpair; bit i of fds: one for i. */
 static void
-transport(const struct parsed *p, unsigned int fds)
+transport(const struct parsed *p, unsigned int fds, int starved)
 {
 	struct imsgbuf	 w, r;
 	struct imsg	 got;
 	size_t		 i = 0, sent = 0;
-	int		 sv[2], fd, rc = 0;
+	int		 sv[2], fd, rc = 0, had;
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
 	imsgbuf_init(&w, sv[0]);
@@ -137,15 +162,16 @@ transport(const struct parsed *p, unsigned int fds)
 			sent++;
 		}
 		CHECK(imsgbuf_write(&w) == 0);
-		if (imsgbuf_read(&r) == -1)
-			CHECK(errno == EAGAIN);
+		read_maybe_starved(&r, starved);
 		while (i < p->n && (rc = imsg_get(&r, &got)) == 1) {
+			had = (fds >> (i % 8)) & 1;
 			CHECK(got.hdr.type == p->msg[i].hdr.type);
 			CHECK(got.hdr.peerid == p->msg[i].hdr.peerid);
 			CHECK(got.len == p->msg[i].len);
 			CHECK(got.len == 0 ||
 			    memcmp(got.data, p->msg[i].data, got.len) == 0);
-			CHECK((got.fd != -1) == ((fds >> (i % 8)) & 1));
+			CHECK((got.fd != -1) == (had && !starved));
+			CHECK(got.fd_lost == (had && starved));
 			CHECK(got.fd == -1 || fcntl(got.fd, F_GETFD) != -1);
 			imsg_free(&got);
 			i++;
@@ -180,7 +206,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	CHECK(whole.n == split.n && whole.error == split.error);
 	check_parsed(data, &whole);
 	check_parsed(data, &split);
-	transport(&whole, fds);
+	transport(&whole, fds, data[-2] & 0x80);
 	for (i = 0; i < whole.n; i++) {
 		imsg_free(&whole.msg[i]);
 		imsg_free(&split.msg[i]);
