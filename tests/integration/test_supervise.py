@@ -187,6 +187,11 @@ class KillUnderLoad(unittest.TestCase):
         """An answer or a broken connection, nothing else; what began
         once the service was back succeeded."""
         ok = {"healthz": 200, "create": 201, "exec": 200, "delete": 204}
+        # What failed, and why, before any verdict: a failure says it.
+        sys.stderr.write("%d calls, %d failed or cut off by the kill:\n%s\n"
+                         % (len(load.outcomes), len(load.errors),
+                            "\n".join("  %s: %s %s" % e
+                                      for e in load.errors)))
         bad = [(w, st) for w, st, _ in load.outcomes
                if st not in (ok.get(w), None, 502)]
         self.assertEqual(bad, [], "unexpected answers")
@@ -194,10 +199,6 @@ class KillUnderLoad(unittest.TestCase):
         self.assertGreater(len(after), 0, "no call after the restart")
         self.assertEqual([o for o in after if o[1] != ok[o[0]]], [],
                          "calls made after the restart failed")
-        sys.stderr.write("%d calls, %d failed or cut off by the kill:\n%s\n"
-                         % (len(load.outcomes), len(load.errors),
-                            "\n".join("  %s: %s %s" % e
-                                      for e in load.errors)))
 
     def check_state(self, before, load):
         s = self.server
