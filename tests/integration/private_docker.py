@@ -89,6 +89,26 @@ class PrivateDocker:
 
     def send(self, sig):
         self.proc.send_signal(sig)
+        if sig == signal.SIGSTOP:
+            self.wait_stopped()
+
+    def wait_stopped(self, timeout=5):
+        """kill(2) returns before every thread of dockerd has stopped; one
+        still running could yet answer a request sent right after."""
+        deadline = time.time() + timeout
+        task = "/proc/%d/task" % self.proc.pid
+        while time.time() < deadline:
+            states = []
+            for tid in os.listdir(task):
+                try:
+                    with open(os.path.join(task, tid, "stat")) as f:
+                        states.append(f.read().rsplit(")", 1)[1].split()[0])
+                except OSError:
+                    pass
+            if states and all(st in ("T", "t") for st in states):
+                return
+            time.sleep(0.01)
+        raise AssertionError("dockerd did not stop")
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
         """Stop dockerd with sig.  SIGKILL kills the containerd it started
