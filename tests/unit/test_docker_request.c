@@ -253,33 +253,6 @@ test_e2e_too_large(void **state)
 	fake_stop(&fk);
 }
 
-static void
-test_e2e_timeout(void **state)
-{
-	struct event_base		*base = *state;
-	struct docker_request_spec	 spec;
-	struct fake			 fk;
-	struct result			 res;
-
-	fake_start(&fk, base, ping_response, 0);
-	fk.hold = 1;
-	result_init(&res, base);
-	memset(&spec, 0, sizeof(spec));
-	spec.method = "GET";
-	spec.path = "/v1.41/_ping";
-	spec.max_body = 1024;
-	spec.on_done = done_cb;
-	spec.arg = &res;
-	spec.deadline_ms = 50;
-	res.req = docker_request_new(base, fk.path, &spec);
-	assert_non_null(res.req);
-	run_loop(base);
-	assert_int_equal(res.calls, 1);
-	assert_int_equal(res.error, DOCKER_HTTP_TIMEOUT);
-	assert_int_equal(fk.answered, 1);
-	result_free(&res);
-	fake_stop(&fk);
-}
 
 /*
  * An upgraded stream has its deadline only until the 101: after it the
@@ -356,6 +329,22 @@ hold_request(struct event_base *base, struct fake *fk, struct result *res,
 	spec.deadline_ms = deadline_ms;
 	res->req = docker_request_new(base, fk->path, &spec);
 	assert_non_null(res->req);
+}
+
+static void
+test_e2e_timeout(void **state)
+{
+	struct event_base	*base = *state;
+	struct fake		 fk;
+	struct result		 res;
+
+	hold_request(base, &fk, &res, 50);
+	run_loop(base);
+	assert_int_equal(res.calls, 1);
+	assert_int_equal(res.error, DOCKER_HTTP_TIMEOUT);
+	assert_int_equal(fk.answered, 1);
+	result_free(&res);
+	fake_stop(&fk);
 }
 
 /*
