@@ -46,6 +46,12 @@ id_is_snapshot(const char *id)
 }
 
 int
+id_is_process(const char *id)
+{
+	return id_is(id, PROCESS_ID_PREFIX);
+}
+
+int
 id_make(char *buf, size_t len, const char *prefix)
 {
 	unsigned char	 raw[ID_HEX_LEN / 2];

@@ -1,5 +1,5 @@
 /*
- * Sandbox and snapshot ids (API.md §3.1): a prefix and 16 lowercase hex
+ * Sandbox, snapshot and process ids (API.md §3.1): a prefix and 16 lowercase hex
  * digits from 8 random bytes.  Their shape is written down here only;
  * managerd and dockerd-proxy let an id reach a file name, a Docker name
  * or a label only once id_is_sandbox() or id_is_snapshot() accepted it.
@@ -16,11 +16,15 @@
 #define SANDBOX_ID_LEN		19	/* "sb_" + 16 hex */
 #define SNAPSHOT_ID_PREFIX	"snap_"
 #define SNAPSHOT_ID_LEN		21	/* "snap_" + 16 hex */
+#define PROCESS_ID_PREFIX	"proc_"
+#define PROCESS_ID_LEN		21	/* "proc_" + 16 hex */
 
 /* 1 if id is exactly "sb_" and 16 lowercase hex digits; 0 also for NULL. */
 int	id_is_sandbox(const char *id);
 /* 1 if id is exactly "snap_" and 16 lowercase hex digits, else 0. */
 int	id_is_snapshot(const char *id);
+/* 1 if id is exactly "proc_" and 16 lowercase hex digits, else 0. */
+int	id_is_process(const char *id);
 /*
  * A new random id: prefix and ID_HEX_LEN lowercase hex digits, NUL
  * terminated.  -1 if len cannot hold it.

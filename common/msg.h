@@ -173,6 +173,35 @@ enum msg_type {
 	MSG_FILE_WRITE_COMMIT = 220,
 	/* empty: the body did not arrive whole.  No reply; nothing written. */
 	MSG_FILE_WRITE_ABORT = 221,
+	/*
+	 * Processes that outlive a request (process_msg.h, payloads there).
+	 * PROCESS_START: process_request -> PROCESS_INFO (existed set for a
+	 * client_id retry of the same request) or MSG_ERROR (409 for a
+	 * client_id already used by a different request).
+	 */
+	MSG_PROCESS_START = 222,
+	/* str sandbox_id -> PROCESS_INFO* PROCESS_LIST_END */
+	MSG_PROCESS_LIST = 223,
+	MSG_PROCESS_GET = 224,		/* process_ref -> PROCESS_INFO */
+	/*
+	 * process_output, fd = write end of a pipe -> PROCESS_OUTPUT_STARTED
+	 * (send the 200 now), the last reply; managerd then writes events
+	 * (process_msg.h) into the pipe and closes it: after the exit event,
+	 * at the end of the kept output when follow is 0, or when it gives
+	 * up on the reader.  MSG_ERROR instead of STARTED: nothing written.
+	 */
+	MSG_PROCESS_OUTPUT = 225,
+	/*
+	 * process_stdin, fd = read end of a pipe -> OK once every byte up to
+	 * its end of file went into the process's stdin (and that stdin was
+	 * closed, if asked), or MSG_ERROR.  Several may be open at once (one
+	 * per WebSocket): their bytes reach the process in arrival order.
+	 */
+	MSG_PROCESS_STDIN = 226,
+	MSG_PROCESS_SIGNAL = 227,	/* process_signal -> OK */
+	/* process_ref -> OK: the tree killed, the record gone */
+	MSG_PROCESS_DELETE = 228,
+	MSG_PROCESS_RESIZE = 229,	/* process_resize -> OK */
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -207,6 +236,9 @@ enum msg_type {
 	 * left its offset at the end.
 	 */
 	MSG_FILE_SPOOL = 314,
+	MSG_PROCESS_INFO = 315,		/* process_info */
+	MSG_PROCESS_LIST_END = 316,	/* empty */
+	MSG_PROCESS_OUTPUT_STARTED = 317,	/* empty */
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -250,6 +282,24 @@ enum msg_type {
 	 * ERR_NOT_FOUND "<path>: not found" when the path does not exist.
 	 */
 	MSG_DOCKER_ARCHIVE_HEAD = 409,
+	/*
+	 * docker_process, fd = managerd's end of a socketpair ->
+	 * DOCKER_PROCESS_STARTED, later DOCKER_EXEC_EXIT (or one MSG_ERROR
+	 * instead of both).  The proxy writes the output into the socket as
+	 * DOCKER_EXEC's pipe (frames; a tty's bytes all as stream 1); when
+	 * stdin_open, what it reads from the socket is the command's stdin,
+	 * and the socket's end of file (managerd's shutdown) closes that
+	 * stdin.  No timeout: the process runs until it ends, a signal or
+	 * the sandbox's end.  A reader that went away does not kill it:
+	 * its output is then read and dropped.
+	 */
+	MSG_DOCKER_PROCESS_START = 410,
+	/* docker_process_signal -> DOCKER_DONE */
+	MSG_DOCKER_PROCESS_SIGNAL = 411,
+	/* docker_process_exec (cols, rows) -> DOCKER_DONE */
+	MSG_DOCKER_PROCESS_RESIZE = 412,
+	/* docker_process_exec -> DOCKER_PROCESS_STATE */
+	MSG_DOCKER_PROCESS_INSPECT = 413,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -261,6 +311,8 @@ enum msg_type {
 	MSG_DOCKER_EXEC_EXIT = 506,	/* exec_exit */
 	/* archive_stat, for ARCHIVE_GET and ARCHIVE_HEAD */
 	MSG_DOCKER_ARCHIVE_STAT = 507,
+	MSG_DOCKER_PROCESS_STARTED = 508,	/* docker_process_started */
+	MSG_DOCKER_PROCESS_STATE = 509,	/* docker_process_state */
 
 	/*
 	 * apid -> archive-worker, on the channel managerd made.  A job is

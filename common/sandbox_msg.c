@@ -84,8 +84,8 @@ env_list_add(struct env_list *env, const char *key, const char *value)
 	return 0;
 }
 
-static void
-put_env(struct msgw *w, const struct env_list *env)
+void
+msg_put_env(struct msgw *w, const struct env_list *env)
 {
 	size_t	 i;
 
@@ -96,8 +96,8 @@ put_env(struct msgw *w, const struct env_list *env)
 	}
 }
 
-static int
-get_env(struct msgr *r, struct env_list *env)
+int
+msg_get_env(struct msgr *r, struct env_list *env)
 {
 	uint32_t	 i, n;
 	char		*k, *v;
@@ -122,8 +122,8 @@ get_env(struct msgr *r, struct env_list *env)
 	return 0;
 }
 
-static void
-put_argv(struct msgw *w, size_t argc, char **argv)
+void
+msg_put_argv(struct msgw *w, size_t argc, char **argv)
 {
 	size_t	 i;
 
@@ -132,8 +132,8 @@ put_argv(struct msgw *w, size_t argc, char **argv)
 		msgw_str(w, argv[i]);
 }
 
-static void
-free_argv(char **argv)
+void
+msg_free_argv(char **argv)
 {
 	size_t	 i;
 
@@ -144,8 +144,8 @@ free_argv(char **argv)
 	free(argv);
 }
 
-static int
-get_argv(struct msgr *r, size_t *argcp, char ***argvp)
+int
+msg_get_argv(struct msgr *r, size_t *argcp, char ***argvp)
 {
 	uint32_t	 i, n;
 	char		**argv;
@@ -159,7 +159,7 @@ get_argv(struct msgr *r, size_t *argcp, char ***argvp)
 		goto bad;
 	for (i = 0; i < n; i++) {
 		if ((argv[i] = msgr_str(r, MSG_MAX_ARG)) == NULL) {
-			free_argv(argv);
+			msg_free_argv(argv);
 			goto bad;
 		}
 	}
@@ -172,8 +172,8 @@ bad:
 }
 
 /* A boolean must be 0 or 1: anything else is a lying peer. */
-static int
-get_bool(struct msgr *r)
+int
+msg_get_bool(struct msgr *r)
 {
 	uint8_t	 v = msgr_u8(r);
 
@@ -191,7 +191,7 @@ put_spec(struct msgw *w, const struct sandbox_spec *s)
 	msgw_i64(w, s->pids_limit);
 	msgw_u8(w, s->network ? 1 : 0);
 	msgw_u8(w, s->read_only_rootfs ? 1 : 0);
-	put_env(w, &s->env);
+	msg_put_env(w, &s->env);
 }
 
 static int
@@ -202,9 +202,9 @@ get_spec(struct msgr *r, struct sandbox_spec *s)
 	s->cpus = msgr_double(r);
 	s->memory_mb = msgr_i64(r);
 	s->pids_limit = msgr_i64(r);
-	s->network = get_bool(r);
-	s->read_only_rootfs = get_bool(r);
-	if (r->error || s->image == NULL || get_env(r, &s->env) == -1) {
+	s->network = msg_get_bool(r);
+	s->read_only_rootfs = msg_get_bool(r);
+	if (r->error || s->image == NULL || msg_get_env(r, &s->env) == -1) {
 		sandbox_spec_free(s);
 		r->error = 1;
 		return -1;
@@ -234,7 +234,7 @@ msg_put_create_request(struct msgw *w, const struct create_request *c)
 	msgw_u8(w, c->read_only_rootfs ? 1 : 0);
 	msgw_u8(w, c->has_timeout_seconds ? 1 : 0);
 	msgw_i64(w, c->timeout_seconds);
-	put_env(w, &c->env);
+	msg_put_env(w, &c->env);
 }
 
 int
@@ -245,17 +245,17 @@ msg_get_create_request(const struct imsg *imsg, struct create_request *c)
 	memset(c, 0, sizeof(*c));
 	msgr_init(&r, imsg);
 	c->image = msgr_str(&r, MSG_MAX_IMAGE);
-	c->has_cpus = get_bool(&r);
+	c->has_cpus = msg_get_bool(&r);
 	c->cpus = msgr_double(&r);
-	c->has_memory_mb = get_bool(&r);
+	c->has_memory_mb = msg_get_bool(&r);
 	c->memory_mb = msgr_i64(&r);
-	c->has_pids_limit = get_bool(&r);
+	c->has_pids_limit = msg_get_bool(&r);
 	c->pids_limit = msgr_i64(&r);
-	c->network = get_bool(&r);
-	c->read_only_rootfs = get_bool(&r);
-	c->has_timeout_seconds = get_bool(&r);
+	c->network = msg_get_bool(&r);
+	c->read_only_rootfs = msg_get_bool(&r);
+	c->has_timeout_seconds = msg_get_bool(&r);
 	c->timeout_seconds = msgr_i64(&r);
-	if (get_env(&r, &c->env) == -1 || msgr_end(&r) == -1) {
+	if (msg_get_env(&r, &c->env) == -1 || msgr_end(&r) == -1) {
 		create_request_free(c);
 		return -1;
 	}
@@ -294,13 +294,13 @@ msg_get_sandbox_info(const struct imsg *imsg, struct sandbox_info *i)
 	memset(i, 0, sizeof(*i));
 	msgr_init(&r, imsg);
 	i->id = msgr_str(&r, MSG_MAX_ID);
-	i->running = get_bool(&r);
+	i->running = msg_get_bool(&r);
 	i->image = msgr_str(&r, MSG_MAX_IMAGE);
 	i->cpus = msgr_double(&r);
 	i->memory_mb = msgr_i64(&r);
 	i->pids_limit = msgr_i64(&r);
-	i->network = get_bool(&r);
-	i->read_only_rootfs = get_bool(&r);
+	i->network = msg_get_bool(&r);
+	i->read_only_rootfs = msg_get_bool(&r);
 	i->created_at = msgr_double(&r);
 	i->expires_at = msgr_double(&r);
 	i->source_snapshot_id = msgr_str(&r, MSG_MAX_ID);
@@ -325,8 +325,8 @@ msg_put_exec_request(struct msgw *w, const struct exec_request *e)
 {
 	msgw_str(w, e->sandbox_id);
 	msgw_u8(w, e->shell ? 1 : 0);
-	put_argv(w, e->argc, e->argv);
-	put_env(w, &e->env);
+	msg_put_argv(w, e->argc, e->argv);
+	msg_put_env(w, &e->env);
 	msgw_str(w, e->workdir);
 	msgw_u8(w, e->has_timeout ? 1 : 0);
 	msgw_double(w, e->timeout_seconds);
@@ -340,12 +340,12 @@ msg_get_exec_request(const struct imsg *imsg, struct exec_request *e)
 	memset(e, 0, sizeof(*e));
 	msgr_init(&r, imsg);
 	e->sandbox_id = msgr_str(&r, MSG_MAX_ID);
-	e->shell = get_bool(&r);
-	if (get_argv(&r, &e->argc, &e->argv) == -1 ||
-	    get_env(&r, &e->env) == -1)
+	e->shell = msg_get_bool(&r);
+	if (msg_get_argv(&r, &e->argc, &e->argv) == -1 ||
+	    msg_get_env(&r, &e->env) == -1)
 		goto bad;
 	e->workdir = msgr_str(&r, MSG_MAX_PATH);
-	e->has_timeout = get_bool(&r);
+	e->has_timeout = msg_get_bool(&r);
 	e->timeout_seconds = msgr_double(&r);
 	if (msgr_end(&r) == -1 || e->sandbox_id == NULL ||
 	    (e->shell && e->argc != 1))
@@ -360,7 +360,7 @@ void
 exec_request_free(struct exec_request *e)
 {
 	free(e->sandbox_id);
-	free_argv(e->argv);
+	msg_free_argv(e->argv);
 	env_list_free(&e->env);
 	free(e->workdir);
 	memset(e, 0, sizeof(*e));
@@ -403,8 +403,8 @@ void
 msg_put_docker_exec(struct msgw *w, const struct docker_exec *d)
 {
 	msgw_str(w, d->id);
-	put_argv(w, d->argc, d->argv);
-	put_env(w, &d->env);
+	msg_put_argv(w, d->argc, d->argv);
+	msg_put_env(w, &d->env);
 	msgw_str(w, d->workdir);
 	msgw_double(w, d->timeout_seconds);
 }
@@ -417,8 +417,8 @@ msg_get_docker_exec(const struct imsg *imsg, struct docker_exec *d)
 	memset(d, 0, sizeof(*d));
 	msgr_init(&r, imsg);
 	d->id = msgr_str(&r, MSG_MAX_ID);
-	if (get_argv(&r, &d->argc, &d->argv) == -1 ||
-	    get_env(&r, &d->env) == -1)
+	if (msg_get_argv(&r, &d->argc, &d->argv) == -1 ||
+	    msg_get_env(&r, &d->env) == -1)
 		goto bad;
 	d->workdir = msgr_str(&r, MSG_MAX_PATH);
 	d->timeout_seconds = msgr_double(&r);
@@ -435,7 +435,7 @@ void
 docker_exec_free(struct docker_exec *d)
 {
 	free(d->id);
-	free_argv(d->argv);
+	msg_free_argv(d->argv);
 	env_list_free(&d->env);
 	free(d->workdir);
 	memset(d, 0, sizeof(*d));
@@ -455,7 +455,7 @@ msg_get_exec_exit(const struct imsg *imsg, struct exec_exit *x)
 
 	msgr_init(&r, imsg);
 	x->exit_code = msgr_i64(&r);
-	x->timed_out = get_bool(&r);
+	x->timed_out = msg_get_bool(&r);
 	return msgr_end(&r);
 }
 

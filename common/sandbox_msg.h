@@ -149,6 +149,21 @@ void	docker_exec_free(struct docker_exec *);
 void	msg_put_exec_exit(struct msgw *, const struct exec_exit *);
 int	msg_get_exec_exit(const struct imsg *, struct exec_exit *);
 
+/*
+ * Fields the codecs of sandbox_msg.c and process_msg.c share: an env list
+ * and an argv (u32 count, then strings; at most MSG_MAX_ENV and
+ * MSG_MAX_ARGC), and a boolean (a u8 that must be 0 or 1).  A get that
+ * fails sets r->error and leaves nothing to free.
+ */
+struct msgw;
+struct msgr;
+void	msg_put_env(struct msgw *, const struct env_list *);
+int	msg_get_env(struct msgr *, struct env_list *);
+void	msg_put_argv(struct msgw *, size_t argc, char **argv);
+int	msg_get_argv(struct msgr *, size_t *argcp, char ***argvp);
+void	msg_free_argv(char **argv);	/* NULL-terminated; NULL allowed */
+int	msg_get_bool(struct msgr *);
+
 /* A message whose whole payload is one string (ids): NULL if malformed. */
 void	msg_put_string(struct msgw *, const char *);
 char	*msg_get_string(const struct imsg *, size_t maxlen);
