@@ -32,7 +32,7 @@ AS_IMAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 AS_PACKAGES=(
 	build-essential autoconf automake libtool pkg-config
 	libevent-dev libjson-c-dev libarchive-dev libbsd-dev libseccomp-dev
-	libcmocka-dev libhttp-parser-dev python3 curl docker.io debootstrap busybox-static
+	libcmocka-dev libhttp-parser-dev libwslay-dev libmd-dev python3 curl docker.io debootstrap busybox-static
 	ca-certificates
 	# The libFuzzer harnesses (tests/fuzz/): clang, its fuzzer and
 	# sanitizer runtimes, and llvm-symbolizer for readable reports.
@@ -45,6 +45,8 @@ AS_PACKAGES=(
 	runsc
 	# tests/integration/private_docker.py: a bridge for a dockerd of its own.
 	iproute2
+	# tests/integration/test_process_attach.py: a real WebSocket client.
+	python3-websockets
 )
 
 # --- messages ----------------------------------------------------------------
