@@ -33,6 +33,13 @@
 #define INT_SETTING_MAX		INT_MAX
 #define BYTES_SETTING_MAX	(1LL << 53)
 #define FLOAT_SETTING_MAX	1e6
+/*
+ * A process's ring: at least two of the largest events, at most what
+ * managerd can hold for a few of them; and how many processes at most.
+ */
+#define PROCESS_OUTPUT_MIN	(64 * 1024)
+#define PROCESS_OUTPUT_MAX	(256LL * 1024 * 1024)
+#define PROCESSES_MAX		4096
 /* A day; and what one process can hold with its descriptor reserve. */
 #define HTTP_TIMEOUT_MAX	86400.0
 #define HTTP_CONNECTIONS_MAX	65536
@@ -710,6 +717,21 @@ load_vars(struct loader *ld)
 	return 0;
 }
 
+/* Processes: each one's output ring, and how many (docs/configuration.md). */
+static int
+load_process_vars(struct loader *ld)
+{
+	struct config	*c = ld->conf;
+
+	return get_llong(ld, "AGENT_SANDBOX_PROCESS_OUTPUT_BYTES", 1048576,
+	    PROCESS_OUTPUT_MIN, PROCESS_OUTPUT_MAX,
+	    &c->process_output_bytes) == -1 ||
+	    get_long(ld, "AGENT_SANDBOX_MAX_PROCESSES_PER_SANDBOX", 16, 1,
+	    PROCESSES_MAX, &c->max_processes_per_sandbox) == -1 ||
+	    get_long(ld, "AGENT_SANDBOX_MAX_PROCESSES", 256, 1, PROCESSES_MAX,
+	    &c->max_processes) == -1 ? -1 : 0;
+}
+
 /* apid's HTTP timeouts and connection cap (docs/configuration.md). */
 static int
 load_http_vars(struct loader *ld)
@@ -791,6 +813,7 @@ config_load(struct config *conf, char *const *envp, char *err, size_t errlen)
 	if (ld.errlen > 0)
 		err[0] = '\0';
 	if (load_vars(&ld) == -1 || load_http_vars(&ld) == -1 ||
+	    load_process_vars(&ld) == -1 ||
 	    check_vars(&ld) == -1) {
 		config_free(conf);
 		return -1;

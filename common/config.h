@@ -64,6 +64,10 @@ struct config {
 	double		  http_idle_timeout;
 	double		  http_send_timeout;
 	long		  http_max_connections;
+	/* Processes that outlive a request (managerd/process*.c). */
+	long long	  process_output_bytes;	/* the ring, per process */
+	long		  max_processes_per_sandbox;
+	long		  max_processes;
 };
 
 /*

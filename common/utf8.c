@@ -274,3 +274,52 @@ utf8_cut(const void *s, size_t n)
 		n--;
 	return n;
 }
+
+/* The bytes a character led by b takes: 2-4, or 0 if b leads none. */
+static size_t
+utf8_lead_len(unsigned char b)
+{
+	if (b >= 0xc2 && b <= 0xdf)
+		return 2;
+	if (b >= 0xe0 && b <= 0xef)
+		return 3;
+	if (b >= 0xf0 && b <= 0xf4)
+		return 4;
+	return 0;
+}
+
+/* RFC 3629's table 3-7: the second byte's range after each lead. */
+static int
+utf8_second_ok(unsigned char lead, unsigned char b)
+{
+	if (lead == 0xe0)
+		return b >= 0xa0 && b <= 0xbf;
+	if (lead == 0xed)
+		return b >= 0x80 && b <= 0x9f;
+	if (lead == 0xf0)
+		return b >= 0x90 && b <= 0xbf;
+	if (lead == 0xf4)
+		return b >= 0x80 && b <= 0x8f;
+	return b >= 0x80 && b <= 0xbf;
+}
+
+size_t
+utf8_incomplete_tail(const void *s, size_t len)
+{
+	const unsigned char	*p = s;
+	size_t			 i, j, need;
+
+	for (i = 1; i <= 3 && i <= len; i++) {
+		if ((p[len - i] & 0xc0) == 0x80)
+			continue;
+		need = utf8_lead_len(p[len - i]);
+		if (need <= i)
+			return 0;
+		for (j = 1; j < i; j++)
+			if (j == 1 ? !utf8_second_ok(p[len - i], p[len - i + 1]) :
+			    (p[len - i + j] & 0xc0) != 0x80)
+				return 0;
+		return i;
+	}
+	return 0;
+}

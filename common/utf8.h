@@ -58,5 +58,11 @@ size_t	utf8_nchars(const void *, size_t len);
  * that starts before n.  s[n] must be readable.
  */
 size_t	utf8_cut(const void *s, size_t n);
+/*
+ * How many of the last bytes of s (0-3) are the start of a well-formed
+ * character that the bytes after them may complete: what to hold back
+ * so that a character is not split between two pieces of output.
+ */
+size_t	utf8_incomplete_tail(const void *s, size_t len);
 
 #endif /* AS_UTF8_H */

@@ -48,6 +48,14 @@ static const struct request_kind request_kinds[] = {
 	{ MSG_SNAPSHOT_DELETE, { 0 }, NULL },
 	{ MSG_SANDBOX_ROLLBACK, { 0 }, NULL },
 	{ MSG_SNAPSHOT_FORK, { 0 }, NULL },
+	{ MSG_PROCESS_START, { 0 }, NULL },
+	{ MSG_PROCESS_LIST, { MSG_PROCESS_INFO }, NULL },
+	{ MSG_PROCESS_GET, { 0 }, NULL },
+	{ MSG_PROCESS_OUTPUT, { 0 }, NULL },
+	{ MSG_PROCESS_STDIN, { 0 }, NULL },
+	{ MSG_PROCESS_SIGNAL, { 0 }, NULL },
+	{ MSG_PROCESS_DELETE, { 0 }, NULL },
+	{ MSG_PROCESS_RESIZE, { 0 }, NULL },
 };
 
 struct apid_request {

@@ -238,6 +238,81 @@ apid_fork(struct peer *p, struct imsg *imsg)
 	fork_request_free(&req);
 }
 
+static void
+apid_process_start(struct peer *p, struct imsg *imsg)
+{
+	struct process_request	 req;
+
+	if (msg_get_process_request(imsg, &req) == -1)
+		peer_bad_message(p, imsg, "malformed process request");
+	process_start(imsg->hdr.peerid, &req, imsg->data, imsg->len);
+	process_request_free(&req);
+}
+
+/* LIST names a sandbox; GET and DELETE a process. */
+static void
+apid_process_ref(struct peer *p, struct imsg *imsg)
+{
+	struct process_ref	 ref;
+	char			*id;
+
+	if (imsg->hdr.type == MSG_PROCESS_LIST) {
+		if ((id = msg_get_string(imsg, MSG_MAX_ID)) == NULL)
+			peer_bad_message(p, imsg, "malformed sandbox id");
+		process_list(imsg->hdr.peerid, id);
+		free(id);
+		return;
+	}
+	if (msg_get_process_ref(imsg, &ref) == -1)
+		peer_bad_message(p, imsg, "malformed process ref");
+	if (imsg->hdr.type == MSG_PROCESS_GET)
+		process_get(imsg->hdr.peerid, &ref);
+	else
+		process_delete(imsg->hdr.peerid, &ref);
+	process_ref_free(&ref);
+}
+
+/* OUTPUT and STDIN bring their pipe. */
+static void
+apid_process_pipe(struct peer *p, struct imsg *imsg)
+{
+	struct process_output	 o;
+	struct process_stdin	 s;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no pipe");
+	if (imsg->hdr.type == MSG_PROCESS_OUTPUT) {
+		if (msg_get_process_output(imsg, &o) == -1)
+			peer_bad_message(p, imsg, "malformed output request");
+		process_output(imsg->hdr.peerid, &o, imsg_take_fd(imsg));
+		process_ref_free(&o.ref);
+		return;
+	}
+	if (msg_get_process_stdin(imsg, &s) == -1)
+		peer_bad_message(p, imsg, "malformed stdin request");
+	process_stdin(imsg->hdr.peerid, &s, imsg_take_fd(imsg));
+	process_ref_free(&s.ref);
+}
+
+static void
+apid_process_control(struct peer *p, struct imsg *imsg)
+{
+	struct process_signal	 s;
+	struct process_resize	 r;
+
+	if (imsg->hdr.type == MSG_PROCESS_SIGNAL) {
+		if (msg_get_process_signal(imsg, &s) == -1)
+			peer_bad_message(p, imsg, "malformed signal request");
+		process_signal(imsg->hdr.peerid, &s);
+		process_ref_free(&s.ref);
+		return;
+	}
+	if (msg_get_process_resize(imsg, &r) == -1)
+		peer_bad_message(p, imsg, "malformed resize request");
+	process_resize(imsg->hdr.peerid, &r);
+	process_ref_free(&r.ref);
+}
+
 /* Requests that bring a descriptor with them. */
 static int
 carries_fd(uint32_t type)
@@ -249,6 +324,8 @@ carries_fd(uint32_t type)
 	case MSG_FILE_LIST:
 	case MSG_FILE_WRITE_COMMIT:
 	case MSG_SNAPSHOT_CREATE:
+	case MSG_PROCESS_OUTPUT:
+	case MSG_PROCESS_STDIN:
 		return 1;
 	default:
 		return 0;
@@ -380,6 +457,22 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_TAR_CHECKED:
 		apid_call_reply(p, imsg);
+		break;
+	case MSG_PROCESS_START:
+		apid_process_start(p, imsg);
+		break;
+	case MSG_PROCESS_LIST:
+	case MSG_PROCESS_GET:
+	case MSG_PROCESS_DELETE:
+		apid_process_ref(p, imsg);
+		break;
+	case MSG_PROCESS_OUTPUT:
+	case MSG_PROCESS_STDIN:
+		apid_process_pipe(p, imsg);
+		break;
+	case MSG_PROCESS_SIGNAL:
+	case MSG_PROCESS_RESIZE:
+		apid_process_control(p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not a request apid may make");

@@ -19,6 +19,7 @@
 #include "peer.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
+#include "process_msg.h"
 
 /* A sandbox as managerd keeps it and as its record file stores it. */
 struct sandbox_record {
@@ -432,6 +433,25 @@ void	 exec_start(uint32_t apid_id, struct exec_request *, int fd);
 void	 exec_cancel(uint32_t apid_id);
 size_t	 exec_count(void);
 int	 docker_state_running(struct imsg *);	/* STATE_RESULT */
+/*
+ * process.c, process_ops.c, process_recover.c: processes that outlive a
+ * request (process.h has the rest).  payload is the START's as apid sent
+ * it: its digest tells a client_id retry from a different request.
+ */
+void	 process_start(uint32_t apid_id, struct process_request *,
+	    const void *payload, size_t len);
+void	 process_get(uint32_t apid_id, const struct process_ref *);
+void	 process_list(uint32_t apid_id, const char *sandbox_id);
+void	 process_output(uint32_t apid_id, const struct process_output *,
+	    int fd);
+void	 process_stdin(uint32_t apid_id, const struct process_stdin *, int fd);
+void	 process_signal(uint32_t apid_id, const struct process_signal *);
+void	 process_resize(uint32_t apid_id, const struct process_resize *);
+void	 process_delete(uint32_t apid_id, const struct process_ref *);
+size_t	 process_count(void);
+/* Its container is gone or replaced: its processes and records too. */
+void	 processes_sandbox_gone(const char *sandbox_id);
+void	 processes_recover(void);
 /* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
 int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));

@@ -36,6 +36,13 @@ static const struct seccomp_rule managerd_rules[] = {
 	 * connected to each other only.
 	 */
 	SC_ALLOW_ARG(socketpair, SC_ARG_EQ(0, AF_UNIX)),
+	/*
+	 * Processes (process_io.c): libevent writes a reader's events and a
+	 * process's stdin with writev; the end of a process's stdin is a
+	 * half-close of its socket to dockerd-proxy (SHUT_WR only).
+	 */
+	SC_ALLOW(writev),
+	SC_ALLOW_ARG(shutdown, SC_ARG_EQ(1, SHUT_WR)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
 	/*

@@ -51,6 +51,8 @@ recover_finish(int ok)
 		    rc.dropped, rc.orphans);
 	free(rc.items);
 	memset(&rc, 0, sizeof(rc));
+	if (ok)
+		processes_recover();
 	done(ok);
 }
 

@@ -252,6 +252,8 @@ rollback_unrecord(struct rollback_op *op)
 		    "of sandbox %s: %s", id, strerror(saved));
 		return -1;
 	}
+	/* The container goes next, and its processes with it. */
+	processes_sandbox_gone(id);
 	return 0;
 }
 

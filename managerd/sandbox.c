@@ -79,6 +79,7 @@ sandbox_remove(struct sandbox *sb)
 		return;
 	RB_REMOVE(sandbox_tree, &table, sb);
 	sb->in_table = 0;
+	processes_sandbox_gone(sb->rec.id);
 	sb->gone = 1;
 	held--;
 	sandbox_release(sb);
