@@ -45,7 +45,7 @@ process_record_free(struct process_record *r)
 static void
 put_key(struct sbuf *b, const char *key)
 {
-	sbuf_puts(b, b->len > 2 ? ",\n  " : "");
+	sbuf_puts(b, b->len > 1 ? ",\n  " : "\n  ");
 	store_json_put_string(b, key);
 	sbuf_puts(b, ": ");
 }
@@ -103,7 +103,7 @@ store_process_to_json(const struct process_record *r)
 	struct sbuf	 b;
 
 	memset(&b, 0, sizeof(b));
-	sbuf_puts(&b, "{\n  ");
+	sbuf_puts(&b, "{");
 	put_argv(&b, r);
 	put_str(&b, "client_id", r->client_id);
 	put_int(&b, "cols", r->cols, 1);
