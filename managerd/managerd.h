@@ -452,6 +452,7 @@ size_t	 process_count(void);
 /* Its container is gone or replaced: its processes and records too. */
 void	 processes_sandbox_gone(const char *sandbox_id);
 void	 processes_recover(void);
+void	 processes_clear(void);	/* shutdown, tests: records stay */
 /* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
 int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));

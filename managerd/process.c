@@ -272,8 +272,7 @@ process_forget(struct process *p)
 	if (store_process_remove(env->datadir_fd, p->rec.id) == -1 &&
 	    errno != ENOENT)
 		log_warn("cannot remove the record of process %s", p->rec.id);
-	process_hold(p);
-	process_release(p);
+	process_release(p);		/* the table's */
 }
 
 /* The sandbox went (destroyed, reaped, rolled back): so did its processes. */
@@ -285,6 +284,24 @@ processes_sandbox_gone(const char *sandbox_id)
 	TAILQ_FOREACH_SAFE(p, &all_processes, entry, next)
 		if (strcmp(p->rec.sandbox_id, sandbox_id) == 0)
 			process_forget(p);
+}
+
+/* Drop everything, records left on disk (shutdown, tests). */
+void
+processes_clear(void)
+{
+	struct process	*p;
+
+	while ((p = TAILQ_FIRST(&all_processes)) != NULL) {
+		TAILQ_REMOVE(&all_processes, p, entry);
+		nprocesses--;
+		p->gone = 1;
+		process_io_close(p);
+		if (p->ev_timeout != NULL)
+			event_free(p->ev_timeout);
+		p->ev_timeout = NULL;
+		process_release(p);
+	}
 }
 
 /* --- the proxy's replies -------------------------------------------------- */

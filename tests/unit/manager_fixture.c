@@ -169,6 +169,7 @@ teardown(void **state)
 	assert_int_equal(upload_count(), 0);
 
 	reaper_stop();
+	processes_clear();
 	sandbox_table_clear();
 	peer_stop(&env->apid_peer);
 	peer_stop(&env->proxy_peer);
