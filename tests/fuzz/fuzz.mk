@@ -41,7 +41,8 @@ fuzz_tar_check_SRCS = dockerd-proxy/tar_check.c common/tar_header.c
 # managerd: the image allowlist's globs.
 fuzz_allowlist_SRCS = managerd/allowlist.c common/utf8.c
 # common: the messages between the processes.
-fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c
+fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
+	common/process_msg.c common/ids.c
 fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\

@@ -14,6 +14,7 @@
 
 #include "file_msg.h"
 #include "harness.h"
+#include "process_msg.h"
 
 union value {
 	struct create_request	 create_request;
@@ -34,6 +35,18 @@ union value {
 	struct archive_get	 archive_get;
 	struct archive_stat	 archive_stat;
 	struct archive_put	 archive_put;
+	struct process_request	 process_request;
+	struct process_info	 process_info;
+	struct process_ref	 process_ref;
+	struct process_output	 process_output;
+	struct process_stdin	 process_stdin;
+	struct process_signal	 process_signal;
+	struct process_resize	 process_resize;
+	struct docker_process	 docker_process;
+	struct docker_process_started docker_process_started;
+	struct docker_process_signal docker_process_signal;
+	struct docker_process_exec docker_process_exec;
+	struct docker_process_state docker_process_state;
 	uint64_t		 u64;
 	char			*str;
 };
@@ -79,6 +92,81 @@ CODEC(tar_result)
 CODEC(archive_get)
 CODEC(archive_stat)
 CODEC(archive_put)
+CODEC(process_request)
+CODEC(process_info)
+CODEC(process_ref)
+CODEC(docker_process)
+CODEC(docker_process_exec)
+
+/* Process codecs whose values hold a ref or one string to free. */
+#define CODEC_REF(name)							\
+static int								\
+get_##name(const struct imsg *m, union value *v)			\
+{									\
+	return msg_get_##name(m, &v->name);				\
+}									\
+static void								\
+put_##name(struct msgw *w, const union value *v)			\
+{									\
+	msg_put_##name(w, &v->name);					\
+}									\
+static void								\
+free_##name(union value *v)						\
+{									\
+	process_ref_free(&v->name.ref);					\
+}
+CODEC_REF(process_output)
+CODEC_REF(process_stdin)
+CODEC_REF(process_signal)
+CODEC_REF(process_resize)
+
+static int
+get_docker_process_started(const struct imsg *m, union value *v)
+{
+	return msg_get_docker_process_started(m, &v->docker_process_started);
+}
+
+static void
+put_docker_process_started(struct msgw *w, const union value *v)
+{
+	msg_put_docker_process_started(w, &v->docker_process_started);
+}
+
+static void
+free_docker_process_started(union value *v)
+{
+	free(v->docker_process_started.exec_id);
+}
+
+static int
+get_docker_process_signal(const struct imsg *m, union value *v)
+{
+	return msg_get_docker_process_signal(m, &v->docker_process_signal);
+}
+
+static void
+put_docker_process_signal(struct msgw *w, const union value *v)
+{
+	msg_put_docker_process_signal(w, &v->docker_process_signal);
+}
+
+static void
+free_docker_process_signal(union value *v)
+{
+	free(v->docker_process_signal.id);
+}
+
+static int
+get_docker_process_state(const struct imsg *m, union value *v)
+{
+	return msg_get_docker_process_state(m, &v->docker_process_state);
+}
+
+static void
+put_docker_process_state(struct msgw *w, const union value *v)
+{
+	msg_put_docker_process_state(w, &v->docker_process_state);
+}
 
 static void
 free_nothing(union value *v)
@@ -158,6 +246,11 @@ static const struct codec codecs[] = {
 	{ get_snapshot_list, put_snapshot_list, free_str },
 	{ get_id, put_string, free_str },
 	{ get_text, put_string, free_str },
+	C(process_request), C(process_info), C(process_ref),
+	C(process_output), C(process_stdin), C(process_signal),
+	C(process_resize), C(docker_process), C(docker_process_exec),
+	C(docker_process_started), C(docker_process_signal),
+	{ get_docker_process_state, put_docker_process_state, free_nothing },
 };
 #define NCODECS	(sizeof(codecs) / sizeof(codecs[0]))
 
