@@ -291,14 +291,18 @@ struct frame_parser {
 	int		 in_frame;
 	unsigned char	 buf[FRAME_MAX_PAYLOAD];
 	size_t		 buf_len;
+	int		 raw;		/* a tty's: no frames, all stdout */
 	int		 want_pid;	/* still reading the first line */
-	char		 pid_text[FRAME_PID_DIGITS + 1];
-	size_t		 pid_len;
+	char		 pid_text[FRAME_PID_DIGITS + 1];	/* and a '\r' */
+	size_t		 pid_len;	/* digits in pid_text */
+	int		 pid_cr;	/* raw: a '\r' came after them */
 	long long	 pid;		/* 0 until found; -1 if none */
 	int		 error;
 };
 
 void	frame_parser_init(struct frame_parser *, int want_pid);
+/* A tty's stream: raw bytes; the PID line may end in "\r\n". */
+void	frame_parser_init_tty(struct frame_parser *, int want_pid);
 /* 0, or -1 on a malformed header (and on every call after one). */
 int	frame_parser_feed(struct frame_parser *, const void *, size_t,
 	    frame_emit_fn, void *);
