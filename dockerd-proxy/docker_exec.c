@@ -146,7 +146,7 @@ kill_created(const struct docker_result *res, void *arg)
 	if (docker_path(path, sizeof(path), DOCKER_API "/exec/%s/start",
 	    k->kid) == -1)
 		fatalx("%s: path", __func__);
-	body = hardening_exec_start_body(0);
+	body = hardening_exec_start_body(0, 0);
 	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
 	memset(&spec, 0, sizeof(spec));
 	spec.method = "POST";
@@ -553,7 +553,7 @@ exec_start_stream(struct exec *e)
 	if (docker_path(path, sizeof(path), DOCKER_API "/exec/%s/start",
 	    e->eid) == -1)
 		fatalx("%s: path", __func__);
-	body = hardening_exec_start_body(0);
+	body = hardening_exec_start_body(0, 0);
 	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
 	memset(&spec, 0, sizeof(spec));
 	spec.method = "POST";

@@ -20,6 +20,7 @@
 #include "tar_header.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
+#include "process_msg.h"
 
 struct docker_response;
 
@@ -180,8 +181,14 @@ json_object	*hardening_volume_body(const char *id, const char *instance_id);
 json_object	*hardening_network_body(const char *name);
 json_object	*hardening_exec_body(const struct proxy_policy *,
 		    const struct docker_exec *);
+/* A process: as an exec, with the tty and stdin it asks for. */
+json_object	*hardening_process_body(const struct proxy_policy *,
+		    const struct docker_process *);
 json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);
-json_object	*hardening_exec_start_body(int detach);
+/* signo: one of process_signal_name()'s (anything else is fatal). */
+json_object	*hardening_signal_body(const struct proxy_policy *,
+		    long long pid, int signo);
+json_object	*hardening_exec_start_body(int detach, int tty);
 /*
  * The operator's policy, checked once at start-up (and its "uid:gid"
  * made); NULL if fine, else why not.
