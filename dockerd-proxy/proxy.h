@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "docker_http.h"
 #include "ids.h"
 #include "peer.h"
 #include "proc.h"
@@ -331,6 +332,54 @@ typedef void	(*teardown_cb)(void *arg, enum error_kind, const char *text);
 void	sandbox_teardown(struct proxy *, const char *id, teardown_cb,
 	    void *arg);
 void	docker_destroy(struct proxy *, uint32_t peerid, const char *id);
+
+/*
+ * docker_exec_run.c: the pieces of every exec of ours.  Each callback runs
+ * once, from the event loop; on an error its id is NULL and kind is not 0.
+ *
+ * exec_container: the sandbox's container, found by its name and made by
+ * this server (else ERR_FORBIDDEN, logged as "refusing to <op> <name>");
+ * with need_running, also running (else ERR_INVALID_REQUEST "sandbox <id>
+ * is not running").  A failed inspect is docker_result_error()'s, about
+ * "sandbox <id>" (so its 404 is ERR_NOT_FOUND "sandbox <id>: not found").
+ */
+typedef void	(*exec_container_cb)(void *arg, const char *cid, int running,
+		    enum error_kind, const char *text);
+void	exec_container(struct proxy *, const char *id, const char *op,
+	    int need_running, exec_container_cb, void *arg);
+/* POST /containers/<cid>/exec with body (not taken); 409: not running. */
+typedef void	(*exec_created_cb)(void *arg, const char *eid,
+		    enum error_kind, const char *text);
+void	exec_create(struct proxy *, const char *id, const char *cid,
+	    json_object *body, exec_created_cb, void *arg);
+/*
+ * Start it attached, Tty as it was made: docker_request_new()'s request
+ * (NULL with errno).  A body not streamed is buffered up to this.
+ */
+#define EXEC_ATTACH_MAX_BODY	(64 * 1024)
+struct exec_attach_cbs {
+	docker_body_cb		 on_body;	/* NULL: buffered */
+	docker_drain_cb		 on_drain;	/* stdin written, may be NULL */
+	docker_done_cb		 on_done;
+};
+struct docker_request	*exec_attach(struct proxy *, const char *eid, int tty,
+			    const struct exec_attach_cbs *, void *arg);
+/* Running and ExitCode of GET /exec/<id>/json; -1 when Running is not. */
+int	exec_state_parse(json_object *, int *running, int *has_exit_code,
+	    int64_t *exit_code);
+/* Once its stream ended: its exit code, -1 if Docker did not say in time. */
+typedef void	(*exec_exit_cb)(void *arg, int64_t exit_code);
+void	exec_wait(struct proxy *, const char *eid, exec_exit_cb, void *arg);
+
+/*
+ * docker_signal.c: stop and kill the group and every descendant of pid in
+ * the container cid, in the background (only its log lines tell how it
+ * went); and MSG_DOCKER_PROCESS_SIGNAL.
+ */
+void	sandbox_kill(struct proxy *, const char *id, const char *cid,
+	    long long pid);
+void	docker_process_signal(struct proxy *, uint32_t peerid,
+	    const struct docker_process_signal *);
 
 /* docker_create.c, docker_state.c, docker_list.c, docker_exec.c */
 void	docker_create(struct proxy *, uint32_t peerid, struct docker_create *);
