@@ -33,6 +33,15 @@
 #define EXEC_WRAPPER	"echo $$; exec \"$@\""
 
 /*
+ * On a tty, the same, but the command waits for its terminal's size:
+ * Docker's API 1.41 takes the size only once the exec runs, and a command
+ * that looks at once would see 0x0.  The proxy sends the terminal's
+ * end-of-file character once the size is set; a read at the start of a
+ * line then returns at once, and the line discipline echoes nothing.
+ */
+#define TTY_WRAPPER	"echo $$; read -r _; exec \"$@\""
+
+/*
  * A signal to the process group of $1 (the wrapper's PID, leader of its
  * group), by its name in $2: one of process_signal_name()'s, never text
  * from a request.  A built-in, as the kill below.
@@ -407,11 +416,11 @@ command_exec_body(const struct proxy_policy *p, char *const *argv,
     size_t argc, const struct env_list *env, const char *workdir, int tty,
     int with_stdin)
 {
-	static const char *const	 wrapper[] = {
-		"/bin/sh", "-c", EXEC_WRAPPER, "sh"
+	const char *const	 wrapper[] = {
+		"/bin/sh", "-c", tty ? TTY_WRAPPER : EXEC_WRAPPER, "sh"
 	};
-	json_object			*body, *cmd;
-	size_t				 i;
+	json_object		*body, *cmd;
+	size_t			 i;
 
 	cmd = jstr_array(wrapper, 4);
 	for (i = 0; i < argc; i++)
@@ -435,12 +444,13 @@ hardening_exec_body(const struct proxy_policy *p, const struct docker_exec *de)
 	    0, 0);
 }
 
+/* A tty's stdin is always attached: its wrapper waits on it. */
 json_object *
 hardening_process_body(const struct proxy_policy *p,
     const struct docker_process *d)
 {
 	return command_exec_body(p, d->argv, d->argc, &d->env, d->workdir,
-	    d->tty, d->stdin_open);
+	    d->tty, d->tty || d->stdin_open);
 }
 
 /* One of our scripts with its arguments, as the sandbox user, in /. */

@@ -182,7 +182,11 @@ json_object	*hardening_volume_body(const char *id, const char *instance_id);
 json_object	*hardening_network_body(const char *name);
 json_object	*hardening_exec_body(const struct proxy_policy *,
 		    const struct docker_exec *);
-/* A process: as an exec, with the tty and stdin it asks for. */
+/*
+ * A process: as an exec, with the tty and stdin it asks for.  On a tty the
+ * wrapper waits, after the PID line, for the terminal's end-of-file
+ * character on its stdin (always attached) before it runs the command.
+ */
 json_object	*hardening_process_body(const struct proxy_policy *,
 		    const struct docker_process *);
 json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);

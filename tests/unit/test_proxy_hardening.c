@@ -290,6 +290,12 @@ test_process_golden(void **state)
 	d.cols = 120;
 	d.rows = 40;
 	golden("process_create_tty.json", hardening_process_body(&p, &d));
+	/* A tty's wrapper waits on its stdin: attached even when not open. */
+	d.stdin_open = 0;
+	body = hardening_process_body(&p, &d);
+	assert_true(json_object_object_get_ex(body, "AttachStdin", &v));
+	assert_true(json_object_get_boolean(v));
+	json_object_put(body);
 	d.tty = 0;
 	d.stdin_open = 0;
 	body = hardening_process_body(&p, &d);
