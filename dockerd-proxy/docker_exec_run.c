@@ -310,3 +310,55 @@ exec_wait(struct proxy *px, const char *eid, exec_exit_cb cb, void *arg)
 		fatalx("%s: out of memory", __func__);
 	exec_wait_poll(w);
 }
+
+/* --- its tty -------------------------------------------------------------- */
+
+struct exec_sizing {
+	char			 id[SANDBOX_ID_LEN + 1];
+	exec_resized_cb		 cb;
+	void			*arg;
+};
+
+static void
+exec_sized(const struct docker_result *res, void *arg)
+{
+	struct exec_sizing	*z = arg;
+	char			 what[64], text[2048];
+	enum error_kind		 kind;
+
+	if (docker_result_answered(res) && res->status >= 200 &&
+	    res->status < 300) {
+		z->cb(z->arg, 0, NULL);
+		free(z);
+		return;
+	}
+	snprintf(what, sizeof(what), "sandbox %s", z->id);
+	kind = docker_result_error(res, what, text, sizeof(text));
+	if (docker_result_answered(res) && res->status == 409)
+		kind = ERR_CONFLICT;
+	z->cb(z->arg, kind, text);
+	free(z);
+}
+
+/*
+ * Docker waits up to 10 s for the exec to have started, so this may go
+ * out right after the start; its API 1.41 has no size for the create.
+ */
+void
+exec_resize(struct proxy *px, const char *id, const char *eid,
+    uint32_t cols, uint32_t rows, exec_resized_cb cb, void *arg)
+{
+	struct exec_sizing	*z;
+	char			 path[256], h[16], w[16];
+
+	z = xcalloc(1, sizeof(*z));
+	strlcpy(z->id, id, sizeof(z->id));
+	z->cb = cb;
+	z->arg = arg;
+	snprintf(h, sizeof(h), "%u", rows);
+	snprintf(w, sizeof(w), "%u", cols);
+	if (docker_path(path, sizeof(path),
+	    DOCKER_API "/exec/%s/resize?h=%s&w=%s", eid, h, w) == -1)
+		fatalx("%s: path", __func__);
+	docker_call(px, "POST", path, NULL, INSPECT_MAX_BODY, exec_sized, z);
+}

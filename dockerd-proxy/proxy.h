@@ -52,6 +52,7 @@ struct proxy_settings {
 };
 
 struct exec;
+struct process;
 struct network_wait;
 
 struct proxy {
@@ -59,6 +60,7 @@ struct proxy {
 	struct peer		 parent;
 	struct proxy_settings	 settings;
 	TAILQ_HEAD(, exec)	 execs;		/* running, for EXEC_CANCEL */
+	TAILQ_HEAD(, process)	 processes;	/* started, not yet ended */
 	TAILQ_HEAD(, network_wait) network_queue; /* one ensure at a time */
 };
 
@@ -374,6 +376,26 @@ int	exec_state_parse(json_object *, int *running, int *has_exit_code,
 /* Once its stream ended: its exit code, -1 if Docker did not say in time. */
 typedef void	(*exec_exit_cb)(void *arg, int64_t exit_code);
 void	exec_wait(struct proxy *, const char *eid, exec_exit_cb, void *arg);
+/* POST /exec/<eid>/resize; a 409 is ERR_CONFLICT. */
+typedef void	(*exec_resized_cb)(void *arg, enum error_kind,
+		    const char *text);
+void	exec_resize(struct proxy *, const char *id, const char *eid,
+	    uint32_t cols, uint32_t rows, exec_resized_cb, void *arg);
+
+/*
+ * docker_process.c: MSG_DOCKER_PROCESS_START; takes over d and fd (see
+ * msg.h and the file for what managerd may rely on).
+ */
+void	docker_process_start(struct proxy *, uint32_t peerid,
+	    struct docker_process *d, int fd);
+/*
+ * docker_process_exec.c: MSG_DOCKER_PROCESS_INSPECT and _RESIZE, once
+ * Docker says the exec is one in the container of that sandbox of ours.
+ */
+void	docker_process_inspect(struct proxy *, uint32_t peerid,
+	    const struct docker_process_exec *);
+void	docker_process_resize(struct proxy *, uint32_t peerid,
+	    const struct docker_process_exec *);
 
 /*
  * docker_signal.c: stop and kill the group and every descendant of pid in
