@@ -455,13 +455,14 @@ class StartErrors(Sandbox):
         self.assertRegex(p.error[1], r"^sandbox sb_[0-9a-f]{16}: not found$")
 
     def test_bad_workdir(self):
-        p = Process(PROXY, self.sid, ["true"], workdir="/nonexistent")
-        self.assertEqual(p.error[0], ops.ERR_INVALID_REQUEST, p.error)
-        self.assertIn("did not start", p.error[1])
-        self.assertIn("nonexistent", p.error[1])
-        # Nothing went into the socket before the error.
-        p.reader.join(10)
-        self.assertEqual(p.data, b"")
+        for tty in (False, True):
+            p = Process(PROXY, self.sid, ["true"], workdir="/nonexistent",
+                        tty=tty, stdin=tty, cols=80, rows=24)
+            self.assertEqual(p.error[0], ops.ERR_INVALID_REQUEST, p.error)
+            self.assertIn("did not start", p.error[1])
+            self.assertIn("nonexistent", p.error[1])
+            # Nothing went into the socket before the error.
+            self.assertEqual(p.data, b"")
 
     def test_missing_command(self):
         p = Process(PROXY, self.sid, ["/no/such/command"])
