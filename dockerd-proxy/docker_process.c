@@ -22,7 +22,8 @@
  *    (Docker closes a tty exec's output when its stdin is closed);
  *  - on a tty, the command runs once its size is set (the wrapper waits
  *    for an end-of-file character the proxy sends then), and stdin is
- *    read from the socket only from then on.
+ *    read from the socket only from then on; without stdin_open its
+ *    first read is an end of file, as without a tty.
  * Memory is bounded both ways: reading Docker stops while the socket
  * holds more than it takes, reading the socket while Docker has
  * STDIN_QUEUE_MAX of stdin queued.
@@ -365,17 +366,18 @@ process_stdin_drained(struct docker_request *req, void *arg)
 /*
  * A tty's wrapper waits for its size: once the PID line came (so the
  * stream is up) and the size is set, the end-of-file character lets it
- * run the command, and the client's stdin may follow.
+ * run the command, and the client's stdin may follow.  Without one, the
+ * command's stdin is empty: a second end of file, for its first read.
  */
 static void
 process_release(struct process *p)
 {
-	static const char	 eof = TTY_EOF;
+	static const char	 eof[2] = { TTY_EOF, TTY_EOF };
 
 	if (p->released || !p->sized || !p->started || p->stream == NULL)
 		return;
 	p->released = 1;
-	stdin_write(p, &eof, 1);
+	stdin_write(p, eof, p->spec.stdin_open ? 1 : 2);
 	if (p->spec.stdin_open)
 		stdin_watch(p, 1);
 }

@@ -341,6 +341,13 @@ class Tty(Sandbox):
         p.close_stdin()
         self.assertEqual(p.wait_exit(), (0, 0))
 
+    def test_tty_without_stdin(self):
+        # Its stdin is empty, as without a tty: the first read is the end.
+        p = self.sh("test -t 0 && cat; echo rc=$?", tty=True, cols=80,
+                    rows=24)
+        self.assertEqual(p.wait_exit(), (0, 0))
+        self.assertEqual(p.output(), b"rc=0\r\n")
+
     def test_tty_eof_after_partial_line(self):
         p = self.sh("cat; echo rc=$?", tty=True, stdin=True)
         p.send(b"partial")
