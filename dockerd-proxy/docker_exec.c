@@ -29,12 +29,8 @@
 #include "proxy.h"
 #include "xmalloc.h"
 
-#define INSPECT_MAX_BODY	(4 * 1024 * 1024)
-#define EXEC_MAX_BODY		(64 * 1024)
 /* How long Docker may keep the stream open after a kill was sent. */
 #define KILL_GRACE_SECONDS	10
-#define EXIT_POLLS		50
-#define EXIT_POLL_USEC		50000
 /* A timer beyond this (about three years) is the same as none. */
 #define TIMEOUT_MAX_SECONDS	1e8
 
@@ -61,8 +57,6 @@ struct exec {
 	int			 paused;
 	struct event		*ev_timeout;
 	struct event		*ev_grace;
-	struct event		*ev_poll;
-	int			 polls;
 	int			 started;	/* EXEC_STARTED sent */
 	int			 timed_out;
 	int			 kill_wanted;
@@ -72,122 +66,15 @@ struct exec {
 	struct frame_parser	 fp;
 };
 
-struct exec_kill {
-	struct proxy	*px;
-	char		 sandbox[SANDBOX_ID_LEN + 1];
-	char		 cid[DOCKER_ID_LEN + 1];
-	char		 kid[DOCKER_ID_LEN + 1];
-};
-
 static void	exec_flush_and_continue(struct exec *);
 
 /* --- the kill ------------------------------------------------------------- */
 
 static void
-kill_free(struct exec_kill *k)
-{
-	free(k);
-}
-
-static void
-kill_done(struct docker_request *req, enum docker_http_error error,
-    const struct docker_response *resp, void *arg)
-{
-	struct exec_kill	*k = arg;
-	char			 text[256];
-	size_t			 i, n = 0;
-
-	if (error != DOCKER_HTTP_OK || (resp->status != 101 &&
-	    resp->status != 200)) {
-		log_warnx("the kill in sandbox %s failed: %s (HTTP %d)",
-		    k->sandbox, docker_http_strerror(error), resp->status);
-		kill_free(k);
-		return;
-	}
-	/* The script prints nothing; whatever it said is worth a log line. */
-	for (i = 0; resp->body != NULL && i < resp->body_len &&
-	    n + 1 < sizeof(text); i++)
-		if (resp->body[i] >= ' ' && resp->body[i] < 0x7f)
-			text[n++] = (char)resp->body[i];
-	text[n] = '\0';
-	if (n > 0)
-		log_warnx("the kill in sandbox %s said: %s", k->sandbox, text);
-	else
-		log_debug("killed the command in sandbox %s", k->sandbox);
-	kill_free(k);
-}
-
-static void
-kill_created(const struct docker_result *res, void *arg)
-{
-	struct exec_kill		*k = arg;
-	struct docker_request_spec	 spec;
-	json_object			*obj, *body;
-	const char			*kid, *text;
-	char				 path[256];
-
-	if (!docker_result_answered(res) || res->status != 201) {
-		log_warnx("the kill in sandbox %s failed: exec create: HTTP %d",
-		    k->sandbox, res->status);
-		kill_free(k);
-		return;
-	}
-	obj = docker_json_parse(res->resp);
-	kid = json_get_string(obj, "Id");
-	if (!valid_docker_id(kid)) {
-		json_object_put(obj);
-		log_warnx("the kill in sandbox %s failed: no exec id",
-		    k->sandbox);
-		kill_free(k);
-		return;
-	}
-	strlcpy(k->kid, kid, sizeof(k->kid));
-	json_object_put(obj);
-	if (docker_path(path, sizeof(path), DOCKER_API "/exec/%s/start",
-	    k->kid) == -1)
-		fatalx("%s: path", __func__);
-	body = hardening_exec_start_body(0);
-	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-	memset(&spec, 0, sizeof(spec));
-	spec.method = "POST";
-	spec.path = path;
-	spec.content_type = "application/json";
-	spec.body = text;
-	spec.body_len = strlen(text);
-	spec.flags = DOCKER_HTTP_UPGRADE;
-	spec.max_body = EXEC_MAX_BODY;
-	spec.on_done = kill_done;
-	spec.arg = k;
-	if (docker_request_new(k->px->base, k->px->settings.docker_socket,
-	    &spec) == NULL) {
-		log_warn("the kill in sandbox %s failed", k->sandbox);
-		kill_free(k);
-	}
-	json_object_put(body);
-}
-
-/* Independent of the exec: it may end before the kill does. */
-static void
 kill_start(struct exec *e)
 {
-	struct exec_kill	*k;
-	json_object		*body;
-	char			 path[256];
-
 	e->kill_sent = 1;
-	k = xcalloc(1, sizeof(*k));
-	k->px = e->px;
-	strlcpy(k->sandbox, e->spec.id, sizeof(k->sandbox));
-	strlcpy(k->cid, e->cid, sizeof(k->cid));
-	log_info("killing process group %lld in sandbox %s", e->fp.pid,
-	    e->spec.id);
-	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/exec",
-	    k->cid) == -1)
-		fatalx("%s: path", __func__);
-	body = hardening_kill_body(&e->px->settings.policy, e->fp.pid);
-	docker_call(e->px, "POST", path, body, EXEC_MAX_BODY, kill_created,
-	    k);
-	json_object_put(body);
+	sandbox_kill(e->px, e->spec.id, e->cid, e->fp.pid);
 }
 
 static void
@@ -227,7 +114,6 @@ exec_free(struct exec *e)
 	event_free(e->ev_pipe);
 	event_free(e->ev_timeout);
 	event_free(e->ev_grace);
-	event_free(e->ev_poll);
 	evbuffer_free(e->out);
 	docker_exec_free(&e->spec);
 	free(e);
@@ -278,66 +164,10 @@ exec_finish(struct exec *e, int64_t exit_code)
 	exec_free(e);
 }
 
-static void	exec_poll(struct exec *);
-
 static void
-exec_polled(const struct docker_result *res, void *arg)
+exec_exited(void *arg, int64_t exit_code)
 {
-	struct exec	*e = arg;
-	struct timeval	 tv = { 0, EXIT_POLL_USEC };
-	json_object	*obj, *running, *code;
-	int		 settled = 0;
-	int64_t		 exit_code = -1;
-
-	if (docker_result_answered(res) && res->status == 404) {
-		/* The container went, and the exec with it. */
-		exec_finish(e, -1);
-		return;
-	}
-	/* Docker is hung: asking again would wait out deadline after deadline. */
-	if (res->error == DOCKER_HTTP_TIMEOUT) {
-		exec_finish(e, -1);
-		return;
-	}
-	if (docker_result_answered(res) && res->status == 200) {
-		obj = docker_json_parse(res->resp);
-		if (json_object_object_get_ex(obj, "Running", &running) &&
-		    json_object_is_type(running, json_type_boolean) &&
-		    !json_object_get_boolean(running) &&
-		    json_object_object_get_ex(obj, "ExitCode", &code) &&
-		    json_object_is_type(code, json_type_int)) {
-			settled = 1;
-			exit_code = json_object_get_int64(code);
-		}
-		json_object_put(obj);
-	}
-	if (settled) {
-		exec_finish(e, exit_code);
-		return;
-	}
-	if (++e->polls >= EXIT_POLLS) {
-		exec_finish(e, -1);
-		return;
-	}
-	evtimer_add(e->ev_poll, &tv);
-}
-
-static void
-exec_poll(struct exec *e)
-{
-	char	 path[256];
-
-	if (docker_path(path, sizeof(path), DOCKER_API "/exec/%s/json",
-	    e->eid) == -1)
-		fatalx("%s: path", __func__);
-	docker_call(e->px, "GET", path, NULL, INSPECT_MAX_BODY, exec_polled,
-	    e);
-}
-
-static void
-exec_poll_timer(evutil_socket_t fd, short what, void *arg)
-{
-	exec_poll(arg);
+	exec_finish(arg, exit_code);
 }
 
 /* Everything was written (or dropped): close the pipe, ask the exit. */
@@ -348,8 +178,7 @@ exec_drained(struct exec *e)
 	evtimer_del(e->ev_timeout);
 	evtimer_del(e->ev_grace);
 	e->state = EX_POLL;
-	e->polls = 0;
-	exec_poll(e);
+	exec_wait(e->px, e->eid, exec_exited, e);
 }
 
 /* --- the output ----------------------------------------------------------- */
@@ -543,32 +372,12 @@ exec_grace_fire(evutil_socket_t fd, short what, void *arg)
 static void
 exec_start_stream(struct exec *e)
 {
-	struct docker_request_spec	 spec;
-	struct timeval			 tv;
-	json_object			*body;
-	const char			*text;
-	char				 path[256];
-	double				 t;
+	static const struct exec_attach_cbs	 cbs = { exec_body, NULL,
+						    exec_stream_done };
+	struct timeval				 tv;
+	double					 t;
 
-	if (docker_path(path, sizeof(path), DOCKER_API "/exec/%s/start",
-	    e->eid) == -1)
-		fatalx("%s: path", __func__);
-	body = hardening_exec_start_body(0);
-	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-	memset(&spec, 0, sizeof(spec));
-	spec.method = "POST";
-	spec.path = path;
-	spec.content_type = "application/json";
-	spec.body = text;
-	spec.body_len = strlen(text);
-	spec.flags = DOCKER_HTTP_UPGRADE;
-	spec.max_body = EXEC_MAX_BODY;
-	spec.on_body = exec_body;
-	spec.on_done = exec_stream_done;
-	spec.arg = e;
-	e->stream = docker_request_new(e->px->base,
-	    e->px->settings.docker_socket, &spec);
-	json_object_put(body);
+	e->stream = exec_attach(e->px, e->eid, 0, &cbs, e);
 	if (e->stream == NULL) {
 		exec_fail(e, docker_start_error_kind(errno), "sandbox %s: "
 		    "cannot start a Docker request: %s", e->spec.id,
@@ -585,31 +394,16 @@ exec_start_stream(struct exec *e)
 }
 
 static void
-exec_created(const struct docker_result *res, void *arg)
+exec_created(void *arg, const char *eid, enum error_kind kind,
+    const char *text)
 {
 	struct exec	*e = arg;
-	json_object	*obj;
-	const char	*eid;
 
-	if (docker_result_answered(res) && res->status == 409) {
-		exec_fail(e, ERR_INVALID_REQUEST, "sandbox %s is not running",
-		    e->spec.id);
+	if (kind != 0) {
+		exec_fail(e, kind, "%s", text);
 		return;
 	}
-	if (!docker_result_answered(res) || res->status != 201) {
-		exec_fail_result(e, res);
-		return;
-	}
-	obj = docker_json_parse(res->resp);
-	eid = json_get_string(obj, "Id");
-	if (valid_docker_id(eid))
-		strlcpy(e->eid, eid, sizeof(e->eid));
-	json_object_put(obj);
-	if (e->eid[0] == '\0') {
-		exec_fail(e, ERR_BACKEND, "sandbox %s: Docker answered "
-		    "without an exec id", e->spec.id);
-		return;
-	}
+	strlcpy(e->eid, eid, sizeof(e->eid));
 	if (e->cancelled) {
 		exec_fail(e, ERR_INVALID_REQUEST, "exec in sandbox %s was "
 		    "cancelled", e->spec.id);
@@ -619,39 +413,14 @@ exec_created(const struct docker_result *res, void *arg)
 }
 
 static void
-exec_inspected(const struct docker_result *res, void *arg)
+exec_found(void *arg, const char *cid, int running, enum error_kind kind,
+    const char *text)
 {
 	struct exec	*e = arg;
-	json_object	*obj, *config, *labels = NULL, *state, *running;
-	const char	*cid;
-	char		 name[DOCKER_NAME_MAX], path[256], text[256];
-	int		 ours, is_running = 0;
+	json_object	*body;
 
-	if (!docker_result_answered(res) || res->status != 200) {
-		exec_fail_result(e, res);
-		return;
-	}
-	obj = docker_json_parse(res->resp);
-	if (json_object_object_get_ex(obj, "Config", &config))
-		json_object_object_get_ex(config, "Labels", &labels);
-	ours = labels_are_ours(labels, e->spec.id,
-	    e->px->settings.instance_id);
-	if (json_object_object_get_ex(obj, "State", &state) &&
-	    json_object_object_get_ex(state, "Running", &running))
-		is_running = json_object_get_boolean(running);
-	cid = json_get_string(obj, "Id");
-	if (ours && valid_docker_id(cid))
-		strlcpy(e->cid, cid, sizeof(e->cid));
-	json_object_put(obj);
-	if (e->cid[0] == '\0') {
-		sandbox_container_name(e->spec.id, name, sizeof(name));
-		refuse_not_ours("exec in", name, text, sizeof(text));
-		exec_fail(e, ERR_FORBIDDEN, "%s", text);
-		return;
-	}
-	if (!is_running) {
-		exec_fail(e, ERR_INVALID_REQUEST, "sandbox %s is not running",
-		    e->spec.id);
+	if (kind != 0) {
+		exec_fail(e, kind, "%s", text);
 		return;
 	}
 	if (e->cancelled) {
@@ -659,13 +428,11 @@ exec_inspected(const struct docker_result *res, void *arg)
 		    "cancelled", e->spec.id);
 		return;
 	}
+	strlcpy(e->cid, cid, sizeof(e->cid));
 	e->state = EX_CREATE;
-	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/exec",
-	    e->cid) == -1)
-		fatalx("%s: path", __func__);
-	obj = hardening_exec_body(&e->px->settings.policy, &e->spec);
-	docker_call(e->px, "POST", path, obj, EXEC_MAX_BODY, exec_created, e);
-	json_object_put(obj);
+	body = hardening_exec_body(&e->px->settings.policy, &e->spec);
+	exec_create(e->px, e->spec.id, e->cid, body, exec_created, e);
+	json_object_put(body);
 }
 
 void
@@ -673,7 +440,6 @@ docker_exec(struct proxy *px, uint32_t peerid, struct docker_exec *de, int fd)
 {
 	struct exec	*e;
 	struct stat	 st;
-	char		 name[DOCKER_NAME_MAX], path[256];
 	int		 flags;
 
 	e = xcalloc(1, sizeof(*e));
@@ -688,8 +454,7 @@ docker_exec(struct proxy *px, uint32_t peerid, struct docker_exec *de, int fd)
 	    e)) == NULL ||
 	    (e->ev_timeout = evtimer_new(px->base, exec_timeout_fire, e)) ==
 	    NULL ||
-	    (e->ev_grace = evtimer_new(px->base, exec_grace_fire, e)) == NULL ||
-	    (e->ev_poll = evtimer_new(px->base, exec_poll_timer, e)) == NULL)
+	    (e->ev_grace = evtimer_new(px->base, exec_grace_fire, e)) == NULL)
 		fatalx("%s: out of memory", __func__);
 	TAILQ_INSERT_TAIL(&px->execs, e, entry);
 
@@ -699,12 +464,7 @@ docker_exec(struct proxy *px, uint32_t peerid, struct docker_exec *de, int fd)
 		exec_fail(e, ERR_INTERNAL, "exec output is not a pipe");
 		return;
 	}
-	sandbox_container_name(e->spec.id, name, sizeof(name));
-	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/json",
-	    name) == -1)
-		fatalx("%s: path", __func__);
-	docker_call(px, "GET", path, NULL, INSPECT_MAX_BODY, exec_inspected,
-	    e);
+	exec_container(px, e->spec.id, "exec in", 1, exec_found, e);
 }
 
 void

@@ -4,7 +4,9 @@
  * (or cut at FRAME_MAX_PAYLOAD), so the output never depends on the
  * splits.  The first stdout line, written by our wrapper before the
  * command runs, is the command's PID; it is taken out of the stream.
- * No I/O here: the unit tests feed it bytes.
+ * A tty's stream has no frames: its bytes are all stdout, passed on as
+ * they come (cut at FRAME_MAX_PAYLOAD), and its line discipline ends the
+ * PID line with "\r\n".  No I/O here: the unit tests feed it bytes.
  */
 #include <string.h>
 
@@ -16,6 +18,14 @@ frame_parser_init(struct frame_parser *fp, int want_pid)
 	memset(fp, 0, sizeof(*fp));
 	fp->want_pid = want_pid;
 	fp->pid = want_pid ? 0 : -1;
+}
+
+void
+frame_parser_init_tty(struct frame_parser *fp, int want_pid)
+{
+	frame_parser_init(fp, want_pid);
+	fp->raw = 1;
+	fp->stream = FRAME_STDOUT;
 }
 
 void
@@ -63,9 +73,10 @@ pid_give_up(struct frame_parser *fp, frame_emit_fn emit, void *arg)
 {
 	fp->want_pid = 0;
 	fp->pid = -1;
-	buf_put(fp, (const unsigned char *)fp->pid_text, fp->pid_len, emit,
-	    arg);
+	buf_put(fp, (const unsigned char *)fp->pid_text,
+	    fp->pid_len + fp->pid_cr, emit, arg);
 	fp->pid_len = 0;
+	fp->pid_cr = 0;
 }
 
 static int
@@ -94,15 +105,23 @@ pid_scan(struct frame_parser *fp, const unsigned char *data, size_t len,
 	size_t	 i;
 
 	for (i = 0; i < len; i++) {
-		if (data[i] >= '0' && data[i] <= '9' &&
+		if (data[i] >= '0' && data[i] <= '9' && !fp->pid_cr &&
 		    fp->pid_len < FRAME_PID_DIGITS) {
 			fp->pid_text[fp->pid_len++] = (char)data[i];
+			continue;
+		}
+		/* Held after the digits, so that a give-up passes it on. */
+		if (data[i] == '\r' && fp->raw && !fp->pid_cr &&
+		    fp->pid_len > 0) {
+			fp->pid_text[fp->pid_len] = '\r';
+			fp->pid_cr = 1;
 			continue;
 		}
 		if (data[i] == '\n' && fp->pid_len > 0 &&
 		    pid_parse(fp->pid_text, fp->pid_len, &fp->pid) == 0) {
 			fp->want_pid = 0;
 			fp->pid_len = 0;
+			fp->pid_cr = 0;
 			return i + 1;
 		}
 		pid_give_up(fp, emit, arg);
@@ -150,6 +169,12 @@ frame_parser_feed(struct frame_parser *fp, const void *data, size_t len,
 
 	if (fp->error)
 		return -1;
+	if (fp->raw) {
+		/* No frame to wait for: what came goes out now. */
+		payload(fp, d, len, emit, arg);
+		flush_buf(fp, emit, arg);
+		return 0;
+	}
 	while (len > 0) {
 		if (!fp->in_frame) {
 			n = FRAME_HEADER_LEN - fp->head_len;
@@ -188,9 +213,10 @@ frame_parser_finish(struct frame_parser *fp, frame_emit_fn emit, void *arg)
 	/* Digits without their newline: output, not a PID; they came first. */
 	if (fp->want_pid && fp->pid_len > 0)
 		emit(arg, FRAME_STDOUT, (const unsigned char *)fp->pid_text,
-		    fp->pid_len);
+		    fp->pid_len + fp->pid_cr);
 	fp->want_pid = 0;
 	fp->pid_len = 0;
+	fp->pid_cr = 0;
 	if (fp->pid == 0)
 		fp->pid = -1;
 	flush_buf(fp, emit, arg);

@@ -40,6 +40,9 @@ struct docker_request {
 	unsigned long long		 upload_left;
 	struct timeval			 deadline;	/* silence allowed */
 	int				 upgrade;	/* deadline to the head */
+	int				 hijack;	/* DOCKER_HTTP_UPGRADE */
+	int				 shut_wanted;	/* once the output is out */
+	int				 shut_done;
 	int				 write_failed;
 	int				 paused;
 	int				 eof;
@@ -164,6 +167,14 @@ request_deadline(struct docker_request *req, int armed)
 	    &wtv);
 }
 
+/* The 101 came: the connection carries raw bytes both ways. */
+static int
+request_upgraded(const struct docker_request *req)
+{
+	return req->hijack &&
+	    docker_http_parser_response(req->parser)->status == 101;
+}
+
 /* Requests allocated and not yet freed (DOCKER_HTTP_MAX_LIVE). */
 static unsigned int	 live_requests;
 /* A deadline passed and Docker has sent nothing since. */
@@ -247,10 +258,10 @@ request_process(struct docker_request *req)
 			return;
 		}
 		evbuffer_drain(in, used);
-		if (req->upgrade &&
-		    docker_http_parser_response(req->parser)->status == 101) {
+		if (req->upgrade && request_upgraded(req)) {
 			req->upgrade = 0;
-			request_deadline(req, 0);
+			/* The command sets the pace now, reading and writing. */
+			bufferevent_set_timeouts(req->bev, NULL, NULL);
 		}
 		if (r == DOCKER_HTTP_PARSE_DONE) {
 			request_finish(req, DOCKER_HTTP_OK);
@@ -330,12 +341,34 @@ request_readcb(struct bufferevent *bev, void *arg)
 	request_process(req);
 }
 
+/* The half-close, once nothing queued is left to go before it. */
+static void
+request_shutdown_now(struct docker_request *req)
+{
+	if (req->shut_done || req->bev == NULL ||
+	    evbuffer_get_length(bufferevent_get_output(req->bev)) > 0)
+		return;
+	req->shut_done = 1;
+	if (shutdown(bufferevent_getfd(req->bev), SHUT_WR) == -1) {
+		req->write_failed = 1;
+		if (req->sys_errno == 0)
+			req->sys_errno = errno;
+	}
+}
+
 static void
 request_writecb(struct bufferevent *bev, void *arg)
 {
 	struct docker_request	*req = arg;
+	int			 writing;
 
-	if (!req->upload || req->upload_ended || req->on_drain == NULL)
+	if (req->shut_wanted) {
+		request_shutdown_now(req);
+		return;
+	}
+	writing = (req->upload && !req->upload_ended) ||
+	    request_upgraded(req);
+	if (!writing || req->on_drain == NULL)
 		return;
 	req->busy++;
 	req->on_drain(req, req->arg);
@@ -447,7 +480,7 @@ request_setup(struct docker_request *req)
 {
 	bufferevent_setcb(req->bev, request_readcb, request_writecb,
 	    request_eventcb, req);
-	if (req->upload)
+	if (req->upload || req->hijack)
 		bufferevent_setwatermark(req->bev, EV_WRITE,
 		    DOCKER_HTTP_UPLOAD_LOWAT, 0);
 	/* An upload's answer is due once its body is all sent. */
@@ -512,6 +545,7 @@ docker_request_new(struct event_base *base, const char *socket_path,
 	req->deadline.tv_sec = ms / 1000;
 	req->deadline.tv_usec = (ms % 1000) * 1000;
 	req->upgrade = (s->flags & DOCKER_HTTP_UPGRADE) != 0;
+	req->hijack = req->upgrade;
 	if (s->flags & DOCKER_HTTP_UPLOAD) {
 		req->upload = 1;
 		req->upload_chunked = clen == DOCKER_HTTP_CHUNKED;
@@ -678,6 +712,51 @@ docker_request_write_end(struct docker_request *req)
 	}
 	req->upload_ended = 1;
 	request_deadline(req, 1);
+	return 0;
+}
+
+int
+docker_request_write_raw(struct docker_request *req, const void *data,
+    size_t len)
+{
+	struct evbuffer	*out;
+
+	if (!request_upgraded(req) || req->shut_wanted || req->finished ||
+	    req->cancelled) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (req->bev == NULL || req->write_failed) {
+		errno = EPIPE;
+		return -1;
+	}
+	out = bufferevent_get_output(req->bev);
+	if (len > UPLOAD_MAX_QUEUED ||
+	    evbuffer_get_length(out) > UPLOAD_MAX_QUEUED - len) {
+		errno = ENOBUFS;
+		return -1;
+	}
+	if (len > 0 && evbuffer_add(out, data, len) == -1) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+docker_request_shutdown_write(struct docker_request *req)
+{
+	if (!request_upgraded(req) || req->shut_wanted || req->finished ||
+	    req->cancelled) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (req->bev == NULL || req->write_failed) {
+		errno = EPIPE;
+		return -1;
+	}
+	req->shut_wanted = 1;
+	request_shutdown_now(req);
 	return 0;
 }
 

@@ -114,7 +114,10 @@ typedef void (*docker_done_cb)(struct docker_request *,
 typedef int (*docker_body_cb)(struct docker_request *,
     const unsigned char *data, size_t len, void *arg);
 
-/* Uploads: the queued request body fell to DOCKER_HTTP_UPLOAD_LOWAT. */
+/*
+ * Uploads, and raw writes after an upgrade: what is queued for Docker fell
+ * to DOCKER_HTTP_UPLOAD_LOWAT.
+ */
 typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
 
 /* Flags for struct docker_request_spec. */
@@ -133,14 +136,16 @@ struct docker_request_spec {
 	long long	 upload_len;
 	size_t		 max_body;	/* cap on a buffered body */
 	docker_body_cb	 on_body;	/* NULL: buffer the body */
-	docker_drain_cb	 on_drain;	/* uploads only, may be NULL */
+	docker_drain_cb	 on_drain;	/* uploads and upgrades; may be NULL */
 	docker_done_cb	 on_done;	/* required */
 	void		*arg;
 	/*
 	 * Milliseconds Docker may stay silent (0: DOCKER_DEADLINE_MS).  It
 	 * runs from the start (an upload's, from its end) and restarts with
 	 * every read; with DOCKER_HTTP_UPGRADE it ends with the response
-	 * head, since a command may then be silent as long as it likes.
+	 * head, since a command may then be silent as long as it likes (and
+	 * leave its stdin unread as long as it likes: after a 101 writes
+	 * have no deadline either).
 	 */
 	unsigned int	 deadline_ms;
 };
@@ -192,6 +197,21 @@ int		 docker_request_write(struct docker_request *, const void *,
 		    size_t);
 int		 docker_request_write_end(struct docker_request *);
 size_t		 docker_request_pending(const struct docker_request *);
+
+/*
+ * Upgraded connections (DOCKER_HTTP_UPGRADE), once the 101 came (from the
+ * first body callback on): raw bytes to Docker, an exec's stdin, and the
+ * half-close that ends them, shutdown(SHUT_WR) once everything queued is
+ * out (Docker then closes the command's stdin; reading goes on).  Both
+ * return -1 with errno: EINVAL before the 101, after the half-close was
+ * asked for, or on a request without DOCKER_HTTP_UPGRADE; EPIPE once
+ * Docker stopped reading; ENOBUFS past 16 * DOCKER_HTTP_UPLOAD_HIWAT
+ * queued; ENOMEM.  Flow control as for uploads: docker_request_pending()
+ * and the drain callback (not called after the half-close).
+ */
+int		 docker_request_write_raw(struct docker_request *,
+		    const void *, size_t);
+int		 docker_request_shutdown_write(struct docker_request *);
 
 /* Inside a callback: the response so far, and the errno behind an error. */
 const struct docker_response *docker_request_response(

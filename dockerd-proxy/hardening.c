@@ -33,6 +33,22 @@
 #define EXEC_WRAPPER	"echo $$; exec \"$@\""
 
 /*
+ * On a tty, the same, but the command waits for its terminal's size:
+ * Docker's API 1.41 takes the size only once the exec runs, and a command
+ * that looks at once would see 0x0.  The proxy sends the terminal's
+ * end-of-file character once the size is set; a read at the start of a
+ * line then returns at once, and the line discipline echoes nothing.
+ */
+#define TTY_WRAPPER	"echo $$; read -r _; exec \"$@\""
+
+/*
+ * A signal to the process group of $1 (the wrapper's PID, leader of its
+ * group), by its name in $2: one of process_signal_name()'s, never text
+ * from a request.  A built-in, as the kill below.
+ */
+#define SIGNAL_SCRIPT	"kill -\"$2\" -\"$1\""
+
+/*
  * Stop the process group, then every descendant of $1 found through the
  * ppid links in /proc/<n>/stat (the text after the last ')', so a command
  * name holding spaces, parentheses or newlines cannot shift the fields),
@@ -394,32 +410,53 @@ hardening_network_body(const char *name)
 	return body;
 }
 
-json_object *
-hardening_exec_body(const struct proxy_policy *p, const struct docker_exec *de)
+/* A command of the client's, under the wrapper, as the sandbox user. */
+static json_object *
+command_exec_body(const struct proxy_policy *p, char *const *argv,
+    size_t argc, const struct env_list *env, const char *workdir, int tty,
+    int with_stdin)
 {
-	static const char *const	 wrapper[] = {
-		"/bin/sh", "-c", EXEC_WRAPPER, "sh"
+	const char *const	 wrapper[] = {
+		"/bin/sh", "-c", tty ? TTY_WRAPPER : EXEC_WRAPPER, "sh"
 	};
-	json_object			*body, *cmd;
-	size_t				 i;
+	json_object		*body, *cmd;
+	size_t			 i;
 
 	cmd = jstr_array(wrapper, 4);
-	for (i = 0; i < de->argc; i++)
-		jpush(cmd, jstr(de->argv[i]));
+	for (i = 0; i < argc; i++)
+		jpush(cmd, jstr(argv[i]));
 	body = jnew(json_object_new_object());
-	jset(body, "AttachStdin", json_object_new_boolean(0));
+	jset(body, "AttachStdin", json_object_new_boolean(with_stdin));
 	jset(body, "AttachStdout", json_object_new_boolean(1));
 	jset(body, "AttachStderr", json_object_new_boolean(1));
-	jset(body, "Tty", json_object_new_boolean(0));
+	jset(body, "Tty", json_object_new_boolean(tty));
 	jset(body, "Cmd", cmd);
-	jset(body, "Env", env_array(&de->env, NULL));
+	jset(body, "Env", env_array(env, NULL));
 	jset(body, "User", jstr(p->user));
-	jset(body, "WorkingDir", jstr(de->workdir));
+	jset(body, "WorkingDir", jstr(workdir));
 	return body;
 }
 
 json_object *
-hardening_kill_body(const struct proxy_policy *p, long long pid)
+hardening_exec_body(const struct proxy_policy *p, const struct docker_exec *de)
+{
+	return command_exec_body(p, de->argv, de->argc, &de->env, de->workdir,
+	    0, 0);
+}
+
+/* A tty's stdin is always attached: its wrapper waits on it. */
+json_object *
+hardening_process_body(const struct proxy_policy *p,
+    const struct docker_process *d)
+{
+	return command_exec_body(p, d->argv, d->argc, &d->env, d->workdir,
+	    d->tty, d->tty || d->stdin_open);
+}
+
+/* One of our scripts with its arguments, as the sandbox user, in /. */
+static json_object *
+script_exec_body(const struct proxy_policy *p, const char *script,
+    long long pid, const char *arg)
 {
 	json_object	*body, *cmd;
 	char		 pidtext[32];
@@ -428,9 +465,11 @@ hardening_kill_body(const struct proxy_policy *p, long long pid)
 	cmd = jnew(json_object_new_array());
 	jpush(cmd, jstr("/bin/sh"));
 	jpush(cmd, jstr("-c"));
-	jpush(cmd, jstr(KILL_SCRIPT));
+	jpush(cmd, jstr(script));
 	jpush(cmd, jstr("sh"));
 	jpush(cmd, jstr(pidtext));
+	if (arg != NULL)
+		jpush(cmd, jstr(arg));
 	body = jnew(json_object_new_object());
 	jset(body, "AttachStdin", json_object_new_boolean(0));
 	jset(body, "AttachStdout", json_object_new_boolean(1));
@@ -443,12 +482,29 @@ hardening_kill_body(const struct proxy_policy *p, long long pid)
 }
 
 json_object *
-hardening_exec_start_body(int detach)
+hardening_kill_body(const struct proxy_policy *p, long long pid)
+{
+	return script_exec_body(p, KILL_SCRIPT, pid, NULL);
+}
+
+json_object *
+hardening_signal_body(const struct proxy_policy *p, long long pid, int signo)
+{
+	const char	*name;
+
+	if ((name = process_signal_name(signo)) == NULL)
+		fatalx("%s: signal %d", __func__, signo);
+	return script_exec_body(p, SIGNAL_SCRIPT, pid, name);
+}
+
+/* Tty as the exec was made: Docker then sends its stream unframed. */
+json_object *
+hardening_exec_start_body(int detach, int tty)
 {
 	json_object	*body;
 
 	body = jnew(json_object_new_object());
 	jset(body, "Detach", json_object_new_boolean(detach));
-	jset(body, "Tty", json_object_new_boolean(0));
+	jset(body, "Tty", json_object_new_boolean(tty));
 	return body;
 }

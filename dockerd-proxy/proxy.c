@@ -96,6 +96,7 @@ main(int argc, char *argv[])
 
 	proc_child_init(&proxy_proc, argc, &boot, &settings);
 	TAILQ_INIT(&proxy.execs);
+	TAILQ_INIT(&proxy.processes);
 	TAILQ_INIT(&proxy.network_queue);
 	proxy_read_settings(&settings, &proxy.settings);
 

@@ -14,12 +14,14 @@
 
 #include <json-c/json.h>
 
+#include "docker_http.h"
 #include "ids.h"
 #include "peer.h"
 #include "proc.h"
 #include "tar_header.h"
 #include "sandbox_msg.h"
 #include "file_msg.h"
+#include "process_msg.h"
 
 struct docker_response;
 
@@ -50,6 +52,7 @@ struct proxy_settings {
 };
 
 struct exec;
+struct process;
 struct network_wait;
 
 struct proxy {
@@ -57,6 +60,7 @@ struct proxy {
 	struct peer		 parent;
 	struct proxy_settings	 settings;
 	TAILQ_HEAD(, exec)	 execs;		/* running, for EXEC_CANCEL */
+	TAILQ_HEAD(, process)	 processes;	/* started, not yet ended */
 	TAILQ_HEAD(, network_wait) network_queue; /* one ensure at a time */
 };
 
@@ -180,8 +184,18 @@ json_object	*hardening_volume_body(const char *id, const char *instance_id);
 json_object	*hardening_network_body(const char *name);
 json_object	*hardening_exec_body(const struct proxy_policy *,
 		    const struct docker_exec *);
+/*
+ * A process: as an exec, with the tty and stdin it asks for.  On a tty the
+ * wrapper waits, after the PID line, for the terminal's end-of-file
+ * character on its stdin (always attached) before it runs the command.
+ */
+json_object	*hardening_process_body(const struct proxy_policy *,
+		    const struct docker_process *);
 json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);
-json_object	*hardening_exec_start_body(int detach);
+/* signo: one of process_signal_name()'s (anything else is fatal). */
+json_object	*hardening_signal_body(const struct proxy_policy *,
+		    long long pid, int signo);
+json_object	*hardening_exec_start_body(int detach, int tty);
 /*
  * The operator's policy, checked once at start-up (and its "uid:gid"
  * made); NULL if fine, else why not.
@@ -291,14 +305,18 @@ struct frame_parser {
 	int		 in_frame;
 	unsigned char	 buf[FRAME_MAX_PAYLOAD];
 	size_t		 buf_len;
+	int		 raw;		/* a tty's: no frames, all stdout */
 	int		 want_pid;	/* still reading the first line */
-	char		 pid_text[FRAME_PID_DIGITS + 1];
-	size_t		 pid_len;
+	char		 pid_text[FRAME_PID_DIGITS + 1];	/* and a '\r' */
+	size_t		 pid_len;	/* digits in pid_text */
+	int		 pid_cr;	/* raw: a '\r' came after them */
 	long long	 pid;		/* 0 until found; -1 if none */
 	int		 error;
 };
 
 void	frame_parser_init(struct frame_parser *, int want_pid);
+/* A tty's stream: raw bytes; the PID line may end in "\r\n". */
+void	frame_parser_init_tty(struct frame_parser *, int want_pid);
 /* 0, or -1 on a malformed header (and on every call after one). */
 int	frame_parser_feed(struct frame_parser *, const void *, size_t,
 	    frame_emit_fn, void *);
@@ -320,6 +338,74 @@ typedef void	(*teardown_cb)(void *arg, enum error_kind, const char *text);
 void	sandbox_teardown(struct proxy *, const char *id, teardown_cb,
 	    void *arg);
 void	docker_destroy(struct proxy *, uint32_t peerid, const char *id);
+
+/*
+ * docker_exec_run.c: the pieces of every exec of ours.  Each callback runs
+ * once, from the event loop; on an error its id is NULL and kind is not 0.
+ *
+ * exec_container: the sandbox's container, found by its name and made by
+ * this server (else ERR_FORBIDDEN, logged as "refusing to <op> <name>");
+ * with need_running, also running (else ERR_INVALID_REQUEST "sandbox <id>
+ * is not running").  A failed inspect is docker_result_error()'s, about
+ * "sandbox <id>" (so its 404 is ERR_NOT_FOUND "sandbox <id>: not found").
+ */
+typedef void	(*exec_container_cb)(void *arg, const char *cid, int running,
+		    enum error_kind, const char *text);
+void	exec_container(struct proxy *, const char *id, const char *op,
+	    int need_running, exec_container_cb, void *arg);
+/* POST /containers/<cid>/exec with body (not taken); 409: not running. */
+typedef void	(*exec_created_cb)(void *arg, const char *eid,
+		    enum error_kind, const char *text);
+void	exec_create(struct proxy *, const char *id, const char *cid,
+	    json_object *body, exec_created_cb, void *arg);
+/*
+ * Start it attached, Tty as it was made: docker_request_new()'s request
+ * (NULL with errno).  A body not streamed is buffered up to this.
+ */
+#define EXEC_ATTACH_MAX_BODY	(64 * 1024)
+struct exec_attach_cbs {
+	docker_body_cb		 on_body;	/* NULL: buffered */
+	docker_drain_cb		 on_drain;	/* stdin written, may be NULL */
+	docker_done_cb		 on_done;
+};
+struct docker_request	*exec_attach(struct proxy *, const char *eid, int tty,
+			    const struct exec_attach_cbs *, void *arg);
+/* Running and ExitCode of GET /exec/<id>/json; -1 when Running is not. */
+int	exec_state_parse(json_object *, int *running, int *has_exit_code,
+	    int64_t *exit_code);
+/* Once its stream ended: its exit code, -1 if Docker did not say in time. */
+typedef void	(*exec_exit_cb)(void *arg, int64_t exit_code);
+void	exec_wait(struct proxy *, const char *eid, exec_exit_cb, void *arg);
+/* POST /exec/<eid>/resize; a 409 is ERR_CONFLICT. */
+typedef void	(*exec_resized_cb)(void *arg, enum error_kind,
+		    const char *text);
+void	exec_resize(struct proxy *, const char *id, const char *eid,
+	    uint32_t cols, uint32_t rows, exec_resized_cb, void *arg);
+
+/*
+ * docker_process.c: MSG_DOCKER_PROCESS_START; takes over d and fd (see
+ * msg.h and the file for what managerd may rely on).
+ */
+void	docker_process_start(struct proxy *, uint32_t peerid,
+	    struct docker_process *d, int fd);
+/*
+ * docker_process_exec.c: MSG_DOCKER_PROCESS_INSPECT and _RESIZE, once
+ * Docker says the exec is one in the container of that sandbox of ours.
+ */
+void	docker_process_inspect(struct proxy *, uint32_t peerid,
+	    const struct docker_process_exec *);
+void	docker_process_resize(struct proxy *, uint32_t peerid,
+	    const struct docker_process_exec *);
+
+/*
+ * docker_signal.c: stop and kill the group and every descendant of pid in
+ * the container cid, in the background (only its log lines tell how it
+ * went); and MSG_DOCKER_PROCESS_SIGNAL.
+ */
+void	sandbox_kill(struct proxy *, const char *id, const char *cid,
+	    long long pid);
+void	docker_process_signal(struct proxy *, uint32_t peerid,
+	    const struct docker_process_signal *);
 
 /* docker_create.c, docker_state.c, docker_list.c, docker_exec.c */
 void	docker_create(struct proxy *, uint32_t peerid, struct docker_create *);

@@ -1,8 +1,9 @@
 /*
  * The operations managerd may ask for.  This switch is the whole interface
  * of the process that holds the Docker socket: there is no pass-through.
- * Payloads are decoded with the codecs of sandbox_msg.h and checked here;
- * anything malformed means managerd is lying, and is fatal.
+ * Payloads are decoded with the codecs of sandbox_msg.h (process_msg.h
+ * for processes) and checked here; anything malformed means managerd is
+ * lying, and is fatal.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -66,6 +67,53 @@ dispatch_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
 }
 
 static void
+dispatch_process_start(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct docker_process	 d;
+
+	if (imsg->fd == -1)
+		peer_bad_message(p, imsg, "no process socket");
+	/* The codec checks the id, the argv, the workdir and the size. */
+	if (msg_get_docker_process(imsg, &d) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	check_env(p, imsg, &d.env);
+	docker_process_start(px, imsg->hdr.peerid, &d, imsg_take_fd(imsg));
+}
+
+static void
+dispatch_process_signal(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct docker_process_signal	 s;
+
+	/* The codec checks the id, the PID (never 0 or 1) and the signal. */
+	if (msg_get_docker_process_signal(imsg, &s) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	docker_process_signal(px, imsg->hdr.peerid, &s);
+	free(s.id);
+}
+
+/* An inspect names no size; a resize one of 1 to PROCESS_TTY_MAX each. */
+static void
+dispatch_process_exec(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	struct docker_process_exec	 x;
+	int				 resize;
+
+	resize = imsg->hdr.type == MSG_DOCKER_PROCESS_RESIZE;
+	if (msg_get_docker_process_exec(imsg, &x) == -1)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (resize && (x.cols == 0 || x.rows == 0))
+		peer_bad_message(p, imsg, "bad tty size");
+	if (!resize && (x.cols != 0 || x.rows != 0))
+		peer_bad_message(p, imsg, "a size in an inspect");
+	if (resize)
+		docker_process_resize(px, imsg->hdr.peerid, &x);
+	else
+		docker_process_inspect(px, imsg->hdr.peerid, &x);
+	docker_process_exec_free(&x);
+}
+
+static void
 dispatch_archive_get(struct proxy *px, struct peer *p, struct imsg *imsg)
 {
 	struct archive_get	*ag;
@@ -120,7 +168,8 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 	if ((imsg->fd != -1 || imsg->fd_lost) &&
 	    imsg->hdr.type != MSG_DOCKER_EXEC &&
 	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_GET &&
-	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_PUT)
+	    imsg->hdr.type != MSG_DOCKER_ARCHIVE_PUT &&
+	    imsg->hdr.type != MSG_DOCKER_PROCESS_START)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	/* Dropped on its way in: the call fails, unread, for a moment. */
 	if (imsg->fd_lost) {
@@ -171,6 +220,16 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_DOCKER_ARCHIVE_HEAD:
 		dispatch_archive_head(px, p, imsg);
+		break;
+	case MSG_DOCKER_PROCESS_START:
+		dispatch_process_start(px, p, imsg);
+		break;
+	case MSG_DOCKER_PROCESS_SIGNAL:
+		dispatch_process_signal(px, p, imsg);
+		break;
+	case MSG_DOCKER_PROCESS_RESIZE:
+	case MSG_DOCKER_PROCESS_INSPECT:
+		dispatch_process_exec(px, p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not an operation of dockerd-proxy");

@@ -10,9 +10,11 @@
  * -f over start-up, GET /healthz (a Docker ping), every operation of
  * tests/integration/test_proxy_ops.py (create, destroy, state, list,
  * exec with its output pipe, timeouts, cancels, archive get into a pipe,
- * archive put from a pipe or a regular file) and shutdown.  Timers are
- * epoll_wait timeouts; exec output and archives go to their pipe with
- * writev; an uploaded tar is read with read(2), the same as a socket.
+ * archive put from a pipe or a regular file), of test_proxy_processes.py
+ * (processes with and without a tty, their stdin and its end, signals,
+ * resizes, inspects) and shutdown.  Timers are epoll_wait timeouts; exec
+ * output and archives go to their pipe with writev; an uploaded tar is
+ * read with read(2), the same as a socket.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -33,6 +35,11 @@ static const struct seccomp_rule proxy_rules[] = {
 	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_UNIX),
 	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM)),
 	SC_ALLOW(connect),
+	/* A process's stdin ends with a half-close of its exec's stream. */
+	SC_ALLOW_ARG(shutdown, SC_ARG_EQ(1, SHUT_WR)),
+	/* A process's socket from managerd must be a stream socket. */
+	SC_ALLOW_ARG2(getsockopt, SC_ARG_EQ(1, SOL_SOCKET),
+	    SC_ARG_EQ(2, SO_TYPE)),
 	/* HTTP to and from dockerd through bufferevents. */
 	SC_ALLOW(read),
 	SC_ALLOW(readv),

@@ -1,14 +1,18 @@
 /*
  * dockerd-proxy's exec stream parser (dockerd-proxy/docker_frames.c):
  * Docker's frames in, whole frames and the wrapper's PID out.  Input: a
- * byte saying whether a PID line is expected and how large the pieces
- * may be, a byte seeding the splits, then the stream.
+ * byte saying whether a PID line is expected (bit 0), whether the stream
+ * is a tty's (bit 1) and how large the pieces may be (the rest), a byte
+ * seeding the splits, then the stream.
  *
  * The stream is fed whole and in pieces: what comes out (frames, PID,
  * error, truncation) must not depend on the pieces.  Every frame out must
  * be one the proxy may write to apid's pipe, and each stream's bytes must
  * be exactly the input's (read here by a naive parser), less the PID
- * line when one was taken.
+ * line when one was taken.  A tty's stream has no frames: its bytes, all
+ * stdout, are the input's less the PID line (which may end in "\r\n"),
+ * never an error, however it is cut (only the cuts between frames out
+ * may differ).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +43,16 @@ emit(void *arg, int stream, const unsigned char *data, size_t len)
 }
 
 static void
-run(struct frame_parser *fp, int want_pid, const uint8_t *data, size_t len,
-    struct splitter *sp, struct result *r)
+run(struct frame_parser *fp, int want_pid, int tty, const uint8_t *data,
+    size_t len, struct splitter *sp, struct result *r)
 {
 	size_t	 n;
 
 	memset(r, 0, sizeof(*r));
-	frame_parser_init(fp, want_pid);
+	if (tty)
+		frame_parser_init_tty(fp, want_pid);
+	else
+		frame_parser_init(fp, want_pid);
 	while (len > 0) {
 		n = sp != NULL ? splitter_next(sp, len) : len;
 		if ((r->feed_rc = frame_parser_feed(fp, data, n, emit, r)) ==
@@ -76,16 +83,22 @@ naive(const uint8_t *d, size_t len, struct buf stream[3])
 	}
 }
 
-/* The PID line's length if stdout starts with pid's digits and '\n'. */
+/*
+ * The PID line's length if stdout starts with pid's digits and '\n' (for
+ * a tty, maybe "\r\n").
+ */
 static size_t
-pid_line(const struct buf *out, long long pid)
+pid_line(const struct buf *out, long long pid, int tty)
 {
 	long long	 v = 0;
-	size_t		 i;
+	size_t		 i, digits;
 
 	for (i = 0; i < out->len && out->p[i] >= '0' && out->p[i] <= '9'; i++)
 		v = v * 10 + (out->p[i] - '0');
-	CHECK(i > 0 && i <= FRAME_PID_DIGITS && i < out->len &&
+	digits = i;
+	if (tty && i < out->len && out->p[i] == '\r')
+		i++;
+	CHECK(digits > 0 && digits <= FRAME_PID_DIGITS && i < out->len &&
 	    out->p[i] == '\n' && v == pid);
 	return i + 1;
 }
@@ -104,17 +117,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct buf			 in[3];
 	struct splitter			 sp;
 	size_t				 skip = 0;
-	int				 want_pid, i;
+	int				 want_pid, tty, i;
 
 	if (len < 2)
 		return 0;
 	want_pid = data[0] & 1;
-	splitter_init(&sp, data[1], 1 + (data[0] >> 1));
+	tty = (data[0] & 2) != 0;
+	splitter_init(&sp, data[1], 1 + (data[0] >> 2));
 	data += 2;
 	len -= 2;
-	run(&fp, want_pid, data, len, NULL, &whole);
-	run(&fp, want_pid, data, len, &sp, &split);
-	CHECK(buf_equal(&whole.out, &split.out));
+	run(&fp, want_pid, tty, data, len, NULL, &whole);
+	run(&fp, want_pid, tty, data, len, &sp, &split);
+	if (tty)
+		CHECK(buf_equal(&whole.stream[FRAME_STDOUT],
+		    &split.stream[FRAME_STDOUT]) &&
+		    whole.stream[FRAME_STDERR].len == 0 &&
+		    split.stream[FRAME_STDERR].len == 0 &&
+		    whole.feed_rc == 0 && whole.finish_rc == 0);
+	else
+		CHECK(buf_equal(&whole.out, &split.out));
 	CHECK(whole.feed_rc == split.feed_rc);
 	CHECK(whole.finish_rc == split.finish_rc);
 	CHECK(whole.pid == split.pid);
@@ -125,9 +146,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	memset(in, 0, sizeof(in));
 	for (i = 0; i < 3; i++)
 		buf_add(&in[i], "", 0);	/* never a NULL base */
-	naive(data, len, in);
+	if (tty)
+		buf_add(&in[FRAME_STDOUT], data, len);
+	else
+		naive(data, len, in);
 	if (whole.pid != -1)
-		skip = pid_line(&in[FRAME_STDOUT], whole.pid);
+		skip = pid_line(&in[FRAME_STDOUT], whole.pid, tty);
 	CHECK(same(&whole.stream[FRAME_STDOUT], in[FRAME_STDOUT].p + skip,
 	    in[FRAME_STDOUT].len - skip));
 	CHECK(same(&whole.stream[FRAME_STDERR], in[FRAME_STDERR].p,

@@ -58,7 +58,7 @@ fake_writecb(struct bufferevent *bev, void *arg)
 {
 	struct fake	*fk = arg;
 
-	if (fk->sent == fk->response_len && !fk->keep_open)
+	if (fk->got_eof || (fk->sent == fk->response_len && !fk->keep_open))
 		fake_close(fk);
 }
 
@@ -148,6 +148,14 @@ fake_eventcb(struct bufferevent *bev, short what, void *arg)
 {
 	struct fake	*fk = arg;
 
+	if (what & BEV_EVENT_EOF)
+		fk->got_eof = 1;
+	/* As a command that read its stdin to the end: last words, then go. */
+	if ((what & BEV_EVENT_EOF) && fk->after_eof != NULL) {
+		assert_int_equal(bufferevent_write(bev, fk->after_eof,
+		    strlen(fk->after_eof)), 0);
+		return;
+	}
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		fake_close(fk);
 }

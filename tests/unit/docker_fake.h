@@ -36,6 +36,8 @@ struct fake {
 	int			 close_early;	/* close once the head is in */
 	int			 answer_early;	/* answer once the head is in */
 	int			 keep_open;	/* stay open after answering */
+	const char		*after_eof;	/* sent on a half-close */
+	int			 got_eof;	/* the client half-closed */
 	struct bufferevent	*conn;
 	struct evbuffer		*request;	/* what the client sent */
 	struct event		*tick;

@@ -2,7 +2,8 @@
  * Tests for dockerd-proxy/docker_frames.c: Docker's multiplexed stream in,
  * whole frames out, and the PID taken from the first stdout line.  Every
  * input is fed whole, a byte at a time, split at every point and in random
- * pieces; the output must not depend on how it was cut.
+ * pieces; the output must not depend on how it was cut.  A tty's raw
+ * stream has no frames to keep: there the bytes must not depend on it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,9 @@ struct sink {
 	unsigned char	*data;
 	size_t		 len;
 	size_t		 frames;
+	unsigned char	*text;		/* the payloads alone */
+	size_t		 text_len;
+	int		 streams;	/* FRAME_STDOUT | FRAME_STDERR seen */
 };
 
 static void
@@ -36,7 +40,22 @@ sink_emit(void *arg, int stream, const unsigned char *data, size_t len)
 	memcpy(s->data + s->len + FRAME_HEADER_LEN, data, len);
 	s->len += FRAME_HEADER_LEN + len;
 	s->frames++;
+	s->text = realloc(s->text, s->text_len + len);
+	assert_non_null(s->text);
+	memcpy(s->text + s->text_len, data, len);
+	s->text_len += len;
+	s->streams |= stream;
 }
+
+static void
+sink_free(struct sink *s)
+{
+	free(s->data);
+	free(s->text);
+}
+
+/* run() makes a tty's parser instead. */
+static int	 tty_stream;
 
 /* Build a Docker stream: pairs of (stream, text), ended by 0. */
 static size_t
@@ -80,7 +99,10 @@ run(const unsigned char *in, size_t len, int want_pid, int mode,
 	memset(r, 0, sizeof(*r));
 	fp = malloc(sizeof(*fp));
 	assert_non_null(fp);
-	frame_parser_init(fp, want_pid);
+	if (tty_stream)
+		frame_parser_init_tty(fp, want_pid);
+	else
+		frame_parser_init(fp, want_pid);
 	srandom(seed);
 	while (off < len) {
 		if (mode == 0)
@@ -127,15 +149,46 @@ check_all_splits(const unsigned char *in, size_t len, int want_pid,
 			    r.finish_error);
 		assert_int_equal(r.pid, want_pid_value);
 		if (want_error == 1) {
-			free(r.sink.data);
+			sink_free(&r.sink);
 			continue;
 		}
 		if (r.sink.len != want_len ||
 		    (want_len > 0 && memcmp(r.sink.data, want, want_len) != 0))
 			fail_msg("split %u: output differs (%zu bytes, want "
 			    "%zu)", i, r.sink.len, want_len);
-		free(r.sink.data);
+		sink_free(&r.sink);
 	}
+}
+
+/* The same for a tty: the bytes, all stdout, whatever the splits. */
+static void
+check_tty_splits(const void *in, size_t len, const void *want,
+    size_t want_len, long long want_pid_value)
+{
+	struct result	 r;
+	unsigned int	 i, cuts = len < 200 ? (unsigned int)len : 200;
+
+	tty_stream = 1;
+	for (i = 0; i < 2 + cuts + 50; i++) {
+		if (i < 2)
+			run(in, len, 1, i, 0, &r);
+		else if (i < 2 + cuts)
+			run(in, len, 1, 2, i - 1, &r);
+		else
+			run(in, len, 1, 3, i, &r);
+		if (r.feed_error || r.finish_error)
+			fail_msg("split %u: errors %d %d", i, r.feed_error,
+			    r.finish_error);
+		assert_int_equal(r.pid, want_pid_value);
+		if (r.sink.text_len != want_len || (want_len > 0 &&
+		    memcmp(r.sink.text, want, want_len) != 0))
+			fail_msg("split %u: output differs (%zu bytes, want "
+			    "%zu)", i, r.sink.text_len, want_len);
+		if (r.sink.streams & FRAME_STDERR)
+			fail_msg("split %u: a tty has no stderr", i);
+		sink_free(&r.sink);
+	}
+	tty_stream = 0;
 }
 
 static void
@@ -278,6 +331,61 @@ test_truncated(void **state)
 	check_all_splits(in, len + 3, 1, want, wlen, 9, 2);
 }
 
+/* A pty turns the wrapper's "PID\n" into "PID\r\n"; no frames at all. */
+static void
+test_tty_pid_line(void **state)
+{
+	check_tty_splits("4242\r\n$ hello\r\n", 15, "$ hello\r\n", 9, 4242);
+	/* A tty without onlcr: the bare newline is fine too. */
+	check_tty_splits("77\nout", 6, "out", 3, 77);
+	/* Only the first line counts, and its end only once. */
+	check_tty_splits("10\r\n20\r\n", 8, "20\r\n", 4, 10);
+	/* What would be a frame header is output like any other bytes. */
+	check_tty_splits("5\r\n\001\000\000\000\000\000\000\001x", 12,
+	    "\001\000\000\000\000\000\000\001x", 9, 5);
+	check_tty_splits("", 0, "", 0, -1);
+}
+
+/* Not a PID line: output, the held '\r' included and in its place. */
+static void
+test_tty_not_a_pid(void **state)
+{
+	static const char *const	 texts[] = {
+		"12\r\r\n",
+		"12\rx\n",
+		"\r\n",
+		"12\r",
+		"123",
+		"1\r\n",
+		"12 \r\n",
+		"OCI runtime exec failed: no such file\r\n",
+		"4194305\r\n",
+	};
+	size_t				 i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		check_tty_splits(texts[i], strlen(texts[i]), texts[i],
+		    strlen(texts[i]), -1);
+	/* Without a tty, the '\r' is not a line end's. */
+	tty_stream = 0;
+}
+
+/* Long raw output: pieces of at most FRAME_MAX_PAYLOAD, every byte kept. */
+static void
+test_tty_big(void **state)
+{
+	unsigned char	*in;
+	size_t		 big = 3 * FRAME_MAX_PAYLOAD + 100, off;
+
+	in = malloc(big + 6);
+	assert_non_null(in);
+	memcpy(in, "999\r\n", 5);
+	for (off = 0; off < big; off++)
+		in[5 + off] = (unsigned char)(off * 13);
+	check_tty_splits(in, big + 5, in + 5, big, 999);
+	free(in);
+}
+
 static void
 test_header(void **state)
 {
@@ -299,6 +407,9 @@ main(void)
 		cmocka_unit_test(test_big_frames),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_tty_pid_line),
+		cmocka_unit_test(test_tty_not_a_pid),
+		cmocka_unit_test(test_tty_big),
 		cmocka_unit_test(test_header),
 	};
 

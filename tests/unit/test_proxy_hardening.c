@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -260,7 +261,69 @@ test_exec_golden(void **state)
 	de.timeout_seconds = 60;
 	golden("exec_create.json", hardening_exec_body(&p, &de));
 	docker_exec_free(&de);
-	golden("exec_start.json", hardening_exec_start_body(0));
+	golden("exec_start.json", hardening_exec_start_body(0, 0));
+	golden("exec_start_tty.json", hardening_exec_start_body(0, 1));
+}
+
+/* A process: the exec's body with its tty and stdin. */
+static void
+test_process_golden(void **state)
+{
+	static const char *const	 argv[] = { "python3", "-i" };
+	struct proxy_policy		 p;
+	struct docker_process		 d;
+	json_object			*body, *v;
+	size_t				 i;
+
+	policy_default(&p);
+	memset(&d, 0, sizeof(d));
+	d.id = strdup(SANDBOX);
+	d.argc = 2;
+	d.argv = calloc(3, sizeof(char *));
+	assert_non_null(d.argv);
+	for (i = 0; i < 2; i++)
+		d.argv[i] = strdup(argv[i]);
+	env_add(&d.env, "TERM", "xterm");
+	d.workdir = strdup("/workspace");
+	d.tty = 1;
+	d.stdin_open = 1;
+	d.cols = 120;
+	d.rows = 40;
+	golden("process_create_tty.json", hardening_process_body(&p, &d));
+	/* A tty's wrapper waits on its stdin: attached even when not open. */
+	d.stdin_open = 0;
+	body = hardening_process_body(&p, &d);
+	assert_true(json_object_object_get_ex(body, "AttachStdin", &v));
+	assert_true(json_object_get_boolean(v));
+	json_object_put(body);
+	d.tty = 0;
+	d.stdin_open = 0;
+	body = hardening_process_body(&p, &d);
+	assert_true(json_object_object_get_ex(body, "Tty", &v));
+	assert_false(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(body, "AttachStdin", &v));
+	assert_false(json_object_get_boolean(v));
+	assert_no_forbidden_keys(body);
+	json_object_put(body);
+	docker_process_free(&d);
+}
+
+/* The signal goes to the group, by a name from our own table only. */
+static void
+test_signal_golden(void **state)
+{
+	struct proxy_policy	 p;
+	json_object		*body, *cmd;
+	const char		*last;
+
+	policy_default(&p);
+	golden("exec_signal.json", hardening_signal_body(&p, 4242, SIGTERM));
+	body = hardening_signal_body(&p, 77, SIGKILL);
+	assert_true(json_object_object_get_ex(body, "Cmd", &cmd));
+	assert_int_equal(json_object_array_length(cmd), 6);
+	last = json_object_get_string(json_object_array_get_idx(cmd, 5));
+	assert_string_equal(last, "KILL");
+	json_object_put(body);
 }
 
 /* The kill script is part of the hardening: changes show as a diff. */
@@ -441,6 +504,8 @@ main(void)
 		cmocka_unit_test(test_volume_golden),
 		cmocka_unit_test(test_network_golden),
 		cmocka_unit_test(test_exec_golden),
+		cmocka_unit_test(test_process_golden),
+		cmocka_unit_test(test_signal_golden),
 		cmocka_unit_test(test_kill_golden),
 		cmocka_unit_test(test_env_cannot_inject),
 		cmocka_unit_test(test_check_create),

@@ -135,6 +135,22 @@ call_fcntl_getfl(void)
 	syscall(SYS_fcntl, 0, F_GETFL);
 }
 
+/* dockerd-proxy half-closes and asks a socket's type, nothing more. */
+static void
+call_shutdown_rdwr(void)
+{
+	syscall(SYS_shutdown, 0, SHUT_RDWR);
+}
+
+static void
+call_getsockopt_peercred(void)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	syscall(SYS_getsockopt, 0, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+}
+
 static void
 call_lseek(void)
 {
@@ -216,6 +232,8 @@ test_proxy_forbidden(void **state)
 		{ "fcntl(F_DUPFD)", call_fcntl_dupfd },
 		{ "prctl", call_prctl },
 		{ "setuid", call_setuid },
+		{ "shutdown(SHUT_RDWR)", call_shutdown_rdwr },
+		{ "getsockopt(SO_PEERCRED)", call_getsockopt_peercred },
 	};
 
 	(void)state;
@@ -854,12 +872,17 @@ proxy_child(void *arg)
 	struct proxy_run	*run = arg;
 	struct event_base	*base;
 	char			 buf[8];
-	int			 fd;
+	socklen_t		 len = sizeof(int);
+	int			 fd, type;
 
 	if ((base = event_base_new()) == NULL)
 		return 2;
 	if (proxy_seccomp_load(SECCOMP_MODE_KILL) != 0)
 		return 3;
+	/* A process's socket from managerd: is it a stream socket? */
+	if (getsockopt(run->sock, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
+	    type != SOCK_STREAM)
+		return 11;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		return 4;
@@ -873,11 +896,31 @@ proxy_child(void *arg)
 		return 8;
 	if (read(fd, buf, sizeof(buf)) != 4 || memcmp(buf, "pong", 4) != 0)
 		return 9;
+	/* A process's stdin ends with a half-close; the answer still comes. */
+	if (write(fd, "eof?", 4) != 4 || shutdown(fd, SHUT_WR) == -1)
+		return 12;
+	if (read(fd, buf, sizeof(buf)) != 3 || memcmp(buf, "eof", 3) != 0)
+		return 13;
 	close(fd);
 	if (child_fd_exchange(run->sock) == -1)
 		return 10;
 	event_base_free(base);
 	return 0;
+}
+
+/* What comes until the peer's half-close: its length, or -1. */
+static ssize_t
+read_to_eof(int fd, char *buf, size_t len)
+{
+	size_t	 got = 0;
+	ssize_t	 n;
+
+	while ((n = read(fd, buf + got, len - got)) > 0)
+		if ((got += (size_t)n) == len)
+			break;
+	if (n == -1 || (got == len && read(fd, buf, 1) != 0))
+		return -1;
+	return (ssize_t)got;
 }
 
 static void
@@ -919,7 +962,9 @@ test_proxy_allowed(void **state)
 	if ((cfd = accept(lfd, NULL, NULL)) != -1) {
 		talked = setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv,
 		    sizeof(tv)) == 0 && read(cfd, buf, sizeof(buf)) == 4 &&
-		    memcmp(buf, "ping", 4) == 0 && write(cfd, "pong", 4) == 4;
+		    memcmp(buf, "ping", 4) == 0 && write(cfd, "pong", 4) == 4 &&
+		    read_to_eof(cfd, buf, sizeof(buf)) == 4 &&
+		    memcmp(buf, "eof?", 4) == 0 && write(cfd, "eof", 3) == 3;
 		close(cfd);
 	}
 	exchanged = parent_fd_exchange(pair[0]) == 0;
