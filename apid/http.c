@@ -65,6 +65,25 @@ static const struct route routes[] = {
 	    ROUTE_BODY_WHOLE },
 	{ "/v1/snapshots/*/fork", "POST", route_snapshot_fork,
 	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes", "POST", route_process_create,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes", "GET", route_process_list,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*", "GET", route_process_get,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*", "DELETE", route_process_delete,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/signal", "POST", route_process_signal,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/resize", "POST", route_process_resize,
+	    ROUTE_BODY_WHOLE },
+	/* Raw bytes, read whole too: see route_process_stdin.c. */
+	{ "/v1/sandboxes/*/processes/*/stdin", "POST", route_process_stdin,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/output", "GET", route_process_output,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/attach-token", "POST",
+	    route_process_attach_token, ROUTE_BODY_WHOLE },
 };
 #define NROUTES	(sizeof(routes) / sizeof(routes[0]))
 
