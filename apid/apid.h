@@ -399,6 +399,14 @@ int	attach_token_take(const char *sandbox_id, const char *process_id,
 void	attach_tokens_clear(void);
 void	route_process_attach_token(struct http_request *, char **params);
 
+/* route_attach.c: .../attach's handshake; attach.c: its WebSocket. */
+#define ATTACH_MSG_MAX		(64 * 1024)	/* a client's message */
+#define ATTACH_OUT_HIGH		HTTP_BACKLOG_HIGH
+void	route_process_attach(struct http_request *, char **params);
+struct bufferevent;
+int	attach_start(struct bufferevent *, struct http_server *,
+	    struct process_ref *, int out_fd);
+
 /*
  * tar_job.c: apid parses no tar; each job runs in the archive worker
  * (archive_msg.h says what each kind does), and done is called from the
@@ -505,6 +513,8 @@ int	pipe_reader_open(struct pipe_reader *, int fd);
  * not called (the caller may be in the middle of its own work).
  */
 int	pipe_reader_resume(struct pipe_reader *);
+/* Also from the data callback: no more reads until resume. */
+void	pipe_reader_pause(struct pipe_reader *);
 void	pipe_reader_close(struct pipe_reader *);
 
 /*

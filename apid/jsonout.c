@@ -4,7 +4,9 @@
  * json.dumps() default style (", " and ": ", every non-ASCII character
  * as \uXXXX, surrogate pairs above U+FFFF), and the exec result in the
  * compact style with raw UTF-8, written straight into an evbuffer so that
- * megabytes of output are not copied into json-c objects first.
+ * megabytes of output are not copied into json-c objects first.  A
+ * process's output lines (and an attachment's exit frame) are in the
+ * stream's style.
  */
 #include <sys/queue.h>
 
