@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "peer.h"
 #include "sandbox_msg.h"
+#include "process_msg.h"
 #include "file_msg.h"
 #include "archive_msg.h"
 #include "utf8.h"
@@ -130,6 +131,12 @@ int	jsonout_stream_exit(struct evbuffer *, int64_t exit_code,
 int	jsonout_exec_result(struct evbuffer *, const char *out,
 	    size_t outlen, const char *err, size_t errlen, int64_t exit_code,
 	    int timed_out, int truncated, int64_t duration_ms);
+int	jsonout_process_data(struct evbuffer *, uint64_t seq,
+	    const char *type, const char *data, size_t len);
+int	jsonout_process_gap(struct evbuffer *, uint64_t dropped);
+int	jsonout_process_exit(struct evbuffer *, const char *status,
+	    int has_code, int64_t code, int full, const char *ended_at,
+	    uint64_t seq);
 
 /* exec_output.c */
 #define EXEC_STDOUT	0
@@ -184,6 +191,25 @@ int	stream_events_add(struct stream_events *, int which, const void *,
 int	stream_events_flush(struct stream_events *, int which);
 int	stream_events_exit(struct stream_events *, int64_t exit_code,
 	    int timed_out, int64_t duration_ms);
+
+/*
+ * process_events.c: a PROCESS_OUTPUT pipe's events (process_msg.h) as
+ * .../output's NDJSON lines, each given to emit (which drains it).
+ */
+struct process_events {
+	struct pev_parser	 pev;
+	int			 base64;	/* data as base64, not text */
+	struct evbuffer		*line;
+	stream_emit_cb		 emit;
+	void			*arg;
+};
+int	process_events_init(struct process_events *, int base64,
+	    stream_emit_cb, void *);
+void	process_events_free(struct process_events *);
+int	process_events_feed(struct process_events *, const unsigned char *,
+	    size_t);
+int	process_events_clean(const struct process_events *);
+int	process_events_ended(const struct process_events *);
 
 /* pyjson.c: Python's json.loads() on a request body. */
 enum jv_type {
@@ -310,6 +336,19 @@ int	body_parse_timeout(const char *ctype, const void *, size_t,
 /* body_exec.c */
 int	body_parse_exec(const char *ctype, const void *, size_t,
 	    struct exec_request *, struct body_error *);
+int	v_command(struct vctx *, const struct jv *);
+int	command_take(const struct jv *cmd, int *shell, size_t *argc,
+	    char ***argv, struct body_error *);
+int	workdir_take(const struct jv *workdir, char **out,
+	    struct body_error *);
+
+/* body_process.c: the bodies of the process routes. */
+int	body_parse_process(const char *ctype, const void *, size_t,
+	    struct process_request *, struct body_error *);
+int	body_parse_signal(const char *ctype, const void *, size_t,
+	    uint32_t *signo, struct body_error *);
+int	body_parse_resize(const char *ctype, const void *, size_t,
+	    uint32_t *cols, uint32_t *rows, struct body_error *);
 
 /* route_health.c */
 void	route_health(struct http_request *, char **params);
@@ -331,6 +370,42 @@ int	sandbox_id_check(struct http_request *, const char *id);
 /* route_exec.c */
 void	route_exec(struct http_request *, char **params);
 void	route_exec_stream(struct http_request *, char **params);
+
+/* route_process.c: processes (docs/rest-api.md "Processes"). */
+void	route_process_create(struct http_request *, char **params);
+void	route_process_list(struct http_request *, char **params);
+void	route_process_get(struct http_request *, char **params);
+void	route_process_delete(struct http_request *, char **params);
+void	route_process_signal(struct http_request *, char **params);
+void	route_process_resize(struct http_request *, char **params);
+json_object *process_info_json(const struct process_info *);
+/* params {sandbox, process}: 0 if they can travel, else the 404 sent. */
+int	process_ref_check(struct http_request *, char **params);
+/* msgw_init, then the process_ref of params. */
+void	process_ref_put(struct msgw *, char **params);
+
+/* route_process_output.c, route_process_stdin.c */
+void	route_process_output(struct http_request *, char **params);
+void	route_process_stdin(struct http_request *, char **params);
+
+/* attach_token.c: the tokens of .../attach-token, in memory only. */
+#define ATTACH_TOKENS_MAX	1024
+#define ATTACH_TOKEN_TTL	30	/* seconds */
+#define ATTACH_TOKEN_LEN	43	/* base64url of 32 bytes */
+int	attach_token_make(const char *sandbox_id, const char *process_id,
+	    char out[ATTACH_TOKEN_LEN + 1]);
+int	attach_token_take(const char *sandbox_id, const char *process_id,
+	    const char *token, size_t len);
+void	attach_tokens_clear(void);
+void	route_process_attach_token(struct http_request *, char **params);
+
+/* route_attach.c: .../attach's handshake; attach.c: its WebSocket. */
+#define ATTACH_MSG_MAX		(64 * 1024)	/* a client's message */
+#define ATTACH_OUT_HIGH		HTTP_BACKLOG_HIGH
+void	route_process_attach(struct http_request *, char **params);
+struct bufferevent;
+int	attach_start(struct bufferevent *, struct http_server *,
+	    struct process_ref *, int out_fd);
 
 /*
  * tar_job.c: apid parses no tar; each job runs in the archive worker
@@ -438,7 +513,37 @@ int	pipe_reader_open(struct pipe_reader *, int fd);
  * not called (the caller may be in the middle of its own work).
  */
 int	pipe_reader_resume(struct pipe_reader *);
+/* Also from the data callback: no more reads until resume. */
+void	pipe_reader_pause(struct pipe_reader *);
 void	pipe_reader_close(struct pipe_reader *);
+
+/*
+ * pipe_writer.c: a non-blocking pipe written from the loop, its backlog
+ * in pend.  Callbacks only from the loop: drained when pend is in the
+ * pipe, end (once, its last touch) when the reader left (ok 0) or,
+ * after finish, when all was written and the pipe closed (ok 1).
+ */
+struct pipe_writer {
+	int			 fd;		/* write end, or -1 */
+	struct event		*ev;
+	struct evbuffer		*pend;		/* not yet in the pipe */
+	int			 finishing;	/* close when pend is empty */
+	int			 broken;	/* out of memory for pend */
+	const char		*what;		/* for logs */
+	void			(*drained)(void *arg);
+	void			(*end)(void *arg, int ok);
+	void			*arg;
+};
+void	pipe_writer_init(struct pipe_writer *, const char *what,
+	    void (*drained)(void *), void (*end)(void *, int), void *arg);
+/* Takes fd (closed on failure too): 0 or -1. */
+int	pipe_writer_open(struct pipe_writer *, int fd);
+int	pipe_writer_is_open(const struct pipe_writer *);
+int	pipe_writer_add(struct pipe_writer *, const void *, size_t);
+int	pipe_writer_add_buffer(struct pipe_writer *, struct evbuffer *);
+size_t	pipe_writer_backlog(const struct pipe_writer *);
+void	pipe_writer_finish(struct pipe_writer *);
+void	pipe_writer_close(struct pipe_writer *);
 
 /*
  * piped.c: a request to managerd whose bytes come back through a pipe
@@ -494,6 +599,12 @@ void	query_error(json_object *errors, const char *type, const char *field,
 void	query_missing(json_object *errors, const char *field);
 /* 1 with the 422 sent if errors holds any, else 0; takes errors. */
 int	query_respond(struct http_request *, json_object *errors);
+/* pydantic's bool from a string: 0, or -1 with the 422 entry added. */
+int	query_bool(json_object *errors, const char *field, const char *val,
+	    size_t len, int *out);
+/* The same for key if present (*out untouched if not): 0, -1 ENOMEM. */
+int	query_get_bool(struct http_request *, json_object *errors,
+	    const char *key, int *out);
 
 /* route_file_read.c, route_file_write.c, route_file_list.c: §4.9-4.11. */
 void	route_file_read(struct http_request *, char **params);
@@ -502,6 +613,9 @@ void	route_file_list(struct http_request *, char **params);
 
 /* body_snapshot.c: the bodies of snapshot, rollback and fork. */
 #define SNAPSHOT_NAME_MAX	128	/* characters */
+/* An optional body: 1 when there is none (empty, null), 0, or -1 and e. */
+int	body_optional(const char *ctype, const void *, size_t, struct jv *,
+	    struct body_error *);
 int	body_parse_snapshot_create(const char *ctype, const void *, size_t,
 	    char **name, struct body_error *);
 int	body_parse_rollback(const char *ctype, const void *, size_t,

@@ -1,7 +1,8 @@
 /*
  * The exec body (API.md §4.7, §5.1), as the reference's model: the
  * command as a string or a list of strings, env, workdir and
- * timeout_seconds, validated with body.c's machinery.
+ * timeout_seconds, validated with body.c's machinery.  Its command and
+ * workdir are a process's too (body_process.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 #include "apid.h"
 
 /* str | list[str], pydantic's smart union: both members' errors. */
-static int
+int
 v_command(struct vctx *v, const struct jv *in)
 {
 	struct loc	 ls = { "command", "str", NULL, 0, -1 };
@@ -41,15 +42,19 @@ v_command(struct vctx *v, const struct jv *in)
 static const char *const exec_fields[] = { "command", "env", "workdir",
     "timeout_seconds", NULL };
 
-static int
-exec_take_command(const struct jv *cmd, struct exec_request *x,
+/*
+ * The checked command into an argv: the bounds of the messages, no NULs.
+ * On failure nothing is left to free.
+ */
+int
+command_take(const struct jv *cmd, int *shell, size_t *argc, char ***argv,
     struct body_error *e)
 {
 	const struct jv	*items = cmd;
 	size_t		 i, n = 1;
 
-	x->shell = cmd->type == JV_STRING;
-	if (!x->shell) {
+	*shell = cmd->type == JV_STRING;
+	if (!*shell) {
 		items = cmd->u.a.items;
 		n = cmd->u.a.n;
 	}
@@ -65,14 +70,35 @@ exec_take_command(const struct jv *cmd, struct exec_request *x,
 			    "command arguments are limited to %d bytes",
 			    MSG_MAX_ARG);
 	}
-	if ((x->argv = calloc(n + 1, sizeof(char *))) == NULL)
+	if ((*argv = calloc(n + 1, sizeof(char *))) == NULL)
 		return set_error(e, 500, "internal_error", "out of memory");
-	for (i = 0; i < n; i++) {
-		if ((x->argv[i] = strdup(items[i].u.s.s)) == NULL)
+	for (*argc = 0; *argc < n; (*argc)++) {
+		if (((*argv)[*argc] = strdup(items[*argc].u.s.s)) == NULL) {
+			msg_free_argv(*argv);
+			*argv = NULL;
+			*argc = 0;
 			return set_error(e, 500, "internal_error",
 			    "out of memory");
-		x->argc++;
+		}
 	}
+	return 0;
+}
+
+/* A workdir the schema let through (or NULL) into *out. */
+int
+workdir_take(const struct jv *workdir, char **out, struct body_error *e)
+{
+	*out = NULL;
+	if (workdir == NULL)
+		return 0;
+	if (has_nul(workdir))
+		return set_error(e, 400, "invalid_request",
+		    "path must be a non-empty string");
+	if (workdir->u.s.len > MSG_MAX_PATH)
+		return set_error(e, 400, "invalid_request",
+		    "workdir is longer than %d bytes", MSG_MAX_PATH);
+	if ((*out = strdup(workdir->u.s.s)) == NULL)
+		return set_error(e, 500, "internal_error", "out of memory");
 	return 0;
 }
 
@@ -115,25 +141,9 @@ body_parse_exec(const char *ctype, const void *data, size_t len,
 	}
 	json_object_put(v.errors);
 	/* managerd's order: env, then workdir (API.md §4.7). */
-	if (env_take(env, &x->env, e) == -1)
-		goto out;
-	if (workdir != NULL) {
-		if (has_nul(workdir)) {
-			set_error(e, 400, "invalid_request",
-			    "path must be a non-empty string");
-			goto out;
-		}
-		if (workdir->u.s.len > MSG_MAX_PATH) {
-			set_error(e, 400, "invalid_request",
-			    "workdir is longer than %d bytes", MSG_MAX_PATH);
-			goto out;
-		}
-		if ((x->workdir = strdup(workdir->u.s.s)) == NULL) {
-			set_error(e, 500, "internal_error", "out of memory");
-			goto out;
-		}
-	}
-	if (exec_take_command(cmd, x, e) == -1)
+	if (env_take(env, &x->env, e) == -1 ||
+	    workdir_take(workdir, &x->workdir, e) == -1 ||
+	    command_take(cmd, &x->shell, &x->argc, &x->argv, e) == -1)
 		goto out;
 	rc = 0;
 out:

@@ -21,7 +21,7 @@
  * none (empty, or JSON null), 0 with out set, -1 with e set.  body_object
  * reports "missing" for exactly those two.
  */
-static int
+int
 body_optional(const char *ctype, const void *data, size_t len,
     struct jv *out, struct body_error *e)
 {

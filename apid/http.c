@@ -65,6 +65,27 @@ static const struct route routes[] = {
 	    ROUTE_BODY_WHOLE },
 	{ "/v1/snapshots/*/fork", "POST", route_snapshot_fork,
 	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes", "POST", route_process_create,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes", "GET", route_process_list,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*", "GET", route_process_get,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*", "DELETE", route_process_delete,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/signal", "POST", route_process_signal,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/resize", "POST", route_process_resize,
+	    ROUTE_BODY_WHOLE },
+	/* Raw bytes, read whole too: see route_process_stdin.c. */
+	{ "/v1/sandboxes/*/processes/*/stdin", "POST", route_process_stdin,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/output", "GET", route_process_output,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/attach", "GET", route_process_attach,
+	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/processes/*/attach-token", "POST",
+	    route_process_attach_token, ROUTE_BODY_WHOLE },
 };
 #define NROUTES	(sizeof(routes) / sizeof(routes[0]))
 
@@ -214,7 +235,12 @@ http_route(struct http_request *req)
 	log_debug("%s %s", http_request_method(req), req->path);
 	if ((route = route_find(req, params)) == NULL)
 		return;
+	/*
+	 * An attachment checks its own: a browser's WebSocket carries an
+	 * attach token, not a key (route_attach.c).
+	 */
 	if (strncmp(route->pattern, "/v1/", 4) == 0 &&
+	    route->handler != route_process_attach &&
 	    auth_request(req, apid->api_keys, apid->api_keys_count,
 	    apid->insecure_no_auth) == -1)
 		return;
@@ -237,7 +263,9 @@ apid_request_gone(void *arg)
  * Forward a request to managerd and remember who to answer.  The reply
  * callback runs for each message managerd sends for it, whatever happened
  * to the client.  fd (or -1) travels with the message and is ours no
- * more, even on failure.
+ * more, even on failure.  req is NULL for a request with no HTTP client
+ * (an attachment's, once its connection became a WebSocket): it is one
+ * whose client is gone from the start.
  */
 struct apid_request *
 apid_request_send(struct http_request *req, uint32_t type, struct msgw *w,
@@ -260,8 +288,9 @@ apid_request_send(struct http_request *req, uint32_t type, struct msgw *w,
 		free(ar);
 		return NULL;
 	}
-	ar->client_gone = req->conn == NULL;
-	http_request_on_gone(req, apid_request_gone, ar);
+	ar->client_gone = req == NULL || req->conn == NULL;
+	if (req != NULL)
+		http_request_on_gone(req, apid_request_gone, ar);
 	TAILQ_INSERT_TAIL(&apid->pending, ar, entry);
 	return ar;
 }

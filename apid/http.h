@@ -114,6 +114,7 @@ struct http_server {
 	TAILQ_HEAD(, http_conn)	 conns;		/* every connection */
 	TAILQ_HEAD(, http_conn)	 idle;		/* sheddable, oldest first */
 	size_t			 nconns;
+	size_t			 taken;		/* sockets routes took, open */
 	uint64_t		 shed;		/* connections shed, for logs */
 	int			 reserve;	/* closed to answer 503 */
 	int			 refusing;	/* a client so answered */
@@ -274,12 +275,17 @@ void	 http_conn_flush(struct http_conn *);
 void	 http_conn_close(struct http_conn *);
 /* Feed the body again on the loop's next turn (after a resume). */
 void	 http_conn_kick(struct http_conn *);
-/* Give the socket to a route (Upgrade); the connection is freed. */
+/*
+ * Give the socket to a route (Upgrade); the connection is freed, but
+ * the socket counts against the cap until http_server_untake().
+ */
 struct bufferevent *http_conn_take(struct http_conn *);
 /* http.c: a request whose head is in, for the routes. */
 void	 http_route(struct http_request *);
 /* http_server.c: a connection went away; accepting may resume. */
 void	 http_server_conn_gone(struct http_server *);
+/* A socket a route took (http_conn_take) is closed. */
+void	 http_server_untake(struct http_server *);
 /* http_request.c: the path and query of a parsed head; -1 if malformed. */
 int	 http_request_prepare(struct http_request *);
 void	 http_conn_write(struct http_conn *, const void *, size_t);

@@ -533,6 +533,7 @@ http_conn_take(struct http_conn *c)
 	c->req = NULL;
 	c->bev = NULL;
 	c->state = CONN_TAKEN;
+	c->srv->taken++;
 	bufferevent_setcb(bev, NULL, NULL, NULL, NULL);
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	http_conn_free(c);

@@ -42,6 +42,7 @@ http_reason(int status)
 	case 414: return "URI Too Long";
 	case 417: return "Expectation Failed";
 	case 422: return "Unprocessable Entity";
+	case 426: return "Upgrade Required";
 	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";

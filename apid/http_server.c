@@ -10,7 +10,9 @@
  * the cap are kept in reserve for pipes (apid.c sets the limit).  Out
  * of descriptors all the same (a lower limit, a full system table), one
  * descriptor held in reserve lets waiting clients be answered 503 while
- * accepting pauses.
+ * accepting pauses.  A socket a route took over (a WebSocket) is no
+ * connection any more, but it still holds its descriptors and counts
+ * against the cap until the route closes it.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -73,7 +75,7 @@ accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 static int
 can_take_one(struct http_server *srv)
 {
-	return srv->nconns < srv->settings.max_connections ||
+	return srv->nconns + srv->taken < srv->settings.max_connections ||
 	    !TAILQ_EMPTY(&srv->idle);
 }
 
@@ -86,7 +88,7 @@ http_server_adopt(struct http_server *srv, int fd)
 		close(fd);
 		return -1;
 	}
-	if (srv->nconns >= srv->settings.max_connections)
+	if (srv->nconns + srv->taken >= srv->settings.max_connections)
 		http_conn_shed(TAILQ_FIRST(&srv->idle));
 	/* NDJSON lines and small replies go out at once (no Nagle wait). */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
@@ -235,6 +237,13 @@ http_server_conn_gone(struct http_server *srv)
 	    !event_pending(srv->accept_ev, EV_READ, NULL) &&
 	    !evtimer_pending(srv->accept_resume, NULL))
 		event_add(srv->accept_ev, NULL);
+}
+
+void
+http_server_untake(struct http_server *srv)
+{
+	srv->taken--;
+	http_server_conn_gone(srv);
 }
 
 int

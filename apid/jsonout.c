@@ -4,7 +4,9 @@
  * json.dumps() default style (", " and ": ", every non-ASCII character
  * as \uXXXX, surrogate pairs above U+FFFF), and the exec result in the
  * compact style with raw UTF-8, written straight into an evbuffer so that
- * megabytes of output are not copied into json-c objects first.
+ * megabytes of output are not copied into json-c objects first.  A
+ * process's output lines (and an attachment's exit frame) are in the
+ * stream's style.
  */
 #include <sys/queue.h>
 
@@ -129,5 +131,58 @@ jsonout_exec_result(struct evbuffer *b, const char *out, size_t outlen,
 	    ",\"timed_out\":%s,\"truncated\":%s,\"duration_ms\":%" PRId64 "}",
 	    exit_code, timed_out ? "true" : "false",
 	    truncated ? "true" : "false", duration_ms) < 0;
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * A process's output events (docs/rest-api.md "Processes"), in the
+ * exec stream's style: {"seq": N, "type": "stdout", "data": ...}.
+ */
+int
+jsonout_process_data(struct evbuffer *b, uint64_t seq, const char *type,
+    const char *data, size_t len)
+{
+	int	 rc;
+
+	rc = evbuffer_add_printf(b, "{\"seq\": %" PRIu64 ", \"type\": \"%s\", "
+	    "\"data\": ", seq, type) < 0;
+	rc |= jsonout_string(b, data, len, 1);
+	rc |= evbuffer_add(b, "}\n", 2);
+	return rc == 0 ? 0 : -1;
+}
+
+int
+jsonout_process_gap(struct evbuffer *b, uint64_t dropped)
+{
+	if (evbuffer_add_printf(b, "{\"type\": \"gap\", \"dropped_bytes\": %"
+	    PRIu64 "}\n", dropped) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The exit line; ended_at (a time, or NULL for null) and seq only on
+ * .../output's, not on an attachment's text frame (no newline either).
+ */
+int
+jsonout_process_exit(struct evbuffer *b, const char *status, int has_code,
+    int64_t code, int full, const char *ended_at, uint64_t seq)
+{
+	int	 rc;
+
+	rc = evbuffer_add_printf(b, "{\"type\": \"exit\", \"status\": \"%s\", "
+	    "\"exit_code\": ", status) < 0;
+	if (has_code)
+		rc |= evbuffer_add_printf(b, "%" PRId64, code) < 0;
+	else
+		rc |= evbuffer_add(b, "null", 4);
+	if (!full)
+		return rc == 0 && evbuffer_add(b, "}", 1) == 0 ? 0 : -1;
+	rc |= evbuffer_add(b, ", \"ended_at\": ", 14);
+	if (ended_at != NULL)
+		rc |= evbuffer_add_printf(b, "\"%s\"", ended_at) < 0;
+	else
+		rc |= evbuffer_add(b, "null", 4);
+	rc |= evbuffer_add_printf(b, ", \"seq\": %" PRIu64 "}\n", seq) < 0;
 	return rc == 0 ? 0 : -1;
 }

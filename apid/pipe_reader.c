@@ -36,6 +36,9 @@ pipe_reader_cb(evutil_socket_t fd, short events, void *arg)
 	int			 i;
 
 	for (i = 0; i < PIPE_READS_PER_EVENT; i++) {
+		/* The owner paused from its data callback. */
+		if (!pr->reading)
+			return;
 		if (pr->client != NULL &&
 		    http_request_backlog(pr->client) >= HTTP_BACKLOG_HIGH) {
 			event_del(pr->ev);
@@ -121,6 +124,18 @@ pipe_reader_drained(void *arg)
 
 	if (pipe_reader_resume(pr) == -1)
 		pr->end(pr->arg);
+}
+
+/*
+ * Stop reading until pipe_reader_resume(), for an owner that paces the
+ * pipe by something other than an HTTP client (an attachment's socket).
+ */
+void
+pipe_reader_pause(struct pipe_reader *pr)
+{
+	if (pr->reading)
+		event_del(pr->ev);
+	pr->reading = 0;
 }
 
 void

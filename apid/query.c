@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 
 #include "apid.h"
@@ -173,4 +174,49 @@ query_respond(struct http_request *req, json_object *errors)
 	respond_json(req, 422, root);
 	json_object_put(root);
 	return 1;
+}
+
+/*
+ * A boolean parameter as pydantic reads a string ("true", "1", "yes",
+ * "on", ... in any case): 0 with *out set, or -1 with its 422 entry.
+ */
+int
+query_bool(json_object *errors, const char *field, const char *val,
+    size_t len, int *out)
+{
+	static const char *const yes[] = { "1", "on", "t", "true", "y",
+	    "yes" };
+	static const char *const no[] = { "0", "off", "f", "false", "n",
+	    "no" };
+	size_t	 i;
+
+	/* A value holding a NUL is none of them. */
+	for (i = 0; strlen(val) == len && i < sizeof(yes) / sizeof(yes[0]);
+	    i++) {
+		if (strcasecmp(val, yes[i]) == 0 ||
+		    strcasecmp(val, no[i]) == 0) {
+			*out = strcasecmp(val, yes[i]) == 0;
+			return 0;
+		}
+	}
+	query_error(errors, "bool_parsing", field, "Input should be a valid "
+	    "boolean, unable to interpret input",
+	    json_object_new_string_len(val, (int)len), NULL);
+	return -1;
+}
+
+/* An optional boolean: *out keeps its default when the key is absent. */
+int
+query_get_bool(struct http_request *req, json_object *errors,
+    const char *key, int *out)
+{
+	char	*v;
+	size_t	 len;
+	int	 rc;
+
+	if ((rc = query_get(req, key, &v, &len)) != 1)
+		return rc;
+	(void)query_bool(errors, key, v, len, out);
+	free(v);
+	return 0;
 }

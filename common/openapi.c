@@ -16,7 +16,7 @@
 
 #define REQ	OPENAPI_REQUIRED
 
-#define DOC_MAX		(1024 * 1024)	/* the text is about 50 KiB */
+#define DOC_MAX		(1024 * 1024)	/* the text is about 135 KiB */
 
 struct op {
 	const char			*path;
@@ -53,6 +53,33 @@ static const struct openapi_field write_query[] = {
 static const struct openapi_field list_query[] = {
 	{ "path", "string", 0, 0, NULL, NULL, "\"/workspace\"",
 	    "Directory to list: absolute, or relative to /workspace." },
+	{ NULL }
+};
+
+static const struct openapi_field output_query[] = {
+	{ "after", "integer", OPENAPI_MIN, 0, NULL, NULL, "0",
+	    "The last seq seen: the events after that byte.  0: all that is "
+	    "kept.  Not a non-negative integer, or beyond output_bytes: "
+	    "400." },
+	{ "follow", "boolean", 0, 0, NULL, NULL, "false",
+	    "Go on with live output until the process ends (the exit line "
+	    "is last); false: end at the end of what is kept so far." },
+	{ "encoding", "string", 0, 0, NULL, "utf8 base64", "\"utf8\"",
+	    "data as UTF-8 text (invalid bytes as U+FFFD), or the base64 of "
+	    "the bytes." },
+	{ NULL }
+};
+
+static const struct openapi_field stdin_query[] = {
+	{ "close", "boolean", 0, 0, NULL, NULL, "false",
+	    "Close the process's stdin after the body (end of file)." },
+	{ NULL }
+};
+
+static const struct openapi_field attach_query[] = {
+	{ "token", "string", 0, 0, NULL, NULL, NULL,
+	    "An attach token for this process, instead of the API key in a "
+	    "header (browsers cannot set one on a WebSocket)." },
 	{ NULL }
 };
 
@@ -106,6 +133,68 @@ static const struct op ops[] = {
 	    "output events as they come, then one exit event.",
 	    NULL, "#ExecRequest", 1, 200, "ndjson",
 	    "ExecEvent objects, one per line.", "400 404 413 422 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/processes", "post", "start_process",
+	    "processes", "Start a process that outlives the request",
+	    "The process keeps running, and its output is kept (a ring per "
+	    "process, oldest output dropped first), with no client "
+	    "connected.  A retry with the same client_id and body answers "
+	    "200 with the first process; with another body, 409.",
+	    NULL, "#ProcessRequest", 1, 201, "#Process", "The new process.",
+	    "400 404 409 413 422 429 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/processes", "get", "list_processes",
+	    "processes", "List a sandbox's processes",
+	    "In the order they were started; ended ones until deleted.",
+	    NULL, NULL, 0, 200, "#ProcessList", "The processes.", "404" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}", "get",
+	    "get_process", "processes", "Get a process", NULL,
+	    NULL, NULL, 0, 200, "#Process", "The process.", "404 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}", "delete",
+	    "delete_process", "processes", "Kill and remove a process",
+	    "Kills the process's whole tree if it runs, and removes its "
+	    "record and output.",
+	    NULL, NULL, 0, 204, NULL, "Removed.", "404 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/output", "get",
+	    "read_process_output", "processes", "Read a process's output",
+	    "Newline-delimited JSON: the events after byte after, a gap "
+	    "first when the ring no longer reaches back that far, and the "
+	    "exit line last once the process has ended.",
+	    output_query, NULL, 0, 200, "ndjson#ProcessEvent",
+	    "ProcessEvent objects, one per line.", "400 404 422 503" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/stdin", "post",
+	    "write_process_stdin", "processes", "Write to a process's stdin",
+	    "The request body (at most 1 MiB, any content type) goes to the "
+	    "process's stdin; the answer comes once it is in the process's "
+	    "stdin pipe.  409 if the process has no stdin (or it is closed) "
+	    "or no longer runs.",
+	    stdin_query, "binary", 0, 204, NULL, "Written.",
+	    "404 409 413 422 503" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/signal", "post",
+	    "signal_process", "processes", "Signal a process",
+	    "Sent to the process's whole process group.  409 if it no "
+	    "longer runs.",
+	    NULL, "#SignalRequest", 0, 204, NULL, "Sent.",
+	    "404 409 413 422 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/resize", "post",
+	    "resize_process", "processes", "Resize a process's tty",
+	    "409 without a tty.",
+	    NULL, "#ResizeRequest", 1, 204, NULL, "Resized.",
+	    "404 409 413 422 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/attach", "get",
+	    "attach_process", "processes", "Attach to a process (WebSocket)",
+	    "An RFC 6455 WebSocket: the kept output, then live output, as "
+	    "binary frames of raw bytes; binary frames from the client go "
+	    "to stdin, a text frame {\"type\": \"resize\", \"cols\": C, "
+	    "\"rows\": R} resizes the tty.  At the end a text frame "
+	    "{\"type\": \"exit\", \"status\": ..., \"exit_code\": ...} and "
+	    "close 1000.  Closing leaves the process running.",
+	    attach_query, NULL, 0, 101, NULL, "The WebSocket.",
+	    "400 404 426 503" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/attach-token",
+	    "post", "create_attach_token", "processes",
+	    "Make a token for one attachment",
+	    "Good for 30 seconds and the first attach to this process that "
+	    "presents it.  Kept in apid's memory only.",
+	    NULL, NULL, 0, 201, "#AttachToken", "The token.", "404 429" },
 	{ "/v1/sandboxes/{sandbox_id}/files", "get", "read_file", "files",
 	    "Download a file",
 	    "Symbolic links are followed.  Directories and other non-regular "
@@ -168,10 +257,16 @@ static const struct {
 	    "read (http_error)." },
 	{ 401, "Missing or invalid API key (unauthorized)." },
 	{ 403, "Forbidden by the server's settings (forbidden)." },
-	{ 404, "No such sandbox, snapshot, file or directory (not_found)." },
+	{ 404, "No such sandbox, snapshot, process, file or directory "
+	    "(not_found)." },
+	{ 409, "The request conflicts with the state of what it names "
+	    "(conflict)." },
 	{ 413, "Too large for the server's limits (payload_too_large)." },
 	{ 422, "The request does not match its schema." },
-	{ 429, "The server runs its maximum number of sandboxes "
+	{ 426, "Not a WebSocket handshake of version 13 "
+	    "(invalid_request)." },
+	{ 429, "The server runs its maximum number of sandboxes, or of "
+	    "processes, or holds its maximum of attach tokens "
 	    "(limit_exceeded)." },
 	{ 500, "Internal error (internal_error)." },
 	{ 502, "Docker is unreachable or failed (backend_error)." },
@@ -192,6 +287,8 @@ static const struct {
 	{ "health", "Server status." },
 	{ "sandboxes", "Create, inspect, extend and destroy sandboxes." },
 	{ "exec", "Run commands in a sandbox." },
+	{ "processes", "Processes that outlive a request: their output, "
+	    "stdin, signals, and attachments over a WebSocket." },
 	{ "files", "Read, write and list files in a sandbox." },
 	{ "snapshots", "Snapshot /workspace, roll back, fork." },
 };
@@ -201,6 +298,8 @@ static const struct openapi_field path_params[] = {
 	    "Sandbox ID: sb_ followed by 16 lowercase hex digits." },
 	{ "snapshot_id", "string", REQ, 0, NULL, NULL, NULL,
 	    "Snapshot ID: snap_ followed by 16 lowercase hex digits." },
+	{ "process_id", "string", REQ, 0, NULL, NULL, NULL,
+	    "Process ID: proc_ followed by 16 lowercase hex digits." },
 	{ NULL }
 };
 
@@ -298,9 +397,10 @@ success(const struct op *op)
 	if (strcmp(op->reply, "binary") == 0)
 		openapi_put(o, "content",
 		    content("application/octet-stream", binary()));
-	else if (strcmp(op->reply, "ndjson") == 0)
-		openapi_put(o, "content",
-		    content("application/x-ndjson", ref("#ExecEvent")));
+	else if (strncmp(op->reply, "ndjson", 6) == 0)
+		/* "ndjson#Event": lines of that schema; ExecEvent if none. */
+		openapi_put(o, "content", content("application/x-ndjson",
+		    ref(op->reply[6] != '\0' ? op->reply + 6 : "#ExecEvent")));
 	else
 		openapi_put(o, "content",
 		    content("application/json", ref(op->reply)));

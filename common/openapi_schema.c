@@ -71,6 +71,48 @@ static const struct openapi_field exec_fields[] = {
 	{ NULL }
 };
 
+static const struct openapi_field process_req_fields[] = {
+	{ "command", "string|[string", REQ, 0, NULL, NULL, NULL,
+	    "As for exec: a string runs under /bin/sh -c.  Empty: 400." },
+	{ "env", "{string", 0, 0, NULL, NULL, "{}",
+	    "Variables added to the sandbox's environment." },
+	{ "workdir", "string?", 0, 0, NULL, NULL, "null",
+	    "Working directory; null: /workspace." },
+	{ "timeout_seconds", "number?", XMIN, 0, NULL, NULL, "null",
+	    "Killed this long after its start; at most the exec maximum "
+	    "(else 400).  Null: runs until the sandbox ends." },
+	{ "tty", "boolean", 0, 0, NULL, NULL, "false",
+	    "Run it on a terminal (stdout and stderr are then one stream, "
+	    "stdout)." },
+	{ "cols", "integer?", MIN, 1, NULL, NULL, "null",
+	    "The tty's columns, at most 1000; only with tty (else 400).  "
+	    "Null: 80." },
+	{ "rows", "integer?", MIN, 1, NULL, NULL, "null",
+	    "The tty's rows, at most 1000; only with tty (else 400).  Null: "
+	    "24." },
+	{ "stdin", "boolean", 0, 0, NULL, NULL, NULL,
+	    "Keep its stdin open for .../stdin and attachments; false: "
+	    "stdin is empty.  Default: tty." },
+	{ "client_id", "string?", 0, 0, NULL, NULL, "null",
+	    "1 to 128 bytes: makes a retry safe (the same body answers the "
+	    "first process, 200)." },
+	{ NULL }
+};
+
+static const struct openapi_field signal_fields[] = {
+	{ "signal", "string", 0, 0, NULL, "TERM INT KILL HUP", "\"TERM\"",
+	    "The signal, sent to the process's whole process group." },
+	{ NULL }
+};
+
+static const struct openapi_field resize_fields[] = {
+	{ "cols", "integer", REQ | MIN, 1, NULL, NULL, NULL,
+	    "Columns, at most 1000." },
+	{ "rows", "integer", REQ | MIN, 1, NULL, NULL, NULL,
+	    "Rows, at most 1000." },
+	{ NULL }
+};
+
 static const struct openapi_field timeout_fields[] = {
 	{ "timeout_seconds", "integer", REQ | MIN, 1, NULL, NULL, NULL,
 	    "New time to live, counted from now.  Above the server's "
@@ -169,6 +211,81 @@ static const struct openapi_field exec_event_fields[] = {
 	{ NULL }
 };
 
+static const struct openapi_field process_fields[] = {
+	{ "id", "string", REQ, 0, NULL, NULL, NULL,
+	    "proc_ followed by 16 lowercase hex digits." },
+	{ "sandbox_id", "string", REQ, 0, NULL, NULL, NULL,
+	    "The sandbox it runs in." },
+	{ "command", "string|[string", REQ, 0, NULL, NULL, NULL,
+	    "As given." },
+	{ "workdir", "string", REQ, 0, NULL, NULL, NULL,
+	    "Its working directory, normalized." },
+	{ "status", "string", REQ, 0, NULL,
+	    "running exited killed timed_out lost", NULL,
+	    "running; exited by itself; killed after a signal or DELETE; "
+	    "timed_out at its timeout_seconds; lost when the server can no "
+	    "longer follow its output." },
+	{ "running", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "Docker still runs it (a lost one may)." },
+	{ "exit_code", "integer?", REQ, 0, NULL, NULL, NULL,
+	    "Once it ended and Docker said so (128+N after signal N)." },
+	{ "started_at", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "When it started (UTC)." },
+	{ "ended_at", "date-time?", REQ, 0, NULL, NULL, NULL,
+	    "When it ended (UTC)." },
+	{ "timeout_seconds", "number?", REQ, 0, NULL, NULL, NULL,
+	    "Killed this long after its start; null: runs until the "
+	    "sandbox ends." },
+	{ "tty", "boolean", REQ, 0, NULL, NULL, NULL, "It has a tty." },
+	{ "stdin", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "Its stdin was kept open." },
+	{ "cols", "integer?", REQ, 0, NULL, NULL, NULL, "The tty's size." },
+	{ "rows", "integer?", REQ, 0, NULL, NULL, NULL, "The tty's size." },
+	{ "client_id", "string?", REQ, 0, NULL, NULL, NULL,
+	    "The client_id it was started with." },
+	{ "output_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "All output so far: the seq of its last byte." },
+	{ "kept_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Of which still kept." },
+	{ "dropped_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Of which dropped from the ring." },
+	{ NULL }
+};
+
+static const struct openapi_field process_list_fields[] = {
+	{ "processes", "[#Process", REQ, 0, NULL, NULL, NULL,
+	    "In the order they were started." },
+	{ NULL }
+};
+
+static const struct openapi_field process_event_fields[] = {
+	{ "type", "string", REQ, 0, NULL, "stdout stderr gap exit", NULL,
+	    "Output of one stream, bytes missed, or the end (always last)." },
+	{ "seq", "integer", 0, 0, NULL, NULL, NULL,
+	    "Output bytes (both streams) up to and including the event's "
+	    "last; on exit, the last of all.  Pass it as after to go on." },
+	{ "data", "string", 0, 0, NULL, NULL, NULL,
+	    "The output: UTF-8 text, or base64 with encoding=base64." },
+	{ "dropped_bytes", "integer", 0, 0, NULL, NULL, NULL,
+	    "Bytes missed (gap event)." },
+	{ "status", "string", 0, 0, NULL,
+	    "running exited killed timed_out lost", NULL,
+	    "The process's status (exit event)." },
+	{ "exit_code", "integer?", 0, 0, NULL, NULL, NULL,
+	    "Exit status (exit event)." },
+	{ "ended_at", "date-time?", 0, 0, NULL, NULL, NULL,
+	    "When it ended (exit event)." },
+	{ NULL }
+};
+
+static const struct openapi_field attach_token_fields[] = {
+	{ "token", "string", REQ, 0, NULL, NULL, NULL,
+	    "43 characters of base64url; pass it as ?token= to .../attach." },
+	{ "expires_at", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "When it stops being good (UTC)." },
+	{ NULL }
+};
+
 static const struct openapi_field file_info_fields[] = {
 	{ "name", "string", REQ, 0, NULL, NULL, NULL, "Base name." },
 	{ "path", "string", REQ, 0, NULL, NULL, NULL,
@@ -260,6 +377,12 @@ static const struct schema schemas[] = {
 	{ "CreateSandboxRequest", "Body of POST /v1/sandboxes.", 1,
 	    create_fields },
 	{ "ExecRequest", "Body of the exec routes.", 1, exec_fields },
+	{ "ProcessRequest", "Body of POST "
+	    "/v1/sandboxes/{sandbox_id}/processes.", 1, process_req_fields },
+	{ "SignalRequest", "Optional body of POST .../processes/{process_id}"
+	    "/signal.", 1, signal_fields },
+	{ "ResizeRequest", "Body of POST .../processes/{process_id}/resize.",
+	    1, resize_fields },
 	{ "TimeoutRequest", "Body of POST /v1/sandboxes/{sandbox_id}/timeout.",
 	    1, timeout_fields },
 	{ "SnapshotRequest", "Optional body of POST "
@@ -276,6 +399,13 @@ static const struct schema schemas[] = {
 	    exec_result_fields },
 	{ "ExecEvent", "One line of an exec stream.", 1,
 	    exec_event_fields },
+	{ "Process", "A process that outlives the request that started it.",
+	    0, process_fields },
+	{ "ProcessList", "A sandbox's processes.", 0, process_list_fields },
+	{ "ProcessEvent", "One line of a process's output.", 1,
+	    process_event_fields },
+	{ "AttachToken", "A token for one attachment to one process.", 0,
+	    attach_token_fields },
 	{ "FileInfo", "A file or directory entry.", 1, file_info_fields },
 	{ "FileList", "The entries of a directory.", 0, file_list_fields },
 	{ "Snapshot", "A stored copy of a sandbox's /workspace.", 0,

@@ -35,6 +35,15 @@ static const struct {
 	{ "/v1/sandboxes/{sandbox_id}/timeout", "post" },
 	{ "/v1/sandboxes/{sandbox_id}/exec", "post" },
 	{ "/v1/sandboxes/{sandbox_id}/exec/stream", "post" },
+	{ "/v1/sandboxes/{sandbox_id}/processes", "get post" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}", "get delete" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/output", "get" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/stdin", "post" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/signal", "post" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/resize", "post" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/attach", "get" },
+	{ "/v1/sandboxes/{sandbox_id}/processes/{process_id}/attach-token",
+	    "post" },
 	{ "/v1/sandboxes/{sandbox_id}/files", "get put" },
 	{ "/v1/sandboxes/{sandbox_id}/files/list", "get" },
 	{ "/v1/sandboxes/{sandbox_id}/snapshots", "post" },
@@ -231,8 +240,11 @@ test_routes(void **state)
 		assert_int_equal(json_object_object_length(item),
 		    strlen(routes[i].methods) > 4 ? 2 : 1);
 	}
-	/* /healthz and the 16 operations under /v1 (API.md §4.2-§4.17). */
-	assert_int_equal(nops, 17);
+	/*
+	 * /healthz, the 16 operations under /v1 (API.md §4.2-§4.17) and the
+	 * 10 of processes (docs/rest-api.md).
+	 */
+	assert_int_equal(nops, 27);
 	json_object_put(doc);
 }
 
@@ -290,6 +302,15 @@ test_contents(void **state)
 	op = operation(doc, "/v1/sandboxes/{sandbox_id}", "delete");
 	assert_false(json_object_object_get_ex(get(get(op, "responses"),
 	    "204"), "content", NULL));
+	op = operation(doc, "/v1/sandboxes/{sandbox_id}/processes/{process_id}"
+	    "/output", "get");
+	s = response_schema(op, "200", "application/x-ndjson");
+	assert_string_equal(get_str(s, "$ref"),
+	    "#/components/schemas/ProcessEvent");
+	op = operation(doc, "/v1/sandboxes/{sandbox_id}/processes/{process_id}"
+	    "/attach", "get");
+	get(get(op, "responses"), "101");
+	get(get(op, "responses"), "426");
 	json_object_put(doc);
 }
 

@@ -1,0 +1,1219 @@
+/*
+ * Tests for apid's process routes (docs/rest-api.md "Processes"): the
+ * bodies of start, signal and resize with their 422 entries and 400s,
+ * the Process object, the event stream's NDJSON lines (and what a
+ * malformed stream does), and the routes over apid's real HTTP layer
+ * against a stand-in for managerd (apid_standin.c): what each sends
+ * managerd, how each answers its replies, output's query and its
+ * chunked stream, stdin's pipe, and the lies that are fatal.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "apid.h"
+#include "apid_standin.h"
+#include "assert_fatal.h"
+#include "http_fixture.h"
+
+#define JSON		"application/json"
+#define SB		"sb_0123456789abcdef"
+#define PROC		"proc_0123456789abcdef"
+
+static struct apid	 the_apid;
+struct apid		*apid = &the_apid;
+
+static char *
+to_text(json_object *o)
+{
+	char	*s;
+
+	assert_non_null(s = strdup(json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+	return s;
+}
+
+/* --- the bodies ------------------------------------------------------------ */
+
+static void
+process_ok(const char *body, struct process_request *p)
+{
+	struct body_error	 e;
+
+	if (body_parse_process(JSON, body, strlen(body), p, &e) == -1)
+		fail_msg("body %s: status %d %s", body, e.status,
+		    e.message != NULL ? e.message : "");
+}
+
+/* A refusal: a 422's detail, or "status code: message". */
+static char *
+process_refused(const char *body, size_t len)
+{
+	struct process_request	 p;
+	struct body_error	 e;
+	char			*s;
+
+	assert_int_equal(body_parse_process(JSON, body, len, &p, &e), -1);
+	assert_null(p.argv);
+	assert_null(p.client_id);
+	if (e.status == 422)
+		s = to_text(e.detail);
+	else
+		assert_int_not_equal(asprintf(&s, "%d %s: %s", e.status,
+		    e.code, e.message), -1);
+	body_error_free(&e);
+	return s;
+}
+
+static void
+refused_is(const char *body, const char *want)
+{
+	char	*s = process_refused(body, strlen(body));
+
+	if (strcmp(s, want) != 0)
+		fail_msg("body %s\n got %s\nwant %s", body, s, want);
+	free(s);
+}
+
+static void
+test_process_body_full(void **state)
+{
+	struct process_request	 p;
+
+	process_ok("{\"command\": [\"make\", \"test\"], \"env\": {\"A\": "
+	    "\"1\"}, \"workdir\": \"/w\", \"timeout_seconds\": 2.5, "
+	    "\"tty\": true, \"cols\": 120, \"rows\": 40, \"stdin\": false, "
+	    "\"client_id\": \"build-1\"}", &p);
+	assert_false(p.shell);
+	assert_int_equal(p.argc, 2);
+	assert_string_equal(p.argv[1], "test");
+	assert_null(p.argv[2]);
+	assert_int_equal(p.env.count, 1);
+	assert_string_equal(p.workdir, "/w");
+	assert_true(p.has_timeout);
+	assert_true(p.timeout_seconds == 2.5);
+	assert_true(p.tty);
+	assert_int_equal(p.cols, 120);
+	assert_int_equal(p.rows, 40);
+	assert_false(p.stdin_open);
+	assert_string_equal(p.client_id, "build-1");
+	process_request_free(&p);
+}
+
+/* stdin defaults to tty; nulls are "not given". */
+static void
+test_process_body_defaults(void **state)
+{
+	struct process_request	 p;
+
+	process_ok("{\"command\": \"make test\"}", &p);
+	assert_true(p.shell);
+	assert_int_equal(p.argc, 1);
+	assert_string_equal(p.argv[0], "make test");
+	assert_false(p.tty);
+	assert_false(p.stdin_open);
+	assert_int_equal(p.cols, 0);
+	assert_null(p.workdir);
+	assert_null(p.client_id);
+	assert_false(p.has_timeout);
+	process_request_free(&p);
+	process_ok("{\"command\": \"sh\", \"tty\": true, \"cols\": null, "
+	    "\"rows\": null, \"workdir\": null, \"timeout_seconds\": null, "
+	    "\"client_id\": null}", &p);
+	assert_true(p.stdin_open);
+	assert_int_equal(p.cols, 0);
+	assert_int_equal(p.rows, 0);
+	process_request_free(&p);
+	/* pydantic's lax bool and int from strings. */
+	process_ok("{\"command\": \"sh\", \"tty\": \"yes\", \"cols\": \"80\", "
+	    "\"stdin\": 0}", &p);
+	assert_true(p.tty);
+	assert_int_equal(p.cols, 80);
+	assert_false(p.stdin_open);
+	process_request_free(&p);
+}
+
+static void
+test_process_body_422(void **state)
+{
+	refused_is("{}", "{\"detail\":[{\"type\":\"missing\",\"loc\":"
+	    "[\"body\",\"command\"],\"msg\":\"Field required\",\"input\":{}}]}");
+	refused_is("{\"command\": [1]}", "{\"detail\":[{\"type\":"
+	    "\"string_type\",\"loc\":[\"body\",\"command\",\"str\"],\"msg\":"
+	    "\"Input should be a valid string\",\"input\":[1]},{\"type\":"
+	    "\"string_type\",\"loc\":[\"body\",\"command\",\"list[str]\",0],"
+	    "\"msg\":\"Input should be a valid string\",\"input\":1}]}");
+	refused_is("{\"command\": \"x\", \"cols\": 0, \"rows\": 1001, \"tty\": "
+	    "true}", "{\"detail\":[{\"type\":\"greater_than_equal\",\"loc\":"
+	    "[\"body\",\"cols\"],\"msg\":\"Input should be greater than or "
+	    "equal to 1\",\"input\":0,\"ctx\":{\"ge\":1}},{\"type\":"
+	    "\"less_than_equal\",\"loc\":[\"body\",\"rows\"],\"msg\":\"Input "
+	    "should be less than or equal to 1000\",\"input\":1001,\"ctx\":"
+	    "{\"le\":1000}}]}");
+	refused_is("{\"command\": \"x\", \"cols\": 80.5}", "{\"detail\":[{"
+	    "\"type\":\"int_from_float\",\"loc\":[\"body\",\"cols\"],\"msg\":"
+	    "\"Input should be a valid integer, got a number with a "
+	    "fractional part\",\"input\":80.5}]}");
+	refused_is("{\"command\": \"x\", \"tty\": null, \"stdin\": \"maybe\"}",
+	    "{\"detail\":[{\"type\":\"bool_type\",\"loc\":[\"body\",\"tty\"],"
+	    "\"msg\":\"Input should be a valid boolean\",\"input\":null},{"
+	    "\"type\":\"bool_parsing\",\"loc\":[\"body\",\"stdin\"],\"msg\":"
+	    "\"Input should be a valid boolean, unable to interpret input\","
+	    "\"input\":\"maybe\"}]}");
+	refused_is("{\"command\": \"x\", \"timeout_seconds\": 0}",
+	    "{\"detail\":[{\"type\":\"greater_than\",\"loc\":[\"body\","
+	    "\"timeout_seconds\"],\"msg\":\"Input should be greater than 0\","
+	    "\"input\":0,\"ctx\":{\"gt\":0.0}}]}");
+	refused_is("{\"command\": \"x\", \"client_id\": \"\"}", "{\"detail\":"
+	    "[{\"type\":\"string_too_short\",\"loc\":[\"body\",\"client_id\"],"
+	    "\"msg\":\"String should have at least 1 character\",\"input\":"
+	    "\"\",\"ctx\":{\"min_length\":1}}]}");
+	refused_is("{\"command\": \"x\", \"client_id\": 7, \"shell\": true}",
+	    "{\"detail\":[{\"type\":\"string_type\",\"loc\":[\"body\","
+	    "\"client_id\"],\"msg\":\"Input should be a valid string\","
+	    "\"input\":7},{\"type\":\"extra_forbidden\",\"loc\":[\"body\","
+	    "\"shell\"],\"msg\":\"Extra inputs are not permitted\",\"input\":"
+	    "true}]}");
+}
+
+/* 128 bytes of client_id pass, 129 do not (bytes, not characters). */
+static void
+test_process_body_client_id(void **state)
+{
+	struct process_request	 p;
+	char			 body[512], id[200];
+	char			*s;
+
+	memset(id, 'a', 128);
+	id[128] = '\0';
+	snprintf(body, sizeof(body), "{\"command\": \"x\", \"client_id\": "
+	    "\"%s\"}", id);
+	process_ok(body, &p);
+	assert_int_equal(strlen(p.client_id), 128);
+	process_request_free(&p);
+	/* 64 two-byte characters: 128 bytes. */
+	for (s = id; s < id + 128; s += 2)
+		memcpy(s, "\303\251", 2);
+	snprintf(body, sizeof(body), "{\"command\": \"x\", \"client_id\": "
+	    "\"%se\"}", id);
+	s = process_refused(body, strlen(body));
+	assert_non_null(strstr(s, "\"type\":\"string_too_long\""));
+	assert_non_null(strstr(s, "\"ctx\":{\"max_length\":128}"));
+	free(s);
+}
+
+/* What cannot travel to managerd, and bodies that are not UTF-8. */
+static void
+test_process_body_400(void **state)
+{
+	refused_is("{\"command\": \"x\", \"client_id\": \"a\\u0000b\"}",
+	    "400 invalid_request: client_id must not contain NUL characters");
+	refused_is("{\"command\": [\"a\\u0000\"]}",
+	    "400 invalid_request: command must not contain NUL characters");
+	refused_is("{\"command\": \"x\", \"cols\": 80}",
+	    "400 invalid_request: cols and rows are only for a process with "
+	    "a tty");
+	refused_is("{\"command\": \"x\", \"tty\": false, \"rows\": 24}",
+	    "400 invalid_request: cols and rows are only for a process with "
+	    "a tty");
+	refused_is("{\"command\": \"x\", \"client_id\": \"\377\"}",
+	    "400 http_error: There was an error parsing the body");
+	refused_is("{\"command\": [\"\300\200\"]}",
+	    "400 http_error: There was an error parsing the body");
+	refused_is("{\"command\": \"x\", \"workdir\": \"/a\\u0000\"}",
+	    "400 invalid_request: path must be a non-empty string");
+}
+
+/* Python's json.loads(): the last of duplicate keys wins. */
+static void
+test_process_body_duplicates(void **state)
+{
+	struct process_request	 p;
+
+	process_ok("{\"command\": 5, \"command\": \"b\", \"tty\": true, "
+	    "\"tty\": false}", &p);
+	assert_string_equal(p.argv[0], "b");
+	assert_false(p.tty);
+	process_request_free(&p);
+}
+
+static void
+signal_is(const char *body, int want)
+{
+	struct body_error	 e;
+	uint32_t		 signo;
+
+	if (body_parse_signal(JSON, body, body != NULL ? strlen(body) : 0,
+	    &signo, &e) == -1)
+		fail_msg("body %s: status %d", body, e.status);
+	assert_int_equal(signo, want);
+}
+
+static void
+signal_refused(const char *body, const char *want)
+{
+	struct body_error	 e;
+	uint32_t		 signo;
+	char			*s;
+
+	assert_int_equal(body_parse_signal(JSON, body, strlen(body), &signo,
+	    &e), -1);
+	assert_int_equal(e.status, 422);
+	s = to_text(e.detail);
+	if (strcmp(s, want) != 0)
+		fail_msg("body %s\n got %s\nwant %s", body, s, want);
+	free(s);
+	body_error_free(&e);
+}
+
+static void
+test_signal_body(void **state)
+{
+	signal_is(NULL, SIGTERM);
+	signal_is("null", SIGTERM);
+	signal_is("{}", SIGTERM);
+	signal_is("{\"signal\": \"KILL\"}", SIGKILL);
+	signal_is("{\"signal\": \"HUP\"}", SIGHUP);
+	signal_is("{\"signal\": \"INT\"}", SIGINT);
+	signal_refused("{\"signal\": \"kill\"}", "{\"detail\":[{\"type\":"
+	    "\"literal_error\",\"loc\":[\"body\",\"signal\"],\"msg\":\"Input "
+	    "should be 'TERM', 'INT', 'KILL' or 'HUP'\",\"input\":\"kill\","
+	    "\"ctx\":{\"expected\":\"'TERM', 'INT', 'KILL' or 'HUP'\"}}]}");
+	signal_refused("{\"signal\": 9, \"x\": 1}", "{\"detail\":[{\"type\":"
+	    "\"literal_error\",\"loc\":[\"body\",\"signal\"],\"msg\":\"Input "
+	    "should be 'TERM', 'INT', 'KILL' or 'HUP'\",\"input\":9,\"ctx\":"
+	    "{\"expected\":\"'TERM', 'INT', 'KILL' or 'HUP'\"}},{\"type\":"
+	    "\"extra_forbidden\",\"loc\":[\"body\",\"x\"],\"msg\":\"Extra "
+	    "inputs are not permitted\",\"input\":1}]}");
+	signal_refused("{\"signal\": \"TERM\\u0000\"}", "{\"detail\":[{"
+	    "\"type\":\"literal_error\",\"loc\":[\"body\",\"signal\"],\"msg\":"
+	    "\"Input should be 'TERM', 'INT', 'KILL' or 'HUP'\",\"input\":"
+	    "\"TERM\\u0000\",\"ctx\":{\"expected\":\"'TERM', 'INT', 'KILL' or "
+	    "'HUP'\"}}]}");
+}
+
+static void
+test_resize_body(void **state)
+{
+	struct body_error	 e;
+	uint32_t		 cols, rows;
+	char			*s;
+	const char		*b;
+
+	b = "{\"cols\": 100, \"rows\": \"30\"}";
+	assert_int_equal(body_parse_resize(JSON, b, strlen(b), &cols, &rows,
+	    &e), 0);
+	assert_int_equal(cols, 100);
+	assert_int_equal(rows, 30);
+	b = "{\"cols\": null}";
+	assert_int_equal(body_parse_resize(JSON, b, strlen(b), &cols, &rows,
+	    &e), -1);
+	s = to_text(e.detail);
+	assert_string_equal(s, "{\"detail\":[{\"type\":\"int_type\",\"loc\":"
+	    "[\"body\",\"cols\"],\"msg\":\"Input should be a valid integer\","
+	    "\"input\":null},{\"type\":\"missing\",\"loc\":[\"body\",\"rows\"],"
+	    "\"msg\":\"Field required\",\"input\":{\"cols\":null}}]}");
+	free(s);
+	body_error_free(&e);
+	assert_int_equal(body_parse_resize(JSON, "", 0, &cols, &rows, &e), -1);
+	assert_int_equal(e.status, 422);
+	body_error_free(&e);
+}
+
+/* --- the Process object ---------------------------------------------------- */
+
+static void
+info_init(struct process_info *pi, char **argv, int shell)
+{
+	static char	 id[] = PROC, sb[] = SB, wd[] = "/workspace";
+
+	memset(pi, 0, sizeof(*pi));
+	pi->id = id;
+	pi->sandbox_id = sb;
+	pi->shell = shell;
+	pi->argv = argv;
+	for (pi->argc = 0; argv[pi->argc] != NULL; pi->argc++)
+		;
+	pi->workdir = wd;
+	pi->status = PROCESS_RUNNING;
+	pi->running = 1;
+	pi->started_at = 1764625200.5;
+	pi->output_bytes = 10;
+	pi->kept_bytes = 10;
+}
+
+#define RUNNING_JSON(cmd) "{\"id\":\"" PROC "\",\"sandbox_id\":\"" SB \
+	"\",\"command\":" cmd ",\"workdir\":\"/workspace\",\"status\":" \
+	"\"running\",\"running\":true,\"exit_code\":null,\"started_at\":" \
+	"\"2025-12-01T21:40:00.500000Z\",\"ended_at\":null," \
+	"\"timeout_seconds\":null,\"tty\":false,\"stdin\":false," \
+	"\"cols\":null,\"rows\":null,\"client_id\":null,\"output_bytes\":10," \
+	"\"kept_bytes\":10,\"dropped_bytes\":0}"
+
+static void
+json_is(const struct process_info *pi, const char *want)
+{
+	json_object	*o = process_info_json(pi);
+	char		*s = to_text(o);
+
+	if (strcmp(s, want) != 0)
+		fail_msg(" got %s\nwant %s", s, want);
+	free(s);
+	json_object_put(o);
+}
+
+static void
+test_process_json(void **state)
+{
+	struct process_info	 pi;
+	char			 a0[] = "make test", a1[] = "-j", bad[] = "x\377";
+	char			 cid[] = "c\300";
+	char			*shell[] = { a0, NULL }, *list[] = { a0, a1, NULL };
+
+	info_init(&pi, shell, 1);
+	json_is(&pi, RUNNING_JSON("\"make test\""));
+	info_init(&pi, list, 0);
+	json_is(&pi, RUNNING_JSON("[\"make test\",\"-j\"]"));
+	/* Ended, with a tty, a timeout and a client id. */
+	pi.status = PROCESS_KILLED;
+	pi.running = 0;
+	pi.has_exit_code = 1;
+	pi.exit_code = 137;
+	pi.has_ended_at = 1;
+	pi.ended_at = 1764625202.0;
+	pi.has_timeout = 1;
+	pi.timeout_seconds = 30;
+	pi.tty = 1;
+	pi.stdin_open = 1;
+	pi.cols = 80;
+	pi.rows = 24;
+	list[1] = bad;
+	pi.client_id = cid;
+	pi.dropped_bytes = 3;
+	json_is(&pi, "{\"id\":\"" PROC "\",\"sandbox_id\":\"" SB "\","
+	    "\"command\":[\"make test\",\"x\357\277\275\"],\"workdir\":"
+	    "\"/workspace\",\"status\":\"killed\",\"running\":false,"
+	    "\"exit_code\":137,\"started_at\":\"2025-12-01T21:40:00.500000Z\","
+	    "\"ended_at\":\"2025-12-01T21:40:02Z\",\"timeout_seconds\":30.0,"
+	    "\"tty\":true,\"stdin\":true,\"cols\":80,\"rows\":24,\"client_id\":"
+	    "\"c\357\277\275\",\"output_bytes\":10,\"kept_bytes\":10,"
+	    "\"dropped_bytes\":3}");
+}
+
+/* --- the event stream ------------------------------------------------------ */
+
+struct lines {
+	char	 text[65536];
+	size_t	 len;
+	int	 n;
+};
+
+static int
+collect(void *arg, struct evbuffer *line)
+{
+	struct lines	*l = arg;
+	size_t		 n = evbuffer_get_length(line);
+
+	assert_true(l->len + n < sizeof(l->text));
+	evbuffer_remove(line, l->text + l->len, n);
+	l->len += n;
+	l->text[l->len] = '\0';
+	l->n++;
+	return 0;
+}
+
+/* An event stream, built up in a buffer. */
+struct stream {
+	unsigned char	 b[65536];
+	size_t		 len;
+};
+
+static void
+put_data(struct stream *s, enum pev_type t, uint64_t seq, const char *d,
+    size_t len)
+{
+	s->len += pev_header(s->b + s->len, t, (uint32_t)len, seq);
+	memcpy(s->b + s->len, d, len);
+	s->len += len;
+}
+
+static void
+put_gap(struct stream *s, uint64_t dropped)
+{
+	s->len += pev_header(s->b + s->len, PEV_GAP, 0, dropped);
+}
+
+static void
+put_exit(struct stream *s, uint64_t seq, enum process_status st,
+    int has_code, int64_t code, uint64_t ms)
+{
+	struct pev_exit	 x = { st, has_code, code, ms };
+
+	s->len += pev_exit_event(s->b + s->len, seq, &x);
+}
+
+/* Fed in pieces of every size from 1 up: the lines must not change. */
+static int
+feed(const struct stream *s, int base64, struct lines *l, int *clean)
+{
+	struct process_events	*pe;
+	size_t			 off, step, n;
+	int			 rc = 0;
+
+	assert_non_null(pe = malloc(sizeof(*pe)));
+	for (step = 1; step <= 17; step += 16) {
+		memset(l, 0, sizeof(*l));
+		assert_int_equal(process_events_init(pe, base64, collect, l),
+		    0);
+		for (off = 0, rc = 0; off < s->len && rc == 0; off += n) {
+			n = s->len - off < step ? s->len - off : step;
+			rc = process_events_feed(pe, s->b + off, n);
+		}
+		*clean = process_events_clean(pe) && process_events_ended(pe);
+		process_events_free(pe);
+	}
+	free(pe);
+	return rc;
+}
+
+static void
+test_events_lines(void **state)
+{
+	struct stream	 s = { { 0 }, 0 };
+	struct lines	 l;
+	int		 clean;
+
+	put_data(&s, PEV_STDOUT, 6, "hello\n", 6);
+	put_gap(&s, 1048576);
+	put_data(&s, PEV_STDERR, 1048600, "warn \"\303\251\"\377\n", 11);
+	put_exit(&s, 1048600, PROCESS_EXITED, 1, 0, 1764625202000ULL);
+	assert_int_equal(feed(&s, 0, &l, &clean), 0);
+	assert_true(clean);
+	assert_int_equal(l.n, 4);
+	assert_string_equal(l.text,
+	    "{\"seq\": 6, \"type\": \"stdout\", \"data\": \"hello\\n\"}\n"
+	    "{\"type\": \"gap\", \"dropped_bytes\": 1048576}\n"
+	    "{\"seq\": 1048600, \"type\": \"stderr\", \"data\": \"warn "
+	    "\\\"\\u00e9\\\"\\ufffd\\n\"}\n"
+	    "{\"type\": \"exit\", \"status\": \"exited\", \"exit_code\": 0, "
+	    "\"ended_at\": \"2025-12-01T21:40:02Z\", \"seq\": 1048600}\n");
+	/* base64, and an exit with nothing known of its end. */
+	s.len = 0;
+	put_data(&s, PEV_STDOUT, 3, "\000\377a", 3);
+	put_exit(&s, 3, PROCESS_LOST, 0, 0, 0);
+	assert_int_equal(feed(&s, 1, &l, &clean), 0);
+	assert_string_equal(l.text,
+	    "{\"seq\": 3, \"type\": \"stdout\", \"data\": \"AP9h\"}\n"
+	    "{\"type\": \"exit\", \"status\": \"lost\", \"exit_code\": null, "
+	    "\"ended_at\": null, \"seq\": 3}\n");
+}
+
+/* Every way managerd's stream can be malformed fails the feed. */
+static void
+test_events_malformed(void **state)
+{
+	struct stream	 s;
+	struct lines	 l;
+	int		 clean;
+
+	memset(&s, 0, sizeof(s));
+	s.len = pev_header(s.b, (enum pev_type)9, 0, 1);
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	memset(&s, 0, sizeof(s));
+	put_data(&s, PEV_STDOUT, 4, "abcd", 4);
+	s.b[2] = 1;			/* padding */
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	memset(&s, 0, sizeof(s));
+	put_data(&s, PEV_STDOUT, 4, "abcd", 4);
+	put_data(&s, PEV_STDOUT, 6, "abcd", 4);	/* starts before 4 */
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	assert_int_equal(l.n, 1);
+	memset(&s, 0, sizeof(s));
+	s.len = pev_header(s.b, PEV_STDOUT, 0, 0);	/* empty data */
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	memset(&s, 0, sizeof(s));
+	s.len = pev_header(s.b, PEV_STDOUT, PEV_DATA_MAX + 1, 1 << 20);
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	memset(&s, 0, sizeof(s));
+	put_exit(&s, 0, PROCESS_EXITED, 1, 0, 0);
+	put_gap(&s, 1);			/* after the exit */
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	memset(&s, 0, sizeof(s));
+	put_exit(&s, 0, (enum process_status)7, 1, 0, 0);
+	assert_int_equal(feed(&s, 0, &l, &clean), -1);
+	/* Cut inside an event: fine so far, but not clean. */
+	memset(&s, 0, sizeof(s));
+	put_data(&s, PEV_STDOUT, 4, "abcd", 4);
+	s.len -= 2;
+	assert_int_equal(feed(&s, 0, &l, &clean), 0);
+	assert_false(clean);
+	assert_int_equal(l.n, 0);
+}
+
+/* --- the routes ------------------------------------------------------------ */
+
+static const struct standin_route routes[] = {
+	{ "POST", "/v1/sandboxes/*/processes", route_process_create },
+	{ "GET", "/v1/sandboxes/*/processes", route_process_list },
+	{ "GET", "/v1/sandboxes/*/processes/*", route_process_get },
+	{ "DELETE", "/v1/sandboxes/*/processes/*", route_process_delete },
+	{ "POST", "/v1/sandboxes/*/processes/*/signal", route_process_signal },
+	{ "POST", "/v1/sandboxes/*/processes/*/resize", route_process_resize },
+	{ "POST", "/v1/sandboxes/*/processes/*/stdin", route_process_stdin },
+	{ "GET", "/v1/sandboxes/*/processes/*/output", route_process_output },
+	{ "POST", "/v1/sandboxes/*/processes/*/attach-token",
+	    route_process_attach_token },
+};
+
+static struct http_fixture	 fx;
+static struct http_response	 resp;
+
+static void
+router(struct http_request *req)
+{
+	standin_route(req, routes, sizeof(routes) / sizeof(routes[0]));
+}
+
+static int
+setup(void **state)
+{
+	signal(SIGPIPE, SIG_IGN);
+	standin_reset();
+	fixture_init(&fx, router, NULL);
+	apid->base = fx.base;
+	apid->parent.name = "managerd";
+	memset(&resp, 0, sizeof(resp));
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	response_free(&resp);
+	standin_reset();
+	fixture_free(&fx);
+	attach_tokens_clear();
+	return 0;
+}
+
+static void
+request(const char *method, const char *target, const char *body)
+{
+	char	 head[1024];
+
+	snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: t\r\n"
+	    "Content-Length: %zu\r\n\r\n", method, target,
+	    body != NULL ? strlen(body) : 0);
+	fixture_send_str(&fx, head);
+	if (body != NULL)
+		fixture_send_str(&fx, body);
+	fixture_run(&fx, 5);
+}
+
+/* The one call the request made, of this type. */
+static struct standin_call *
+sent(uint32_t type)
+{
+	struct standin_call	*c = standin_find(type);
+
+	if (c == NULL)
+		fail_msg("no %s sent", msg_type_name(type));
+	return c;
+}
+
+static void
+answer_is(int status, const char *body)
+{
+	assert_int_equal(fixture_response(&fx, &resp, 2000), 0);
+	assert_int_equal(resp.status, status);
+	if (body != NULL && strcmp(resp.body != NULL ? resp.body : "",
+	    body) != 0)
+		fail_msg(" got %s\nwant %s", resp.body, body);
+}
+
+static void
+reply_info(struct standin_call *c, int existed)
+{
+	struct process_info	 pi;
+	struct msgw		 w;
+	char			 a0[] = "make test", *argv[] = { a0, NULL };
+
+	info_init(&pi, argv, 1);
+	pi.existed = existed;
+	msgw_init(&w);
+	msg_put_process_info(&w, &pi);
+	assert_int_equal(standin_reply(c, MSG_PROCESS_INFO, &w, -1),
+	    APID_REPLY_DONE);
+}
+
+static void
+test_route_create(void **state)
+{
+	struct process_request	 p;
+	struct standin_call	*c;
+	struct imsg		 m;
+
+	request("POST", "/v1/sandboxes/" SB "/processes",
+	    "{\"command\": \"make test\", \"client_id\": \"build-1\"}");
+	c = sent(MSG_PROCESS_START);
+	m = standin_imsg(c);
+	assert_int_equal(msg_get_process_request(&m, &p), 0);
+	assert_string_equal(p.sandbox_id, SB);
+	assert_string_equal(p.client_id, "build-1");
+	process_request_free(&p);
+	reply_info(c, 0);
+	answer_is(201, RUNNING_JSON("\"make test\""));
+	/* The same client_id again: managerd says it existed. */
+	request("POST", "/v1/sandboxes/" SB "/processes",
+	    "{\"command\": \"make test\", \"client_id\": \"build-1\"}");
+	reply_info(sent(MSG_PROCESS_START), 1);
+	answer_is(200, RUNNING_JSON("\"make test\""));
+	request("POST", "/v1/sandboxes/" SB "/processes",
+	    "{\"command\": \"make\", \"client_id\": \"build-1\"}");
+	standin_reply_error(sent(MSG_PROCESS_START), ERR_CONFLICT, "used");
+	answer_is(409, "{\"error\":{\"code\":\"conflict\",\"message\":"
+	    "\"used\"}}");
+	/* 422s and ids that cannot travel never reach managerd. */
+	request("POST", "/v1/sandboxes/" SB "/processes", "{}");
+	answer_is(422, NULL);
+	assert_int_equal(standin_count(), 3);
+}
+
+/* Ids too long for a message are a 404 here; any other string goes. */
+static void
+test_route_ids(void **state)
+{
+	char	 target[512], id[200];
+
+	memset(id, 'p', 129);
+	id[129] = '\0';
+	snprintf(target, sizeof(target), "/v1/sandboxes/" SB "/processes/%s",
+	    id);
+	request("GET", target, NULL);
+	answer_is(404, NULL);
+	assert_non_null(strstr(resp.body, "not found"));
+	snprintf(target, sizeof(target), "/v1/sandboxes/%s/processes", id);
+	request("GET", target, NULL);
+	answer_is(404, NULL);
+	assert_int_equal(standin_count(), 0);
+	request("GET", "/v1/sandboxes/" SB "/processes/anything", NULL);
+	standin_reply_error(sent(MSG_PROCESS_GET), ERR_NOT_FOUND,
+	    "process anything not found");
+	answer_is(404, NULL);
+}
+
+static void
+test_route_list(void **state)
+{
+	struct standin_call	*c;
+	struct process_info	 pi;
+	struct msgw		 w;
+	struct imsg		 m;
+	char			 a0[] = "make test", *argv[] = { a0, NULL };
+	char			*sb;
+
+	request("GET", "/v1/sandboxes/" SB "/processes", NULL);
+	c = sent(MSG_PROCESS_LIST);
+	m = standin_imsg(c);
+	assert_non_null(sb = msg_get_string(&m, MSG_MAX_ID));
+	assert_string_equal(sb, SB);
+	free(sb);
+	info_init(&pi, argv, 1);
+	msgw_init(&w);
+	msg_put_process_info(&w, &pi);
+	assert_int_equal(standin_reply(c, MSG_PROCESS_INFO, &w, -1),
+	    APID_REPLY_MORE);
+	assert_int_equal(standin_reply(c, MSG_PROCESS_LIST_END, NULL, -1),
+	    APID_REPLY_DONE);
+	answer_is(200, "{\"processes\":[" RUNNING_JSON("\"make test\"") "]}");
+}
+
+static void
+test_route_delete_signal_resize(void **state)
+{
+	struct process_signal	 s;
+	struct process_resize	 r;
+	struct process_ref	 ref;
+	struct imsg		 m;
+
+	request("DELETE", "/v1/sandboxes/" SB "/processes/" PROC, NULL);
+	m = standin_imsg(sent(MSG_PROCESS_DELETE));
+	assert_int_equal(msg_get_process_ref(&m, &ref), 0);
+	assert_string_equal(ref.process_id, PROC);
+	process_ref_free(&ref);
+	standin_reply(sent(MSG_PROCESS_DELETE), MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+
+	request("POST", "/v1/sandboxes/" SB "/processes/" PROC "/signal",
+	    "{\"signal\": \"KILL\"}");
+	m = standin_imsg(sent(MSG_PROCESS_SIGNAL));
+	assert_int_equal(msg_get_process_signal(&m, &s), 0);
+	assert_int_equal(s.signo, SIGKILL);
+	process_ref_free(&s.ref);
+	standin_reply_error(sent(MSG_PROCESS_SIGNAL), ERR_CONFLICT,
+	    "not running");
+	answer_is(409, NULL);
+	request("POST", "/v1/sandboxes/" SB "/processes/" PROC "/signal",
+	    NULL);
+	m = standin_imsg(sent(MSG_PROCESS_SIGNAL));
+	assert_int_equal(msg_get_process_signal(&m, &s), 0);
+	assert_int_equal(s.signo, SIGTERM);
+	process_ref_free(&s.ref);
+	standin_reply(sent(MSG_PROCESS_SIGNAL), MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+
+	request("POST", "/v1/sandboxes/" SB "/processes/" PROC "/resize",
+	    "{\"cols\": 132, \"rows\": 43}");
+	m = standin_imsg(sent(MSG_PROCESS_RESIZE));
+	assert_int_equal(msg_get_process_resize(&m, &r), 0);
+	assert_int_equal(r.cols, 132);
+	assert_int_equal(r.rows, 43);
+	process_ref_free(&r.ref);
+	standin_reply(sent(MSG_PROCESS_RESIZE), MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+}
+
+#define OUTPUT	"/v1/sandboxes/" SB "/processes/" PROC "/output"
+
+static void
+refused_at(const char *method, const char *path, const char *query,
+    int status, const char *needle)
+{
+	char	 target[256];
+
+	snprintf(target, sizeof(target), "%s?%s", path, query);
+	request(method, target, NULL);
+	answer_is(status, NULL);
+	if (strstr(resp.body, needle) == NULL)
+		fail_msg("query %s: %s", query, resp.body);
+}
+
+static void
+query_refused(const char *query, int status, const char *needle)
+{
+	refused_at("GET", OUTPUT, query, status, needle);
+}
+
+static void
+test_output_query(void **state)
+{
+	struct process_output	 o;
+	struct imsg		 m;
+
+	query_refused("after=-1", 400, "after must be a non-negative integer");
+	query_refused("after=1.5", 400, "non-negative");
+	query_refused("after=abc", 400, "non-negative");
+	query_refused("after=", 400, "non-negative");
+	query_refused("after=18446744073709551616", 400, "non-negative");
+	query_refused("after=1%002", 400, "non-negative");
+	query_refused("follow=maybe", 422, "\"type\":\"bool_parsing\","
+	    "\"loc\":[\"query\",\"follow\"]");
+	query_refused("encoding=hex&follow=2", 422, "{\"detail\":[{\"type\":"
+	    "\"bool_parsing\",\"loc\":[\"query\",\"follow\"],\"msg\":\"Input "
+	    "should be a valid boolean, unable to interpret input\",\"input\":"
+	    "\"2\"},{\"type\":\"literal_error\",\"loc\":[\"query\","
+	    "\"encoding\"],\"msg\":\"Input should be 'utf8' or 'base64'\","
+	    "\"input\":\"hex\",\"ctx\":{\"expected\":\"'utf8' or "
+	    "'base64'\"}}]}");
+	assert_int_equal(standin_count(), 0);
+	request("GET", OUTPUT "?after=18446744073709551615&follow=TRUE&"
+	    "encoding=base64", NULL);
+	m = standin_imsg(sent(MSG_PROCESS_OUTPUT));
+	assert_int_equal(msg_get_process_output(&m, &o), 0);
+	assert_true(o.after == UINT64_MAX);
+	assert_true(o.follow);
+	process_ref_free(&o.ref);
+	assert_int_not_equal(sent(MSG_PROCESS_OUTPUT)->fd, -1);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_INVALID_REQUEST,
+	    "after is beyond the output");
+	answer_is(400, NULL);
+}
+
+/* STARTED, then the 200 and a line per event, to the pipe's end. */
+static void
+test_output_stream(void **state)
+{
+	struct stream		 s = { { 0 }, 0 };
+	struct standin_call	*c;
+	int			 fd;
+
+	request("GET", OUTPUT, NULL);
+	c = sent(MSG_PROCESS_OUTPUT);
+	fd = standin_take_fd(c);
+	assert_int_equal(standin_reply(c, MSG_PROCESS_OUTPUT_STARTED, NULL,
+	    -1), APID_REPLY_MORE);
+	put_data(&s, PEV_STDOUT, 6, "hello\n", 6);
+	put_exit(&s, 6, PROCESS_EXITED, 1, 3, 0);
+	assert_int_equal(write(fd, s.b, 10), 10);
+	fixture_run(&fx, 10);
+	assert_int_equal(write(fd, s.b + 10, s.len - 10), (ssize_t)(s.len -
+	    10));
+	close(fd);
+	answer_is(200, "{\"seq\": 6, \"type\": \"stdout\", \"data\": "
+	    "\"hello\\n\"}\n{\"type\": \"exit\", \"status\": \"exited\", "
+	    "\"exit_code\": 3, \"ended_at\": null, \"seq\": 6}\n");
+	assert_true(resp.chunked);
+	assert_string_equal(response_field(&resp, "content-type"),
+	    "application/x-ndjson");
+	assert_false(standin_find(MSG_PROCESS_OUTPUT) != NULL);
+}
+
+/* A cut or malformed stream aborts the reply: no last chunk. */
+static void
+output_aborted(const char *query, const struct stream *s)
+{
+	struct standin_call	*c;
+	char			 target[256];
+	int			 fd;
+
+	snprintf(target, sizeof(target), OUTPUT "%s", query);
+	request("GET", target, NULL);
+	c = sent(MSG_PROCESS_OUTPUT);
+	fd = standin_take_fd(c);
+	standin_reply(c, MSG_PROCESS_OUTPUT_STARTED, NULL, -1);
+	assert_int_equal(write(fd, s->b, s->len), (ssize_t)s->len);
+	close(fd);
+	assert_true(fixture_closed(&fx, 2000));
+	assert_int_not_equal(fixture_response(&fx, &resp, 100), 0);
+}
+
+static void
+test_output_cut(void **state)
+{
+	struct stream	 s = { { 0 }, 0 };
+
+	/* Without follow, no exit line is a whole answer. */
+	put_data(&s, PEV_STDOUT, 2, "ok", 2);
+	request("GET", OUTPUT "?follow=false", NULL);
+	standin_reply(sent(MSG_PROCESS_OUTPUT), MSG_PROCESS_OUTPUT_STARTED,
+	    NULL, -1);
+	assert_int_equal(write(sent(MSG_PROCESS_OUTPUT)->fd, s.b, s.len),
+	    (ssize_t)s.len);
+	close(standin_take_fd(sent(MSG_PROCESS_OUTPUT)));
+	answer_is(200, "{\"seq\": 2, \"type\": \"stdout\", \"data\": "
+	    "\"ok\"}\n");
+	/* With follow it is cut. */
+	output_aborted("?follow=1", &s);
+}
+
+static void
+test_output_malformed(void **state)
+{
+	struct stream	 s = { { 0 }, 0 };
+
+	put_data(&s, PEV_STDOUT, 2, "ok", 2);
+	s.b[0] = 7;
+	output_aborted("", &s);
+}
+
+static void
+test_output_cut_mid_event(void **state)
+{
+	struct stream	 s = { { 0 }, 0 };
+
+	put_data(&s, PEV_STDOUT, 2, "ok", 2);
+	s.len--;
+	output_aborted("", &s);
+}
+
+/* The client leaves: the pipe is closed, which managerd sees. */
+static void
+test_output_gone(void **state)
+{
+	struct standin_call	*c;
+	int			 fd;
+
+	request("GET", OUTPUT "?follow=true", NULL);
+	c = sent(MSG_PROCESS_OUTPUT);
+	fd = standin_take_fd(c);
+	standin_reply(c, MSG_PROCESS_OUTPUT_STARTED, NULL, -1);
+	fixture_run(&fx, 10);
+	assert_non_null(fx.in);
+	assert_memory_equal(fx.in, "HTTP/1.1 200 OK\r\n", 17);
+	close(fx.client);
+	fx.client = -1;
+	fixture_run(&fx, 20);
+	assert_int_equal(write(fd, "x", 1), -1);
+	assert_int_equal(errno, EPIPE);
+	close(fd);
+	assert_null(standin_find(MSG_PROCESS_OUTPUT));
+}
+
+#define STDIN	"/v1/sandboxes/" SB "/processes/" PROC "/stdin"
+
+static void
+test_stdin(void **state)
+{
+	struct process_stdin	 s;
+	struct standin_call	*c;
+	struct imsg		 m;
+	char			 buf[64];
+	ssize_t			 n;
+	int			 fd;
+
+	request("POST", STDIN "?close=true", "print(6*7)\n");
+	c = sent(MSG_PROCESS_STDIN);
+	m = standin_imsg(c);
+	assert_int_equal(msg_get_process_stdin(&m, &s), 0);
+	assert_true(s.close_at_end);
+	process_ref_free(&s.ref);
+	fd = standin_take_fd(c);
+	fixture_run(&fx, 10);
+	n = read(fd, buf, sizeof(buf));
+	assert_int_equal(n, 11);
+	assert_memory_equal(buf, "print(6*7)\n", 11);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 0);	/* the end */
+	close(fd);
+	standin_reply(c, MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+	/* No body, close absent: nothing to write, the end of the pipe. */
+	request("POST", STDIN, NULL);
+	c = sent(MSG_PROCESS_STDIN);
+	m = standin_imsg(c);
+	assert_int_equal(msg_get_process_stdin(&m, &s), 0);
+	assert_false(s.close_at_end);
+	process_ref_free(&s.ref);
+	fixture_run(&fx, 10);
+	assert_int_equal(read(c->fd, buf, sizeof(buf)), 0);
+	standin_reply_error(c, ERR_CONFLICT, "the process has no stdin");
+	answer_is(409, NULL);
+	refused_at("POST", STDIN, "close=sometimes", 422, "bool_parsing");
+}
+
+/* A body larger than a pipe holds goes through as managerd reads it. */
+static void
+test_stdin_large(void **state)
+{
+	struct standin_call	*c;
+	char			*body, buf[65536];
+	size_t			 got = 0, len = 300 * 1024;
+	ssize_t			 n;
+	int			 fd;
+
+	assert_non_null(body = malloc(len + 1));
+	memset(body, 'z', len);
+	body[len] = '\0';
+	request("POST", STDIN, body);
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	for (;;) {
+		fixture_run(&fx, 1);
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	assert_int_equal(got, len);
+	close(fd);
+	standin_reply(c, MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+	free(body);
+}
+
+/* --- lies ------------------------------------------------------------------- */
+
+static void
+lie_setup(const char *method, const char *target, const char *body)
+{
+	setup(NULL);
+	request(method, target, body);
+}
+
+static void
+lie_ok_before_eof(void)
+{
+	static char	 body[256 * 1024];
+
+	/* More than the pipe holds: its end cannot have been read. */
+	memset(body, 'x', sizeof(body) - 1);
+	lie_setup("POST", STDIN, body);
+	standin_reply(sent(MSG_PROCESS_STDIN), MSG_OK, NULL, -1);
+}
+
+static void
+lie_malformed_info(void)
+{
+	struct msgw	 w;
+
+	lie_setup("GET", "/v1/sandboxes/" SB "/processes/" PROC, NULL);
+	msgw_init(&w);
+	msgw_str(&w, "proc_x");
+	standin_reply(sent(MSG_PROCESS_GET), MSG_PROCESS_INFO, &w, -1);
+}
+
+static void
+lie_second_started(void)
+{
+	struct standin_call	*c;
+
+	lie_setup("GET", OUTPUT, NULL);
+	c = sent(MSG_PROCESS_OUTPUT);
+	standin_reply(c, MSG_PROCESS_OUTPUT_STARTED, NULL, -1);
+	standin_reply(c, MSG_PROCESS_OUTPUT_STARTED, NULL, -1);
+}
+
+static void
+lie_error_after_started(void)
+{
+	struct standin_call	*c;
+
+	lie_setup("GET", OUTPUT, NULL);
+	c = sent(MSG_PROCESS_OUTPUT);
+	standin_reply(c, MSG_PROCESS_OUTPUT_STARTED, NULL, -1);
+	standin_reply_error(c, ERR_BACKEND, "late");
+}
+
+static void
+lie_started_with_payload(void)
+{
+	struct msgw	 w;
+
+	lie_setup("GET", OUTPUT, NULL);
+	msgw_init(&w);
+	msgw_u8(&w, 1);
+	standin_reply(sent(MSG_PROCESS_OUTPUT), MSG_PROCESS_OUTPUT_STARTED, &w,
+	    -1);
+}
+
+static void
+lie_delete_info(void)
+{
+	lie_setup("DELETE", "/v1/sandboxes/" SB "/processes/" PROC, NULL);
+	standin_reply(sent(MSG_PROCESS_DELETE), MSG_PROCESS_LIST_END, NULL,
+	    -1);
+}
+
+static void
+test_lies(void **state)
+{
+	assert_fatal(lie_ok_before_eof, "bad OK message from managerd: before "
+	    "the end");
+	assert_fatal(lie_malformed_info, "bad PROCESS_INFO message from "
+	    "managerd: malformed process");
+	assert_fatal(lie_second_started, "bad PROCESS_OUTPUT_STARTED message "
+	    "from managerd: unexpected");
+	assert_fatal(lie_error_after_started, "bad ERROR message from "
+	    "managerd: unexpected");
+	assert_fatal(lie_started_with_payload, "bad PROCESS_OUTPUT_STARTED "
+	    "message from managerd: unexpected");
+	assert_fatal(lie_delete_info, "bad PROCESS_LIST_END message from "
+	    "managerd: wrong reply");
+}
+
+/* --- attach tokens ----------------------------------------------------------- */
+
+#define TOKEN	"/v1/sandboxes/" SB "/processes/" PROC "/attach-token"
+
+static void
+test_attach_token_route(void **state)
+{
+	json_object	*o, *v;
+	const char	*tok;
+	size_t		 i;
+
+	request("POST", TOKEN, NULL);
+	reply_info(sent(MSG_PROCESS_GET), 0);
+	answer_is(201, NULL);
+	assert_non_null(o = json_tokener_parse(resp.body));
+	assert_true(json_object_object_get_ex(o, "token", &v));
+	tok = json_object_get_string(v);
+	assert_int_equal(strlen(tok), ATTACH_TOKEN_LEN);
+	for (i = 0; tok[i] != '\0'; i++)
+		assert_non_null(strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm"
+		    "nopqrstuvwxyz0123456789-_", tok[i]));
+	assert_true(json_object_object_get_ex(o, "expires_at", &v));
+	assert_int_equal(json_object_get_string(v)[strlen(
+	    json_object_get_string(v)) - 1], 'Z');
+	/* Good once, for this process only. */
+	assert_false(attach_token_take(SB, "proc_other", tok, strlen(tok)));
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok) - 1));
+	assert_true(attach_token_take(SB, PROC, tok, strlen(tok)));
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok)));
+	json_object_put(o);
+	request("POST", TOKEN, NULL);
+	standin_reply_error(sent(MSG_PROCESS_GET), ERR_NOT_FOUND, "no");
+	answer_is(404, NULL);
+}
+
+/* The table is bounded: past it, a 429 until tokens expire or go. */
+static void
+test_attach_token_table(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], first[ATTACH_TOKEN_LEN + 1];
+	size_t	 i;
+
+	for (i = 0; i < ATTACH_TOKENS_MAX; i++)
+		assert_int_equal(attach_token_make(SB, PROC, i == 0 ? first :
+		    tok), 0);
+	assert_int_equal(attach_token_make(SB, PROC, tok), -1);
+	assert_int_equal(errno, ENOSPC);
+	request("POST", TOKEN, NULL);
+	reply_info(sent(MSG_PROCESS_GET), 0);
+	answer_is(429, NULL);
+	assert_true(attach_token_take(SB, PROC, first, strlen(first)));
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_string_not_equal(tok, first);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_process_body_full),
+		cmocka_unit_test(test_process_body_defaults),
+		cmocka_unit_test(test_process_body_422),
+		cmocka_unit_test(test_process_body_client_id),
+		cmocka_unit_test(test_process_body_400),
+		cmocka_unit_test(test_process_body_duplicates),
+		cmocka_unit_test(test_signal_body),
+		cmocka_unit_test(test_resize_body),
+		cmocka_unit_test(test_process_json),
+		cmocka_unit_test(test_events_lines),
+		cmocka_unit_test(test_events_malformed),
+		cmocka_unit_test_setup_teardown(test_route_create, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route_ids, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route_list, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route_delete_signal_resize,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_query, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_output_stream, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_output_cut, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_output_malformed, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_output_cut_mid_event,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_gone, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_large, setup,
+		    teardown),
+		cmocka_unit_test(test_lies),
+		cmocka_unit_test_setup_teardown(test_attach_token_route, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_attach_token_table, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
