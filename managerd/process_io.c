@@ -454,17 +454,24 @@ stdin_flush(struct process *p)
 	stdin_resume(p);
 }
 
+/*
+ * read(2) into our own buffer, not evbuffer_read: that asks the kernel
+ * how much is waiting (ioctl FIONREAD), which managerd's filter forbids.
+ */
 static void
 stdin_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct proc_stdin	*s = arg;
 	struct process		*p = s->p;
-	int			 n;
+	unsigned char		 buf[16384];
+	ssize_t			 n;
 
-	n = evbuffer_read(p->in, fd, STDIN_BUFFER);
+	n = read(fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n > 0) {
+		if (evbuffer_add(p->in, buf, (size_t)n) == -1)
+			fatalx("%s: out of memory", __func__);
 		p->in_read += (uint64_t)n;
 		if (evbuffer_get_length(p->in) >= STDIN_BUFFER)
 			event_del(s->ev);

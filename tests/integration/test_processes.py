@@ -390,8 +390,8 @@ class OddInput(ProcessCase):
         status, err = self.server.api("POST", path("sb_0000000000000000"),
                                       {"command": "true"})
         self.assertEqual(status, 404)
-        for pid in ("proc_0000000000000000", "proc_x", "\u00e9",
-                    "%ff%fe"):
+        for pid in ("proc_0000000000000000", "proc_x",
+                    urllib.parse.quote("\u00e9"), "%ff%fe"):
             status, err = self.server.api("GET", path(self.sb, pid))
             self.assertEqual(status, 404, (pid, err))
 
@@ -404,6 +404,7 @@ class OddInput(ProcessCase):
             s.close()
 
     def test_names_and_bytes_that_are_not_ascii(self):
+        self.server.exec(self.sb, "mkdir -p '/workspace/d\u00e9j\u00e0'")
         doc = self.start(["sh", "-c", "printf 'h\\303\\251 \\377\\n'"],
                          client_id="\u00e9t\u00e9 \U0001f600",
                          workdir="/workspace/d\u00e9j\u00e0")
