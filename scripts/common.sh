@@ -11,7 +11,9 @@ set -euo pipefail
 
 AS_REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AS_PREFIX=/usr/local
-AS_CONFIGURE_ARGS=(--prefix="$AS_PREFIX" --enable-werror)
+# Debian's python3 for the tests, whatever else is first on PATH: the
+# test modules it needs (python3-websockets) come as Debian packages.
+AS_CONFIGURE_ARGS=(--prefix="$AS_PREFIX" --enable-werror PYTHON3=/usr/bin/python3)
 
 AS_ENV_DIR=/etc/agent-sandbox
 AS_ENV_FILE=$AS_ENV_DIR/agent-sandbox.env
@@ -217,7 +219,8 @@ as_sanitizer_build() {
 	(
 		cd "$AS_SAN_DIR" &&
 			./autogen.sh >build.log 2>&1 &&
-			./configure --enable-sanitizers --enable-werror >>build.log 2>&1 &&
+			./configure --enable-sanitizers --enable-werror \
+			    PYTHON3=/usr/bin/python3 >>build.log 2>&1 &&
 			make -j"$(nproc)" >>build.log 2>&1
 	)
 }
@@ -245,7 +248,7 @@ as_sanitizer_integration_test() {
 				AGENT_SANDBOX_BUILDDIR="$AS_SAN_DIR" \
 				AGENT_SANDBOX_SRCDIR="$AS_SAN_DIR" \
 				AGENT_SANDBOX_TEST_SANITIZERS=1 \
-				python3 "$1" >"${1%.py}.log" 2>&1 </dev/null
+				/usr/bin/python3 "$1" >"${1%.py}.log" 2>&1 </dev/null
 	)
 }
 
