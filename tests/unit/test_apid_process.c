@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,6 +37,21 @@
 
 static struct apid	 the_apid;
 struct apid		*apid = &the_apid;
+
+/* Linked with --wrap=clock_gettime: tokens age without waiting. */
+static time_t		 clock_shift;
+int	__real_clock_gettime(clockid_t, struct timespec *);
+int	__wrap_clock_gettime(clockid_t, struct timespec *);
+
+int
+__wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	int	 rc = __real_clock_gettime(clk, ts);
+
+	if (rc == 0 && clk == CLOCK_MONOTONIC)
+		ts->tv_sec += clock_shift;
+	return rc;
+}
 
 static char *
 to_text(json_object *o)
@@ -820,6 +836,7 @@ test_output_query(void **state)
 	query_refused("after=", 400, "non-negative");
 	query_refused("after=18446744073709551616", 400, "non-negative");
 	query_refused("after=1%002", 400, "non-negative");
+	query_refused("encoding=base64%00", 422, "literal_error");
 	query_refused("follow=maybe", 422, "\"type\":\"bool_parsing\","
 	    "\"loc\":[\"query\",\"follow\"]");
 	query_refused("encoding=hex&follow=2", 422, "{\"detail\":[{\"type\":"
@@ -1170,6 +1187,29 @@ test_attach_token_table(void **state)
 	assert_string_not_equal(tok, first);
 }
 
+/* 30 seconds, then a token is gone, and its place in the table. */
+static void
+test_attach_token_expiry(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], old[ATTACH_TOKEN_LEN + 1];
+	size_t	 i;
+
+	assert_int_equal(attach_token_make(SB, PROC, old), 0);
+	clock_shift = ATTACH_TOKEN_TTL - 1;
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_true(attach_token_take(SB, PROC, tok, strlen(tok)));
+	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
+		assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(SB, PROC, tok), -1);
+	clock_shift = ATTACH_TOKEN_TTL;
+	assert_false(attach_token_take(SB, PROC, old, strlen(old)));
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	clock_shift = 2 * ATTACH_TOKEN_TTL;
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok)));
+	clock_shift = 0;
+	attach_tokens_clear();
+}
+
 int
 main(void)
 {
@@ -1213,6 +1253,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_attach_token_table, setup,
 		    teardown),
+		cmocka_unit_test(test_attach_token_expiry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
