@@ -33,7 +33,7 @@ struct output_state {
 	struct piped		 pd;
 	struct process_events	 pe;
 	int			 follow;
-	int			 started;	/* PROCESS_OUTPUT_STARTED came */
+	int			 started;	/* OUTPUT_STARTED came */
 	int			 reply_started;	/* the 200 went out */
 };
 

@@ -63,7 +63,7 @@ to_text(json_object *o)
 	return s;
 }
 
-/* --- the bodies ------------------------------------------------------------ */
+/* --- the bodies ----------------------------------------------------------- */
 
 static void
 process_ok(const char *body, struct process_request *p)
@@ -167,7 +167,8 @@ static void
 test_process_body_422(void **state)
 {
 	refused_is("{}", "{\"detail\":[{\"type\":\"missing\",\"loc\":"
-	    "[\"body\",\"command\"],\"msg\":\"Field required\",\"input\":{}}]}");
+	    "[\"body\",\"command\"],\"msg\":\"Field required\",\"input\":"
+	    "{}}]}");
 	refused_is("{\"command\": [1]}", "{\"detail\":[{\"type\":"
 	    "\"string_type\",\"loc\":[\"body\",\"command\",\"str\"],\"msg\":"
 	    "\"Input should be a valid string\",\"input\":[1]},{\"type\":"
@@ -350,7 +351,7 @@ test_resize_body(void **state)
 	body_error_free(&e);
 }
 
-/* --- the Process object ---------------------------------------------------- */
+/* --- the Process object --------------------------------------------------- */
 
 static void
 info_init(struct process_info *pi, char **argv, int shell)
@@ -396,9 +397,10 @@ static void
 test_process_json(void **state)
 {
 	struct process_info	 pi;
-	char			 a0[] = "make test", a1[] = "-j", bad[] = "x\377";
-	char			 cid[] = "c\300";
-	char			*shell[] = { a0, NULL }, *list[] = { a0, a1, NULL };
+	char			 a0[] = "make test", a1[] = "-j";
+	char			 bad[] = "x\377", cid[] = "c\300";
+	char			*shell[] = { a0, NULL };
+	char			*list[] = { a0, a1, NULL };
 
 	info_init(&pi, shell, 1);
 	json_is(&pi, RUNNING_JSON("\"make test\""));
@@ -430,7 +432,7 @@ test_process_json(void **state)
 	    "\"dropped_bytes\":3}");
 }
 
-/* --- the event stream ------------------------------------------------------ */
+/* --- the event stream ----------------------------------------------------- */
 
 struct lines {
 	char	 text[65536];
@@ -580,7 +582,7 @@ test_events_malformed(void **state)
 	assert_int_equal(l.n, 0);
 }
 
-/* --- the routes ------------------------------------------------------------ */
+/* --- the routes ----------------------------------------------------------- */
 
 static const struct standin_route routes[] = {
 	{ "POST", "/v1/sandboxes/*/processes", route_process_create },
@@ -1042,7 +1044,7 @@ test_stdin_large(void **state)
 	free(body);
 }
 
-/* --- lies ------------------------------------------------------------------- */
+/* --- lies ----------------------------------------------------------------- */
 
 static void
 lie_setup(const char *method, const char *target, const char *body)
@@ -1132,7 +1134,7 @@ test_lies(void **state)
 	    "managerd: wrong reply");
 }
 
-/* --- attach tokens ----------------------------------------------------------- */
+/* --- attach tokens -------------------------------------------------------- */
 
 #define TOKEN	"/v1/sandboxes/" SB "/processes/" PROC "/attach-token"
 
