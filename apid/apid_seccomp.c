@@ -11,7 +11,10 @@
  * worker does), so it has no threads, no clone and no lseek.  Measured
  * with strace -f over start-up, GET /healthz, bad and half requests,
  * keep-alive, client resets and shutdown, and over file downloads,
- * uploads and listings, snapshots, rollbacks and forks.
+ * uploads and listings, snapshots, rollbacks and forks; and over process
+ * output, stdin and attachments, as tests/unit/test_apid_process.c and
+ * test_apid_ws.c drive them: libwslay, the stdin pipes and the attach
+ * tokens' randomness (getrandom, in the base set) need nothing more.
  */
 #include <sys/ioctl.h>
 #include <sys/socket.h>

@@ -61,7 +61,7 @@ struct attach {
 	uint32_t		 cols, rows;	/* the newest size asked */
 	struct event		*timer;		/* ping, or the close wait */
 	int			 closing;	/* our close frame is queued */
-	int			 draining;	/* ends when the output is out */
+	int			 draining;	/* over once its output left */
 	int			 ended;		/* the socket is closed */
 };
 
@@ -95,7 +95,7 @@ attach_end(struct attach *a)
 	attach_maybe_free(a);
 }
 
-/* --- frames to the client ------------------------------------------------ */
+/* --- frames to the client ------------------------------------------------- */
 
 static void
 queue_msg(struct attach *a, uint8_t opcode, const void *data, size_t len)
@@ -230,7 +230,7 @@ out_end(void *arg)
 	attach_pump(a);
 }
 
-/* --- stdin ----------------------------------------------------------------- */
+/* --- stdin ---------------------------------------------------------------- */
 
 /* managerd's MSG_ERROR: its text (a malformed one is a lie). */
 static char *
@@ -343,7 +343,7 @@ client_stdin(struct attach *a, const uint8_t *data, size_t len)
 	}
 }
 
-/* --- resize ---------------------------------------------------------------- */
+/* --- resize --------------------------------------------------------------- */
 
 static void	resize_send(struct attach *);
 
@@ -433,7 +433,7 @@ client_text(struct attach *a, const uint8_t *msg, size_t len)
 	jv_free(&v);
 }
 
-/* --- wslay's callbacks ----------------------------------------------------- */
+/* --- wslay's callbacks ---------------------------------------------------- */
 
 static ssize_t
 ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
@@ -480,7 +480,7 @@ ws_msg(wslay_event_context_ptr ctx,
 		client_text(a, m->msg, m->msg_length);
 }
 
-/* --- the socket ------------------------------------------------------------ */
+/* --- the socket ----------------------------------------------------------- */
 
 /*
  * Read the client only while what it makes us hold is small; what came

@@ -151,15 +151,31 @@ attach_tokens_clear(void)
 			token_clear(&tokens[i]);
 }
 
+/* The 201: {"token": ..., "expires_at": ...}. */
+static void
+token_answer(struct http_request *req, const char *token)
+{
+	struct timespec	 wall;
+	json_object	*o;
+	char		 ts[FORMAT_TIMESTAMP_LEN];
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	format_timestamp((double)wall.tv_sec + wall.tv_nsec / 1e9 +
+	    ATTACH_TOKEN_TTL, ts, sizeof(ts));
+	o = json_object_new_object();
+	json_object_object_add(o, "token", json_object_new_string(token));
+	json_object_object_add(o, "expires_at", json_object_new_string(ts));
+	respond_json(req, 201, o);
+	json_object_put(o);
+}
+
 /* PROCESS_INFO: the process exists, the token is made. */
 static int
 token_reply(struct apid_request *ar, struct imsg *imsg)
 {
 	struct process_info	 pi;
-	struct timespec		 wall;
-	json_object		*o;
 	char			 token[ATTACH_TOKEN_LEN + 1];
-	char			 ts[FORMAT_TIMESTAMP_LEN];
+	int			 rc, saved;
 
 	if (imsg->hdr.type == MSG_ERROR) {
 		reply_error_msg(ar->req, imsg);
@@ -168,23 +184,17 @@ token_reply(struct apid_request *ar, struct imsg *imsg)
 	if (imsg->hdr.type != MSG_PROCESS_INFO ||
 	    msg_get_process_info(imsg, &pi) == -1)
 		peer_bad_message(&apid->parent, imsg, "not a process");
-	if (attach_token_make(pi.sandbox_id, pi.id, token) == -1) {
-		respond_error(ar->req, errno == ENOSPC ? ERR_LIMIT_EXCEEDED :
-		    ERR_INTERNAL, errno == ENOSPC ? "too many attach tokens "
-		    "outstanding; try again later" : "out of memory");
-		process_info_free(&pi);
-		return APID_REPLY_DONE;
-	}
+	rc = attach_token_make(pi.sandbox_id, pi.id, token);
+	saved = errno;
 	process_info_free(&pi);
-	clock_gettime(CLOCK_REALTIME, &wall);
-	format_timestamp((double)wall.tv_sec + wall.tv_nsec / 1e9 +
-	    ATTACH_TOKEN_TTL, ts, sizeof(ts));
-	o = json_object_new_object();
-	json_object_object_add(o, "token", json_object_new_string(token));
-	json_object_object_add(o, "expires_at", json_object_new_string(ts));
+	if (rc == -1 && saved == ENOSPC)
+		respond_error(ar->req, ERR_LIMIT_EXCEEDED, "too many attach "
+		    "tokens outstanding; try again later");
+	else if (rc == -1)
+		respond_error(ar->req, ERR_INTERNAL, "out of memory");
+	else
+		token_answer(ar->req, token);
 	explicit_bzero(token, sizeof(token));
-	respond_json(ar->req, 201, o);
-	json_object_put(o);
 	return APID_REPLY_DONE;
 }
 

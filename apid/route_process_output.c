@@ -33,7 +33,7 @@ struct output_state {
 	struct piped		 pd;
 	struct process_events	 pe;
 	int			 follow;
-	int			 started;	/* PROCESS_OUTPUT_STARTED came */
+	int			 started;	/* OUTPUT_STARTED came */
 	int			 reply_started;	/* the 200 went out */
 };
 
@@ -153,7 +153,9 @@ output_encoding(struct http_request *req, json_object *errors, int *base64)
 	*base64 = 0;
 	if ((rc = query_get(req, "encoding", &v, &len)) != 1)
 		return rc;
-	if (strcmp(v, "base64") == 0 || strcmp(v, "utf8") == 0)
+	/* A value holding a NUL is neither. */
+	if (strlen(v) == len && (strcmp(v, "base64") == 0 ||
+	    strcmp(v, "utf8") == 0))
 		*base64 = v[0] == 'b';
 	else {
 		ctx = json_object_new_object();

@@ -9,18 +9,22 @@
 # sources that tests/fuzz/fuzz_<name>.c exercises, compiled into it; the
 # list of harnesses is read off these variables.  See docs/fuzzing.md.
 
-# apid: request bodies, query strings, an exec's output, listings.
+# apid: request bodies, query strings, an exec's output, listings, a
+# process's output events.
 APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
 	apid/http_request.c apid/http_reply.c common/log.c
 fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
-	apid/body_snapshot.c apid/pyjson.c common/utf8.c apid/respond.c \
-	common/format.c common/msg.c common/sandbox_msg.c common/file_msg.c \
-	$(APID_HTTP)
+	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
+	apid/respond.c common/format.c common/msg.c common/sandbox_msg.c \
+	common/file_msg.c common/process_msg.c common/ids.c $(APID_HTTP)
 fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
 fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
 	common/format.c
 fuzz_file_list_SRCS = apid/file_list.c common/utf8.c common/format.c
+fuzz_process_events_SRCS = apid/process_events.c apid/jsonout.c \
+	common/process_msg.c common/msg.c common/sandbox_msg.c common/ids.c \
+	common/utf8.c common/format.c common/websocket.c common/log.c
 # apid's HTTP/1.1 layer: a request head and body, and whole connections.
 fuzz_http_parse_SRCS = apid/http_parse.c
 fuzz_http_conn_SRCS = $(APID_HTTP)

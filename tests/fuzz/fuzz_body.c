@@ -199,10 +199,62 @@ body_fork(const char *ctype, const void *body, size_t len,
 	return 0;
 }
 
+static int
+body_process(const char *ctype, const void *body, size_t len,
+    struct body_error *e)
+{
+	struct process_request	 p;
+	size_t			 i;
+
+	if (body_parse_process(ctype, body, len, &p, e) == -1)
+		return -1;
+	CHECK(!p.shell || p.argc == 1);
+	CHECK(p.argc <= MSG_MAX_ARGC && p.argv[p.argc] == NULL);
+	for (i = 0; i < p.argc; i++)
+		CHECK(strlen(p.argv[i]) <= MSG_MAX_ARG);
+	CHECK(p.workdir == NULL || strlen(p.workdir) <= MSG_MAX_PATH);
+	CHECK(!p.has_timeout || p.timeout_seconds > 0);
+	CHECK(p.cols <= PROCESS_TTY_MAX && p.rows <= PROCESS_TTY_MAX);
+	CHECK(p.tty || (p.cols == 0 && p.rows == 0));
+	CHECK(p.client_id == NULL || (*p.client_id != '\0' &&
+	    strlen(p.client_id) <= PROCESS_CLIENT_ID_MAX));
+	check_env(&p.env);
+	CHECK((p.sandbox_id = strdup(SANDBOX_ID)) != NULL);
+	ROUND_TRIP(msg_put_process_request, msg_get_process_request,
+	    process_request_free, struct process_request, &p);
+	process_request_free(&p);
+	return 0;
+}
+
+static int
+body_signal(const char *ctype, const void *body, size_t len,
+    struct body_error *e)
+{
+	uint32_t	 signo;
+
+	if (body_parse_signal(ctype, body, len, &signo, e) == -1)
+		return -1;
+	CHECK(process_signal_name((int)signo) != NULL);
+	return 0;
+}
+
+static int
+body_resize(const char *ctype, const void *body, size_t len,
+    struct body_error *e)
+{
+	uint32_t	 cols, rows;
+
+	if (body_parse_resize(ctype, body, len, &cols, &rows, e) == -1)
+		return -1;
+	CHECK(cols >= 1 && cols <= PROCESS_TTY_MAX);
+	CHECK(rows >= 1 && rows <= PROCESS_TTY_MAX);
+	return 0;
+}
+
 static int (*const bodies[])(const char *, const void *, size_t,
     struct body_error *) = {
 	body_create, body_exec, body_timeout, body_snapshot,
-	body_rollback, body_fork
+	body_rollback, body_fork, body_process, body_signal, body_resize
 };
 #define NBODIES	(sizeof(bodies) / sizeof(bodies[0]))
 

@@ -43,7 +43,7 @@ def put(harness, name, data):
 
 BODIES = {
     # fuzz_body's route numbers: create, exec, timeout, snapshot,
-    # rollback, fork.
+    # rollback, fork, process, signal, resize.
     0: [b'{"image":"alpine:3.20"}',
         b'{"image": "python:3.12-slim", "cpus": 0.5, "memory_mb": 256, '
         b'"pids_limit": 64, "network": false, "read_only_rootfs": true, '
@@ -66,6 +66,16 @@ BODIES = {
     5: [b'', b'{}', b'{"timeout_seconds": 120}',
         b'{"timeout_seconds": null, "network": true, "cpus": 2, '
         b'"memory_mb": 512}', b'{"network": "off", "cpus": 0}'],
+    6: [b'{"command": "make test", "client_id": "build-1"}',
+        b'{"command": ["bash", "-l"], "tty": true, "cols": 120, '
+        b'"rows": 40, "env": {"TERM": "xterm"}, "workdir": "/workspace", '
+        b'"timeout_seconds": 3600}',
+        b'{"command": "cat", "stdin": true, "client_id": ""}',
+        b'{"command": "x", "cols": 80}',
+        b'{"command": "x", "tty": "yes", "rows": 1001, "shell": 1}'],
+    7: [b'', b'{"signal": "KILL"}', b'{"signal": "kill"}', b'{"signal": 9}'],
+    8: [b'{"cols": 80, "rows": 24}', b'{"cols": "132", "rows": 43.0}',
+        b'{"cols": 0}', b'{}'],
 }
 
 CTYPES = [None, b"application/json", b"application/json; charset=utf-8",
@@ -188,6 +198,31 @@ def msg_seeds():
     put("imsg", "fd-mark-no-fd", b"\x01\x00" + imsg(208, 1, b"x", fd=True))
     put("imsg", "oversized", b"\x02\x00" + struct.pack("<IIII", 1, 16385, 0,
                                                         0))
+
+
+def pev(etype, value, payload=b""):
+    return struct.pack(">B3xIQ", etype, len(payload), value) + payload
+
+
+def pev_exit(seq, status, code, ms):
+    has = code is not None
+    return pev(4, seq, struct.pack(">BB6xqQ", status, 1 if has else 0,
+                                   code or 0, ms))
+
+
+def process_events_seeds():
+    # fuzz_process_events: encoding and largest piece, split seed, stream.
+    hello = pev(1, 6, b"hello\n")
+    put("process_events", "output", b"\x10\x05" + hello +
+        pev(3, 1048576) + pev(2, 1048600, "warn \u00e9\n".encode()[:8]) +
+        pev_exit(1048600, 2, 0, 1764625202000))
+    put("process_events", "base64", b"\x01\x03" + hello +
+        pev(1, 9, b"\xff\x00\x80") + pev_exit(9, 3, 137, 0))
+    put("process_events", "tty", b"\x40\x09" +
+        pev(1, 12, b"\x1b[1mbold\x1b[0m"[:12]) + pev_exit(12, 5, None, 0))
+    put("process_events", "no-exit", b"\x00\x01" + hello)
+    put("process_events", "bad-order", b"\x01\x02" + hello + hello)
+    put("process_events", "cut", b"\x00\x02" + hello[:-2])
 
 
 def query_seeds():
@@ -542,6 +577,7 @@ def main():
     body_seeds()
     msg_seeds()
     query_seeds()
+    process_events_seeds()
     http_seeds()
     archive_seeds()
     if "--docker" in sys.argv[1:]:

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,6 +38,21 @@
 static struct apid	 the_apid;
 struct apid		*apid = &the_apid;
 
+/* Linked with --wrap=clock_gettime: tokens age without waiting. */
+static time_t		 clock_shift;
+int	__real_clock_gettime(clockid_t, struct timespec *);
+int	__wrap_clock_gettime(clockid_t, struct timespec *);
+
+int
+__wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	int	 rc = __real_clock_gettime(clk, ts);
+
+	if (rc == 0 && clk == CLOCK_MONOTONIC)
+		ts->tv_sec += clock_shift;
+	return rc;
+}
+
 static char *
 to_text(json_object *o)
 {
@@ -47,7 +63,7 @@ to_text(json_object *o)
 	return s;
 }
 
-/* --- the bodies ------------------------------------------------------------ */
+/* --- the bodies ----------------------------------------------------------- */
 
 static void
 process_ok(const char *body, struct process_request *p)
@@ -151,7 +167,8 @@ static void
 test_process_body_422(void **state)
 {
 	refused_is("{}", "{\"detail\":[{\"type\":\"missing\",\"loc\":"
-	    "[\"body\",\"command\"],\"msg\":\"Field required\",\"input\":{}}]}");
+	    "[\"body\",\"command\"],\"msg\":\"Field required\",\"input\":"
+	    "{}}]}");
 	refused_is("{\"command\": [1]}", "{\"detail\":[{\"type\":"
 	    "\"string_type\",\"loc\":[\"body\",\"command\",\"str\"],\"msg\":"
 	    "\"Input should be a valid string\",\"input\":[1]},{\"type\":"
@@ -334,7 +351,7 @@ test_resize_body(void **state)
 	body_error_free(&e);
 }
 
-/* --- the Process object ---------------------------------------------------- */
+/* --- the Process object --------------------------------------------------- */
 
 static void
 info_init(struct process_info *pi, char **argv, int shell)
@@ -380,9 +397,10 @@ static void
 test_process_json(void **state)
 {
 	struct process_info	 pi;
-	char			 a0[] = "make test", a1[] = "-j", bad[] = "x\377";
-	char			 cid[] = "c\300";
-	char			*shell[] = { a0, NULL }, *list[] = { a0, a1, NULL };
+	char			 a0[] = "make test", a1[] = "-j";
+	char			 bad[] = "x\377", cid[] = "c\300";
+	char			*shell[] = { a0, NULL };
+	char			*list[] = { a0, a1, NULL };
 
 	info_init(&pi, shell, 1);
 	json_is(&pi, RUNNING_JSON("\"make test\""));
@@ -414,7 +432,7 @@ test_process_json(void **state)
 	    "\"dropped_bytes\":3}");
 }
 
-/* --- the event stream ------------------------------------------------------ */
+/* --- the event stream ----------------------------------------------------- */
 
 struct lines {
 	char	 text[65536];
@@ -564,7 +582,7 @@ test_events_malformed(void **state)
 	assert_int_equal(l.n, 0);
 }
 
-/* --- the routes ------------------------------------------------------------ */
+/* --- the routes ----------------------------------------------------------- */
 
 static const struct standin_route routes[] = {
 	{ "POST", "/v1/sandboxes/*/processes", route_process_create },
@@ -820,6 +838,7 @@ test_output_query(void **state)
 	query_refused("after=", 400, "non-negative");
 	query_refused("after=18446744073709551616", 400, "non-negative");
 	query_refused("after=1%002", 400, "non-negative");
+	query_refused("encoding=base64%00", 422, "literal_error");
 	query_refused("follow=maybe", 422, "\"type\":\"bool_parsing\","
 	    "\"loc\":[\"query\",\"follow\"]");
 	query_refused("encoding=hex&follow=2", 422, "{\"detail\":[{\"type\":"
@@ -1025,7 +1044,7 @@ test_stdin_large(void **state)
 	free(body);
 }
 
-/* --- lies ------------------------------------------------------------------- */
+/* --- lies ----------------------------------------------------------------- */
 
 static void
 lie_setup(const char *method, const char *target, const char *body)
@@ -1115,7 +1134,7 @@ test_lies(void **state)
 	    "managerd: wrong reply");
 }
 
-/* --- attach tokens ----------------------------------------------------------- */
+/* --- attach tokens -------------------------------------------------------- */
 
 #define TOKEN	"/v1/sandboxes/" SB "/processes/" PROC "/attach-token"
 
@@ -1170,6 +1189,29 @@ test_attach_token_table(void **state)
 	assert_string_not_equal(tok, first);
 }
 
+/* 30 seconds, then a token is gone, and its place in the table. */
+static void
+test_attach_token_expiry(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], old[ATTACH_TOKEN_LEN + 1];
+	size_t	 i;
+
+	assert_int_equal(attach_token_make(SB, PROC, old), 0);
+	clock_shift = ATTACH_TOKEN_TTL - 1;
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_true(attach_token_take(SB, PROC, tok, strlen(tok)));
+	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
+		assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(SB, PROC, tok), -1);
+	clock_shift = ATTACH_TOKEN_TTL;
+	assert_false(attach_token_take(SB, PROC, old, strlen(old)));
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	clock_shift = 2 * ATTACH_TOKEN_TTL;
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok)));
+	clock_shift = 0;
+	attach_tokens_clear();
+}
+
 int
 main(void)
 {
@@ -1213,6 +1255,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_attach_token_table, setup,
 		    teardown),
+		cmocka_unit_test(test_attach_token_expiry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,7 +147,7 @@ attach_open(void)
 	assert_int_equal(fx.srv.taken, 1);
 }
 
-/* --- the client's frames ---------------------------------------------------- */
+/* --- the client's frames -------------------------------------------------- */
 
 static void
 send_frame(int fin, int opcode, const void *data, size_t len, int masked)
@@ -166,7 +166,8 @@ send_frame(int fin, int opcode, const void *data, size_t len, int masked)
 	} else {
 		hdr[h++] = (unsigned char)((masked ? 0x80 : 0) | 127);
 		for (i = 0; i < 8; i++)
-			hdr[h++] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+			hdr[h++] = (unsigned char)((uint64_t)len >>
+			    (56 - 8 * i));
 	}
 	if (masked) {
 		memcpy(hdr + h, key, 4);
@@ -194,7 +195,7 @@ send_text(const char *s)
 	send_frame(1, 1, s, strlen(s), 1);
 }
 
-/* --- the server's frames ----------------------------------------------------- */
+/* --- the server's frames -------------------------------------------------- */
 
 struct frame {
 	int		 fin;
@@ -304,7 +305,7 @@ expect_quiet(int ms)
 	assert_false(fx.eof);
 }
 
-/* --- managerd's end of the output ------------------------------------------- */
+/* --- managerd's end of the output ----------------------------------------- */
 
 static void
 out_data(uint64_t seq, const char *s)
@@ -328,7 +329,7 @@ out_exit(uint64_t seq, enum process_status st, int has_code, int64_t code)
 	assert_int_equal(write(out_fd, b, n), (ssize_t)n);
 }
 
-/* --- the tests ---------------------------------------------------------------- */
+/* --- the tests ------------------------------------------------------------ */
 
 static void
 refused(const char *fields, int status, const char *field,
@@ -724,7 +725,7 @@ test_backpressure(void **state)
 	assert_true(total < 16 * 1024 * 1024);
 }
 
-/* --- lies ---------------------------------------------------------------------- */
+/* --- lies ----------------------------------------------------------------- */
 
 static void
 lie_stdin_ok_early(void)
