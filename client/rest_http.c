@@ -89,7 +89,7 @@ fail:
 	return -1;
 }
 
-static int
+int
 conn_open(struct rest_client *rc, struct conn *c, struct rest_error *err)
 {
 	struct addrinfo	*res = NULL, *ai;

@@ -100,7 +100,13 @@ int	rest_request(struct rest_client *, struct conn *, const char *,
 /* rest_request on a connection already open (c->fd). */
 int	rest_exchange(struct rest_client *, struct conn *, const char *,
 	    const char *, const struct body *, struct rest_error *);
+/* Connects c to the server, with rc's timeout for every wait. */
+int	conn_open(struct rest_client *, struct conn *, struct rest_error *);
 struct conn	*conn_new(struct rest_error *);
 void	conn_free(struct conn *);
+
+/* rest_ws.c: the handshake on c's open connection, as rest_websocket. */
+int	ws_upgrade(struct rest_client *, struct conn *, const char *,
+	    struct rest_ws *, struct rest_error *);
 
 #endif /* AS_CLIENT_REST_INTERNAL_H */
