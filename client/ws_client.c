@@ -25,13 +25,13 @@
 struct ws_client {
 	wslay_event_context_ptr	 ctx;
 	int			 fd;
-	unsigned char		*pre;		/* bytes of the handshake's read */
+	unsigned char		*pre;		/* read with the handshake */
 	size_t			 prelen;
 	size_t			 preoff;
 	const struct ws_handler	*h;
 	void			*arg;
-	int			 ctrl;		/* the frame is a control frame */
-	int			 fin;		/* ... and its message's last */
+	int			 ctrl;		/* a control frame */
+	int			 fin;		/* a message's last frame */
 	int			 opcode;	/* of the data message */
 	char			 text[WS_MAX_TEXT];
 	size_t			 textlen;

@@ -161,7 +161,7 @@ test_event_bad(void **state)
 /* --- the output stream ---------------------------------------------------- */
 
 struct seen {
-	char	 out[4096];	/* "o:<bytes>|e:<bytes>|g:<n>|x:<status>/<code>|" */
+	char	 out[4096];	/* "o:<bytes>|e:..|g:<n>|x:<status>/<code>|" */
 	size_t	 len;
 	int	 count;
 	int	 stop_after;
@@ -256,7 +256,8 @@ static void
 test_output_text(void **state)
 {
 	static const char *const lines[] = {
-		"{\"seq\": 106, \"type\": \"stdout\", \"data\": \"h\\u00e9\\n\"}\n",
+		"{\"seq\": 106, \"type\": \"stdout\", \"data\": "
+		    "\"h\\u00e9\\n\"}\n",
 		NULL
 	};
 	struct rest_output_opts	 o = { 102, 1, 0, 0 };
@@ -294,20 +295,25 @@ test_output_bad(void **state)
 		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
 		"{\"seq\": 2, \"type\": \"stdout\", \"data\"\n", NULL };
 	static const char *const no_seq[] = {
-		"{\"type\": \"stdout\", \"data\": \"eA==\"}\n", NULL };
+		"{\"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		NULL };
 	static const char *const bad_b64[] = {
-		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"e===\"}\n", NULL };
+		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"e===\"}\n",
+		NULL };
 	static const char *const back[] = {
 		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
-		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n", NULL };
+		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		NULL };
 	static const char *const short_seq[] = {
-		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eHg=\"}\n", NULL };
+		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eHg=\"}\n",
+		NULL };
 	static const char *const exit_back[] = {
 		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
 		"{\"type\": \"exit\", \"status\": \"killed\", \"seq\": 4}\n",
 		NULL };
 	static const char *const before_after[] = {
-		"{\"seq\": 3, \"type\": \"stdout\", \"data\": \"eA==\"}\n", NULL };
+		"{\"seq\": 3, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		NULL };
 
 	(void)state;
 	output_fails(not_json, 0, "not JSON");
@@ -617,7 +623,8 @@ answer(struct rest_client *rc, const char *resp)
 static void
 test_small_calls(void **state)
 {
-	static const char	 no_content[] = "HTTP/1.1 204 No Content\r\n\r\n";
+	static const char	 no_content[] =
+	    "HTTP/1.1 204 No Content\r\n\r\n";
 	struct rest_client	 rc;
 	struct rest_error	 err;
 
@@ -629,7 +636,8 @@ test_small_calls(void **state)
 	fake_stop();
 	assert_true(starts_with("POST /v1/sandboxes/" SB "/processes/" PROC
 	    "/signal HTTP/1.1\r\n"));
-	assert_string_equal((char *)fk.req + fk.headlen, "{\"signal\":\"INT\"}");
+	assert_string_equal((char *)fk.req + fk.headlen,
+	    "{\"signal\":\"INT\"}");
 	fake_free();
 
 	/* An unknown signal is refused before any request. */

@@ -446,7 +446,8 @@ test_cli_files_allowed(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	rest_round(load_cli_files, dir, -1, "agent-sandbox cp under its filter");
+	rest_round(load_cli_files, dir, -1,
+	    "agent-sandbox cp under its filter");
 	/* The child removed what it made. */
 	assert_int_equal(rmdir(dir), 0);
 }

@@ -163,7 +163,8 @@ read_head(struct server *s)
 static void
 answer(struct server *s)
 {
-	char		 head[2048], acc[WS_ACCEPT_LEN + 1], key[WS_KEY_LEN + 1];
+	char		 head[2048], acc[WS_ACCEPT_LEN + 1];
+	char		 key[WS_KEY_LEN + 1];
 	const char	*k;
 
 	/* Without a good key, an Accept that cannot match. */
@@ -347,7 +348,8 @@ test_handshake(void **state)
 	    strlen(PATH) + 11) == 0);
 	assert_non_null(strstr(s->srv.req, "\r\nUpgrade: websocket\r\n"));
 	assert_non_null(strstr(s->srv.req, "\r\nConnection: Upgrade\r\n"));
-	assert_non_null(strstr(s->srv.req, "\r\nSec-WebSocket-Version: 13\r\n"));
+	assert_non_null(strstr(s->srv.req,
+	    "\r\nSec-WebSocket-Version: 13\r\n"));
 	assert_non_null(strstr(s->srv.req, "\r\nAuthorization: Bearer " KEY
 	    "\r\n"));
 	assert_null(strstr(s->srv.req, "Connection: close"));
