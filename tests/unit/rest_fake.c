@@ -117,6 +117,33 @@ answer_big(struct fake *f, int fd)
 	write_all(fd, "0\r\n\r\n", 5);
 }
 
+/* One connection per answer; every request goes on to f->log. */
+static void *
+serve_script(struct fake *f)
+{
+	size_t	 i;
+	int	 fd;
+
+	for (i = 0; (fd = accept(f->lfd, NULL, NULL)) != -1; i++) {
+		read_request(f, fd, 1);
+		if (f->script[i] != NULL)
+			write_all(fd, f->script[i], strlen(f->script[i]));
+		close(fd);
+		f->log = realloc(f->log, f->loglen + f->reqlen + 1);
+		if (f->log == NULL)
+			abort();
+		memcpy(f->log + f->loglen, f->req, f->reqlen);
+		f->loglen += f->reqlen;
+		f->log[f->loglen] = '\0';
+		free(f->req);
+		f->req = NULL;
+		f->reqlen = f->headlen = 0;
+		if (f->script[i] == NULL || f->script[i + 1] == NULL)
+			break;
+	}
+	return NULL;
+}
+
 static void *
 serve(void *arg)
 {
@@ -124,6 +151,8 @@ serve(void *arg)
 	unsigned char	 buf[65536];
 	int		 fd;
 
+	if (f->mode == SCRIPT)
+		return serve_script(f);
 	if ((fd = accept(f->lfd, NULL, NULL)) == -1)
 		return NULL;
 	switch (f->mode) {
@@ -145,6 +174,8 @@ serve(void *arg)
 	case BIG:
 		read_request(f, fd, 1);
 		answer_big(f, fd);
+		break;
+	case SCRIPT:
 		break;
 	case PACED:
 		read_request(f, fd, 1);
@@ -193,6 +224,8 @@ fake_free(void)
 {
 	free(fk.req);
 	fk.req = NULL;
+	free(fk.log);
+	fk.log = NULL;
 }
 
 void
@@ -213,6 +246,14 @@ fake_paced(const char *resp, const char *resp2, int pause_ms)
 	fake_start(PACED, resp, 0);
 	fk.resp2 = resp2;
 	fk.pause_ms = pause_ms;
+}
+
+void
+fake_script(const char *const *answers)
+{
+	/* As fake_big: read only once the first request came. */
+	fake_start(SCRIPT, NULL, 0);
+	fk.script = answers;
 }
 
 const char *
