@@ -256,7 +256,7 @@ ws_client_io(struct ws_client *ws, short revents)
 {
 	int	 r;
 
-	if (ws->why[0] != '\0' || (ws->stopped && ws->eof))
+	if (ws->why[0] != '\0')
 		return -1;
 	if (wslay_event_want_read(ws->ctx) && ((revents & (POLLIN | POLLHUP |
 	    POLLERR)) || ws->preoff < ws->prelen)) {
