@@ -306,6 +306,19 @@ cli_attach(struct cli *cli, int argc, char **argv)
 	return ret;
 }
 
+/* The terminal the shell runs on is ours: tell it which, unless told. */
+static void
+shell_term(struct cli_start *st)
+{
+	const char	*term;
+
+	if ((term = getenv("TERM")) == NULL || *term == '\0' ||
+	    json_object_object_get_ex(st->env, "TERM", NULL))
+		return;
+	if (cli_put(st->env, "TERM", json_object_new_string(term)) == 0)
+		st->spec.env = st->env;
+}
+
 int
 cli_shell(struct cli *cli, int argc, char **argv)
 {
@@ -313,7 +326,6 @@ cli_shell(struct cli *cli, int argc, char **argv)
 	struct cli_start	 st;
 	struct session		 s;
 	json_object		*proc;
-	const char		*term;
 	int			 ret;
 
 	if (cli_shell_args(argc, argv, &st) == -1) {
@@ -321,13 +333,7 @@ cli_shell(struct cli *cli, int argc, char **argv)
 		return cli_usage(argv[0]);
 	}
 	(void)cli_tty_size(&st.spec.cols, &st.spec.rows);
-	/* The terminal it runs on is ours: tell it which, unless told. */
-	if ((term = getenv("TERM")) != NULL && *term != '\0' &&
-	    !json_object_object_get_ex(st.env, "TERM", NULL)) {
-		json_object_object_add(st.env, "TERM",
-		    json_object_new_string(term));
-		st.spec.env = st.env;
-	}
+	shell_term(&st);
 	if (rest_process_start(&cli->rc, st.sandbox, &st.spec, &proc,
 	    &err) == -1) {
 		cli_start_free(&st);

@@ -69,6 +69,27 @@ start_done(struct cli_start *st)
 		st->spec.env = NULL;
 }
 
+/* ID [--] CMD [ARG...], from optind on. */
+static int
+run_operands(int argc, char **argv, struct cli_start *st)
+{
+	int	 i = optind;
+
+	if (i == argc || cli_id(argv[0], argv[i]) == -1)
+		return -1;
+	st->sandbox = argv[i];
+	if (++i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (i == argc)
+		return -1;
+	if ((st->spec.command = cli_command(argc - i, argv + i)) == NULL) {
+		cli_warn("out of memory");
+		return -1;
+	}
+	start_done(st);
+	return 0;
+}
+
 int
 cli_run_args(int argc, char **argv, struct cli_start *st)
 {
@@ -82,7 +103,7 @@ cli_run_args(int argc, char **argv, struct cli_start *st)
 		{ "client-id", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int	 ch, i;
+	int	 ch;
 
 	if (start_init(st) == -1)
 		return -1;
@@ -97,20 +118,7 @@ cli_run_args(int argc, char **argv, struct cli_start *st)
 		else if (spec_option(st, ch, optarg) != 0)
 			return -1;
 	}
-	i = optind;
-	if (i == argc || cli_id(argv[0], argv[i]) == -1)
-		return -1;
-	st->sandbox = argv[i];
-	if (++i < argc && strcmp(argv[i], "--") == 0)
-		i++;
-	if (i == argc)
-		return -1;
-	if ((st->spec.command = cli_command(argc - i, argv + i)) == NULL) {
-		cli_warn("out of memory");
-		return -1;
-	}
-	start_done(st);
-	return 0;
+	return run_operands(argc, argv, st);
 }
 
 int

@@ -304,6 +304,18 @@ ms_left(const struct timespec *deadline)
 	return ms > 0 ? ms : 0;
 }
 
+static void
+deadline_in(int ms, struct timespec *deadline)
+{
+	clock_gettime(CLOCK_MONOTONIC, deadline);
+	deadline->tv_sec += ms / 1000;
+	deadline->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (deadline->tv_nsec >= 1000000000) {
+		deadline->tv_sec++;
+		deadline->tv_nsec -= 1000000000;
+	}
+}
+
 /* The socket's receive timeout: ms, or 0 for none at all. */
 static int
 recv_timeout(struct conn *c, long long ms)
@@ -368,13 +380,7 @@ rest_process_output(struct rest_client *rc, const char *sandbox,
 	st.last = o->after;
 	st.cb = cb;
 	st.arg = arg;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += o->wait_ms / 1000;
-	deadline.tv_nsec += (long)(o->wait_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	deadline_in(o->wait_ms, &deadline);
 	if ((c = conn_new(err)) == NULL)
 		return -1;
 	if ((path = output_path(sandbox, process, o)) == NULL)
