@@ -48,6 +48,20 @@ const struct cli_verb	cli_verbs[] = {
 	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]",
 	    "create a sandbox from a snapshot and print its ID" },
 	{ "snapshot-rm", cli_snapshot_rm, "SNAP...", "delete snapshots" },
+	{ "run", cli_run,
+	    "[-d] [-t] [-i] [--timeout S] [--env K=V]...\n"
+	    "\t[--workdir DIR] [--client-id ID] ID -- CMD [ARG...]",
+	    "start a command that outlives the CLI (-d: print its ID)" },
+	{ "ps", cli_ps, "ID", "list a sandbox's processes" },
+	{ "logs", cli_logs, "[-f] [--after SEQ] ID PROC",
+	    "print a process's output (-f: follow it to its end)" },
+	{ "attach", cli_attach, "[--no-stdin] ID PROC",
+	    "connect to a process's terminal, or its stdin and output" },
+	{ "shell", cli_shell,
+	    "[--shell PATH] [--env K=V]... [--workdir DIR] ID",
+	    "an interactive shell in a sandbox, deleted when it ends" },
+	{ "kill", cli_kill, "[--delete] ID PROC [SIGNAL]",
+	    "signal a process (TERM); --delete kills and removes it" },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -190,6 +204,17 @@ stdout_gone(void)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR);
 }
 
+/* What a verb may do beyond a REST call (cli_seccomp.c). */
+static int
+verb_filter(const struct cli_verb *v)
+{
+	if (v->run == cli_cp)
+		return CLI_SECCOMP_FILES;
+	if (v->run == cli_attach || v->run == cli_shell)
+		return CLI_SECCOMP_TTY;
+	return 0;
+}
+
 /*
  * Run a client verb.  Every "--json" before a "--" is taken out of its
  * arguments (so the flag may follow the verb), and "-h" / "--help" there
@@ -242,7 +267,7 @@ client_verb(const struct cli_verb *v, int argc, char *argv[], int json)
 	log_init(LOG_TO_STDERR, LOG_LEVEL_WARN, "agent-sandbox");
 	if ((mode = client_seccomp_mode("agent-sandbox")) == -1 ||
 	    (v->run == cli_cp && cli_cp_signals() == -1) ||
-	    cli_seccomp_load(mode, v->run == cli_cp) == -1) {
+	    cli_seccomp_load(mode, verb_filter(v)) == -1) {
 		fprintf(stderr, "agent-sandbox: cannot install the seccomp "
 		    "filter\n");
 		rest_client_free(&cli.rc);

@@ -8,7 +8,9 @@
 #ifndef AS_CLIENT_CLI_H
 #define AS_CLIENT_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
+#include <termios.h>
 
 #include <json-c/json.h>
 
@@ -52,6 +54,12 @@ int	cli_snapshots(struct cli *, int, char **);
 int	cli_rollback(struct cli *, int, char **);
 int	cli_fork(struct cli *, int, char **);
 int	cli_snapshot_rm(struct cli *, int, char **);
+int	cli_run(struct cli *, int, char **);
+int	cli_ps(struct cli *, int, char **);
+int	cli_logs(struct cli *, int, char **);
+int	cli_attach(struct cli *, int, char **);
+int	cli_shell(struct cli *, int, char **);
+int	cli_kill(struct cli *, int, char **);
 int	cli_delete_each(struct cli *, const char *collection, int, char **);
 int	cli_sandbox_update(struct cli *, const char *id, const char *suffix,
 	    const char *key, json_object *val);
@@ -68,6 +76,8 @@ json_object **cli_members(json_object *, const char *key, size_t *);
 int	cli_api_error(const struct rest_error *);	/* returns 1 */
 void	cli_warn(const char *, ...)
 	    __attribute__((format(printf, 1, 2)));
+/* All of p to fd, again after a signal; -1 with errno. */
+int	cli_write_all(int fd, const void *p, size_t len);
 const char *cli_str(json_object *, const char *key);	/* "-" if absent */
 void	cli_sandbox_table(json_object **, size_t);
 void	cli_sandbox_created(struct cli *, json_object *);
@@ -76,11 +86,67 @@ void	cli_key_values(json_object *);
 void	cli_progress(uint64_t, int64_t, void *);
 void	cli_progress_done(void *);
 
+/* The process verbs' operands (cli_process_args.c): 0, or -1 for usage. */
+struct cli_start {
+	struct rest_process_spec spec;	/* its command and env are ours */
+	json_object	*env;
+	const char	*sandbox;
+	int		 detach;	/* run -d */
+};
+struct cli_logs {
+	const char	*sandbox;
+	const char	*process;
+	uint64_t	 after;
+	int		 follow;
+};
+struct cli_attach {
+	const char	*sandbox;
+	const char	*process;
+	int		 no_stdin;
+};
+struct cli_kill {
+	const char	*sandbox;
+	const char	*process;
+	const char	*signal;	/* the API's name */
+	int		 delete;
+};
+int	cli_run_args(int, char **, struct cli_start *);
+int	cli_shell_args(int, char **, struct cli_start *);
+void	cli_start_free(struct cli_start *);
+int	cli_logs_args(int, char **, struct cli_logs *);
+int	cli_attach_args(int, char **, struct cli_attach *);
+int	cli_kill_args(int, char **, struct cli_kill *);
+
+/* The processes' other shared parts (cli_process.c). */
+/* The CLI's exit status for a process's exit event (say why if odd). */
+int	cli_process_status(const struct rest_event *);
+/* logs' stream: -f and run follow it to the end. */
+int	cli_process_logs(struct cli *, const struct cli_logs *);
+void	cli_process_table(json_object **, size_t);
+
+/* The terminal and the signals of attach and shell (cli_tty.c). */
+struct cli_tty {
+	int		 raw;
+	struct termios	 saved;
+};
+int	cli_tty_raw(struct cli_tty *);		/* stdin's */
+void	cli_tty_restore(struct cli_tty *);
+int	cli_tty_size(int *cols, int *rows);	/* -1: no terminal */
+/*
+ * Blocks SIGINT, SIGTERM, SIGHUP and SIGWINCH and catches them; *wait
+ * is the mask to wait with, which lets them through.
+ */
+int	cli_signals_catch(sigset_t *wait);
+int	cli_signal_ended(void);		/* the first ending signal, or 0 */
+int	cli_signal_resized(void);	/* 1 once per SIGWINCH */
+
 /* Arguments (cli_args.c). */
 /* For verbs without options: the first operand's index, or -1. */
 int	cli_options(int argc, char **argv);
 int	cli_put(json_object *, const char *key, json_object *val);
 int	cli_parse_env(json_object *env, const char *kv);
+/* "command": one operand as a shell line, several as an argv; NULL: ENOMEM. */
+json_object *cli_command(int argc, char **argv);
 int	cli_parse_int(const char *, long long min, long long max,
 	    long long *);
 int	cli_parse_number(const char *, double *);

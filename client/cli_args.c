@@ -40,6 +40,25 @@ cli_parse_env(json_object *env, const char *kv)
 	return 0;
 }
 
+json_object *
+cli_command(int argc, char **argv)
+{
+	json_object	*cmd;
+	int		 i;
+
+	if (argc == 1)
+		return json_object_new_string(argv[0]);
+	if ((cmd = json_object_new_array()) == NULL)
+		return NULL;
+	for (i = 0; i < argc; i++)
+		if (json_object_array_add(cmd,
+		    json_object_new_string(argv[i])) != 0) {
+			json_object_put(cmd);
+			return NULL;
+		}
+	return cmd;
+}
+
 int
 cli_parse_int(const char *s, long long min, long long max, long long *out)
 {

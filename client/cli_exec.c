@@ -25,23 +25,6 @@ struct exec_state {
 	int	write_failed;
 };
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* rest_ndjson's line(): one event of the stream (API.md §3.6). */
 static int
 exec_event(json_object *ev, void *arg)
@@ -57,8 +40,8 @@ exec_event(json_object *ev, void *arg)
 		if (!json_object_object_get_ex(ev, "data", &v) ||
 		    !json_object_is_type(v, json_type_string))
 			return 0;
-		if (write_all(type[3] == 'o' ? STDOUT_FILENO : STDERR_FILENO,
-		    json_object_get_string(v),
+		if (cli_write_all(type[3] == 'o' ? STDOUT_FILENO :
+		    STDERR_FILENO, json_object_get_string(v),
 		    json_object_get_string_len(v)) == -1) {
 			st->write_failed = errno;
 			return -1;
@@ -119,26 +102,6 @@ exec_blocking(struct cli *cli, const char *path, json_object *body)
 	return CLI_EXIT_OK;
 }
 
-/* "command": one operand as a shell line, several as an argv. */
-static json_object *
-command(int argc, char **argv)
-{
-	json_object	*cmd;
-	int		 i;
-
-	if (argc == 1)
-		return json_object_new_string(argv[0]);
-	if ((cmd = json_object_new_array()) == NULL)
-		return NULL;
-	for (i = 0; i < argc; i++)
-		if (json_object_array_add(cmd,
-		    json_object_new_string(argv[i])) != 0) {
-			json_object_put(cmd);
-			return NULL;
-		}
-	return cmd;
-}
-
 int
 cli_exec(struct cli *cli, int argc, char **argv)
 {
@@ -190,7 +153,7 @@ cli_exec(struct cli *cli, int argc, char **argv)
 	    cli->json ? "/exec" : "/exec/stream")) == NULL)
 		goto out;
 	if ((body = json_object_new_object()) == NULL ||
-	    cli_put(body, "command", command(argc - i, argv + i)) == -1)
+	    cli_put(body, "command", cli_command(argc - i, argv + i)) == -1)
 		goto out;
 	if (json_object_object_length(env) > 0) {
 		if (cli_put(body, "env", env) == -1) {

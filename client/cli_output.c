@@ -4,6 +4,7 @@
  * failures.  Progress of a long copy goes to stderr, and only when that
  * is a terminal.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +13,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "utf8.h"
 
 #define CLI_TABLE_COLS	5
+#define CLI_COMMAND_CELL 64	/* a command in ps's table, cut */
 
 void
 cli_print_json(json_object *o)
@@ -37,6 +40,24 @@ cli_warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n");
+}
+
+int
+cli_write_all(int fd, const void *data, size_t len)
+{
+	const char	*p = data;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
 }
 
 int
@@ -183,6 +204,96 @@ cli_snapshot_table(json_object **snap, size_t n)
 	table(head, 5, cells, n);
 	free(cells);
 	free(sizes);
+}
+
+/* An argument as a shell would need it: bare, or in single quotes. */
+static void
+quoted(char *buf, size_t len, const char *arg)
+{
+	char		 one[2] = "";
+	const char	*p;
+
+	if (*arg != '\0' && strspn(arg, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%") == strlen(arg)) {
+		strlcat(buf, arg, len);
+		return;
+	}
+	strlcat(buf, "'", len);
+	for (p = arg; *p != '\0'; p++) {
+		one[0] = *p;
+		strlcat(buf, *p == '\'' ? "'\\''" : one, len);
+	}
+	strlcat(buf, "'", len);
+}
+
+/*
+ * A process's command for the table: a shell line as it is, an argv
+ * quoted, on one line without control characters (what a sandbox
+ * started may not drive the terminal), cut to the cell.
+ */
+static void
+command_cell(json_object *proc, char *cell, size_t len)
+{
+	char		 buf[CLI_COMMAND_CELL * 4];
+	json_object	*cmd;
+	const char	*arg;
+	size_t		 i, n;
+	char		*p;
+
+	buf[0] = '\0';
+	if (!json_object_object_get_ex(proc, "command", &cmd))
+		strlcpy(buf, "-", sizeof(buf));
+	else if (!json_object_is_type(cmd, json_type_array))
+		strlcpy(buf, cli_str(proc, "command"), sizeof(buf));
+	else
+		for (i = 0, n = json_object_array_length(cmd); i < n; i++) {
+			if (i > 0)
+				strlcat(buf, " ", sizeof(buf));
+			arg = json_object_get_string(
+			    json_object_array_get_idx(cmd, i));
+			quoted(buf, sizeof(buf), arg != NULL ? arg : "null");
+		}
+	for (p = buf; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			*p = '?';
+	n = strlen(buf);
+	if (n < len) {
+		memcpy(cell, buf, n + 1);
+		return;
+	}
+	n = utf8_cut(buf, len - 4);
+	memcpy(cell, buf, n);
+	memcpy(cell + n, "...", 4);
+}
+
+void
+cli_process_table(json_object **proc, size_t n)
+{
+	static const char *const	 head[] = { "ID", "STATUS", "EXIT",
+	    "STARTED", "COMMAND" };
+	const char			**cells;
+	char				(*cmds)[CLI_COMMAND_CELL];
+	size_t				  i;
+
+	cells = calloc(n + 1, sizeof(*cells) * 5);
+	cmds = calloc(n + 1, sizeof(*cmds));
+	if (cells == NULL || cmds == NULL) {
+		cli_warn("out of memory");
+		free(cells);
+		free(cmds);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		command_cell(proc[i], cmds[i], sizeof(cmds[i]));
+		cells[i * 5] = cli_str(proc[i], "id");
+		cells[i * 5 + 1] = cli_str(proc[i], "status");
+		cells[i * 5 + 2] = cli_str(proc[i], "exit_code");
+		cells[i * 5 + 3] = cli_str(proc[i], "started_at");
+		cells[i * 5 + 4] = cmds[i];
+	}
+	table(head, 5, cells, n);
+	free(cells);
+	free(cmds);
 }
 
 /* "key: value", one line per field, in the server's order. */

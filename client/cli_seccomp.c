@@ -6,10 +6,14 @@
  * has the clients' shared table (client_seccomp.c): "stdio inet".  cp
  * also reads, creates and renames local files: "stdio inet rpath wpath
  * cpath fattr".  seccomp cannot see a path; what cp opens is what its
- * operands name.  Measured with strace -f over
- * tests/integration/test_cli.py.
+ * operands name.  attach and shell also drive the terminal they run on:
+ * "stdio inet tty", less TIOCSTI and every other ioctl.  Measured with
+ * strace -f over tests/integration/test_cli.py.
  */
 #include <sys/ioctl.h>
+
+#include <signal.h>
+#include <termios.h>
 
 #include "client_seccomp.h"
 
@@ -35,9 +39,30 @@ static const struct seccomp_rule	cli_file_rules[] = {
 	SC_ALLOW(lstat),
 };
 
+static const struct seccomp_rule	cli_tty_rules[] = {
+	/* Raw mode and back (tcsetattr TCSANOW and TCSADRAIN). */
+	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, TCSETS)),
+	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, TCSETSW)),
+	/* The window's size, for the process's tty. */
+	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, TIOCGWINSZ)),
+	/*
+	 * SIGWINCH, and SIGINT, SIGTERM and SIGHUP that end a session with
+	 * the terminal restored: caught (those four only), and blocked
+	 * outside ppoll.
+	 */
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGWINCH)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGINT)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGTERM)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGHUP)),
+	SC_ALLOW(rt_sigprocmask),
+};
+
 int
-cli_seccomp_load(enum seccomp_mode mode, int files)
+cli_seccomp_load(enum seccomp_mode mode, int what)
 {
+	if (what & CLI_SECCOMP_TTY)
+		return client_seccomp_install("agent-sandbox", cli_tty_rules,
+		    SC_NELEM(cli_tty_rules), mode);
 	return client_seccomp_install("agent-sandbox", cli_file_rules,
-	    files ? SC_NELEM(cli_file_rules) : 0, mode);
+	    (what & CLI_SECCOMP_FILES) ? SC_NELEM(cli_file_rules) : 0, mode);
 }

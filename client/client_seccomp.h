@@ -18,7 +18,13 @@ int	client_seccomp_install(const char *progname,
 	    const struct seccomp_rule *, size_t, enum seccomp_mode);
 
 int	mcp_seccomp_load(enum seccomp_mode);
-/* files: also open, create, rename and remove local files (cp). */
-int	cli_seccomp_load(enum seccomp_mode, int files);
+/*
+ * The CLI's filter, with what one verb needs on top: open, create,
+ * rename and remove local files (cp), or put the terminal in raw mode,
+ * read its size and catch signals (attach and shell).
+ */
+#define CLI_SECCOMP_FILES	0x1
+#define CLI_SECCOMP_TTY		0x2
+int	cli_seccomp_load(enum seccomp_mode, int what);
 
 #endif /* AS_CLIENT_SECCOMP_H */

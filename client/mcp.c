@@ -1,6 +1,6 @@
 /*
  * agent-sandbox-mcp: an MCP server over stdio that lets a model use
- * agent-sandbox through ten tools.  It reads newline-delimited JSON-RPC
+ * agent-sandbox through fourteen tools.  It reads newline-delimited JSON-RPC
  * messages from stdin and writes one line per reply to stdout; stdout
  * carries nothing else, diagnostics go to stderr.  It talks to the server
  * named by AGENT_SANDBOX_URL with the key in AGENT_SANDBOX_API_KEY.

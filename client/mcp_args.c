@@ -20,8 +20,28 @@ type_name(int type)
 		return "boolean";
 	case ARG_INTEGER:
 		return "integer";
+	case ARG_ENV:
+		return "object";
 	default:
 		return "number";
+	}
+}
+
+/* "a string", "an integer", "an object of strings": for messages. */
+static const char *
+type_phrase(int type)
+{
+	switch (type) {
+	case ARG_STRING:
+		return "a string";
+	case ARG_BOOL:
+		return "a boolean";
+	case ARG_INTEGER:
+		return "an integer";
+	case ARG_ENV:
+		return "an object of strings";
+	default:
+		return "a number";
 	}
 }
 
@@ -47,6 +67,9 @@ arg_property(const struct mcp_arg *a)
 	if (a->flags & ARG_NONEMPTY)
 		json_object_object_add(p, "minLength",
 		    json_object_new_int(1));
+	if (a->type == ARG_ENV)
+		json_object_object_add(p, "additionalProperties",
+		    json_tokener_parse("{\"type\": \"string\"}"));
 	json_object_object_add(p, "description",
 	    json_object_new_string(a->description));
 	if (a->defval != NULL) {
@@ -108,6 +131,29 @@ arg_find(const struct mcp_arg *args, size_t n, const char *name)
 	return NULL;
 }
 
+/* Strings without NUL: what a name or a path can hold. */
+static int
+plain_string(json_object *v)
+{
+	return json_object_is_type(v, json_type_string) &&
+	    memchr(json_object_get_string(v), '\0',
+	    json_object_get_string_len(v)) == NULL;
+}
+
+/* An environment: an object whose values are plain strings. */
+static int
+env_ok(json_object *v)
+{
+	if (!json_object_is_type(v, json_type_object))
+		return 0;
+	json_object_object_foreach(v, key, val) {
+		(void)key;
+		if (!plain_string(val))
+			return 0;
+	}
+	return 1;
+}
+
 static int
 type_ok(const struct mcp_arg *a, json_object *v)
 {
@@ -115,14 +161,13 @@ type_ok(const struct mcp_arg *a, json_object *v)
 
 	switch (a->type) {
 	case ARG_STRING:
-		if (!json_object_is_type(v, json_type_string))
-			return 0;
 		/* Only content may carry NUL: names and paths end at one. */
-		return (a->flags & ARG_BYTES) ||
-		    memchr(json_object_get_string(v), '\0',
-		    json_object_get_string_len(v)) == NULL;
+		return json_object_is_type(v, json_type_string) &&
+		    ((a->flags & ARG_BYTES) || plain_string(v));
 	case ARG_BOOL:
 		return json_object_is_type(v, json_type_boolean);
+	case ARG_ENV:
+		return env_ok(v);
 	case ARG_INTEGER:
 		if (json_object_is_type(v, json_type_int))
 			return 1;
@@ -170,17 +215,15 @@ args_check(const struct mcp_arg *args, size_t n, json_object *given,
 		if (v == NULL) {
 			if (a->flags & ARG_NULLABLE)
 				continue;
-			snprintf(err, errlen, "argument '%s' must be %s %s, "
-			    "not null", a->name,
-			    a->type == ARG_INTEGER ? "an" : "a",
-			    type_name(a->type));
+			snprintf(err, errlen, "argument '%s' must be %s, "
+			    "not null", a->name, type_phrase(a->type));
 			return -1;
 		}
 		if (!type_ok(a, v)) {
-			snprintf(err, errlen, "argument '%s' must be %s %s%s",
-			    a->name, a->type == ARG_INTEGER ? "an" : "a",
-			    type_name(a->type), a->type == ARG_STRING &&
-			    json_object_is_type(v, json_type_string) ?
+			snprintf(err, errlen, "argument '%s' must be %s%s",
+			    a->name, type_phrase(a->type), (a->type ==
+			    ARG_STRING && json_object_is_type(v,
+			    json_type_string)) || a->type == ARG_ENV ?
 			    " without NUL characters" : "");
 			return -1;
 		}

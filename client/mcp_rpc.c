@@ -27,8 +27,11 @@ static const char instructions[] =
     "sandbox_list_files).  Before a risky change, take a sandbox_snapshot; "
     "if the change goes wrong, roll back to that snapshot's id with "
     "sandbox_rollback.  To try several approaches in parallel, sandbox_fork "
-    "one snapshot into several sandboxes.  Call sandbox_destroy when "
-    "finished.  Files live "
+    "one snapshot into several sandboxes.  For a command that runs long "
+    "or must keep running (a server, a build, a watcher), "
+    "sandbox_process_start it and read its output with "
+    "sandbox_process_output; end it with sandbox_process_kill.  Call "
+    "sandbox_destroy when finished.  Files live "
     "under /workspace.  Sandboxes have no network access unless created "
     "with network=true.";
 

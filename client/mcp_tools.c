@@ -1,9 +1,11 @@
 /*
- * The ten tools of agent-sandbox-mcp (API.md §13): their descriptions and
- * argument tables, and for each the REST calls it makes.  Tools that act
- * on a sandbox fetch it first, as the Python SDK's get_sandbox does, so an
- * unknown ID fails the same way everywhere.  Every failure, an API error
- * included, becomes a tool result with isError true; nothing here exits.
+ * The sandbox, exec, file and snapshot tools of agent-sandbox-mcp (API.md
+ * §13): their descriptions and argument tables, and for each the REST
+ * calls it makes; the process tools are in mcp_process.c, and both
+ * tables are listed and called from here.  Tools that act on a sandbox
+ * fetch it first, as the Python SDK's get_sandbox does, so an unknown ID
+ * fails the same way everywhere.  Every failure, an API error included,
+ * becomes a tool result with isError true; nothing here exits.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,23 +15,6 @@
 #include "mcp.h"
 #include "utf8.h"
 
-/* What a tool produced: text (any bytes; repaired to UTF-8 later). */
-struct tool_out {
-	char	*text;
-	size_t	 len;
-	int	 error;
-};
-
-struct tool {
-	const char		*name;
-	const char		*description;
-	const struct mcp_arg	*args;
-	size_t			 nargs;
-	void			(*run)(struct rest_client *, json_object *,
-				    struct tool_out *);
-};
-
-#define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
 
 static const char *const summary_keys[] = {
 	"id", "status", "image", "network", "expires_at", "source_snapshot_id",
@@ -45,7 +30,7 @@ static const char *const snapshot_keys[] = {
 	"id", "sandbox_id", "name", "image", "size_bytes", "created_at",
 };
 
-static void
+void
 out_text(struct tool_out *out, int error, const char *fmt, ...)
 {
 	va_list	 ap;
@@ -64,7 +49,7 @@ out_text(struct tool_out *out, int error, const char *fmt, ...)
 	out->error = error;
 }
 
-static void
+void
 out_rest(struct tool_out *out, const struct rest_error *err)
 {
 	char	 buf[sizeof(err->code) + sizeof(err->message) + 32];
@@ -74,7 +59,7 @@ out_rest(struct tool_out *out, const struct rest_error *err)
 }
 
 /* Render and release obj as the tool's result. */
-static void
+void
 out_json(struct tool_out *out, json_object *obj)
 {
 	const char	*s;
@@ -93,7 +78,7 @@ out_json(struct tool_out *out, json_object *obj)
 }
 
 /* A new object with the listed keys of obj (null where missing). */
-static json_object *
+json_object *
 pick(json_object *obj, const char *const *keys, size_t n)
 {
 	json_object	*o, *v;
@@ -178,7 +163,7 @@ call(struct rest_client *c, const char *method, char *path, json_object *body,
 }
 
 /* The preliminary GET of a sandbox the tool is about to act on. */
-static int
+int
 get_sandbox(struct rest_client *c, const char *id, struct tool_out *out)
 {
 	json_object	*sb;
@@ -231,7 +216,7 @@ member_array(json_object *res, const char *key, struct tool_out *out)
 	return arr;
 }
 
-static const char *
+const char *
 str_arg(json_object *args, const char *name, const char *def)
 {
 	json_object	*v = args_get(args, name);
@@ -601,28 +586,38 @@ static const struct tool tools[] = {
 	    destroy_args, NITEMS(destroy_args), tool_destroy },
 };
 
+/* The i-th tool of both tables, or NULL past their end. */
+static const struct tool *
+tool_at(size_t i)
+{
+	if (i < NITEMS(tools))
+		return &tools[i];
+	i -= NITEMS(tools);
+	return i < mcp_nprocess_tools ? &mcp_process_tools[i] : NULL;
+}
+
 json_object *
 tools_list(void)
 {
-	json_object	*list, *t, *schema;
-	size_t		 i;
+	const struct tool	*tl;
+	json_object		*list, *t, *schema;
+	size_t			 i;
 
 	if ((list = json_object_new_array()) == NULL)
 		return NULL;
-	for (i = 0; i < NITEMS(tools); i++) {
+	for (i = 0; (tl = tool_at(i)) != NULL; i++) {
 		if ((t = json_object_new_object()) == NULL)
 			goto fail;
 		if (json_object_array_add(list, t) == -1) {
 			json_object_put(t);
 			goto fail;
 		}
-		if ((schema = args_schema(tools[i].args, tools[i].nargs)) ==
-		    NULL)
+		if ((schema = args_schema(tl->args, tl->nargs)) == NULL)
 			goto fail;
 		json_object_object_add(t, "name",
-		    json_object_new_string(tools[i].name));
+		    json_object_new_string(tl->name));
 		json_object_object_add(t, "description",
-		    json_object_new_string(tools[i].description));
+		    json_object_new_string(tl->description));
 		json_object_object_add(t, "inputSchema", schema);
 	}
 	return list;
@@ -664,15 +659,15 @@ call_result(const char *text, size_t len, int error)
 json_object *
 tools_call(struct mcp_server *srv, const char *name, json_object *arguments)
 {
-	const struct tool	*t = NULL;
+	const struct tool	*t = NULL, *tl;
 	struct tool_out		 out;
 	json_object		*res;
 	char			 err[512];
 	size_t			 i;
 
-	for (i = 0; i < NITEMS(tools); i++)
-		if (strcmp(tools[i].name, name) == 0)
-			t = &tools[i];
+	for (i = 0; (tl = tool_at(i)) != NULL; i++)
+		if (strcmp(tl->name, name) == 0)
+			t = tl;
 	if (t == NULL) {
 		snprintf(err, sizeof(err), "unknown tool '%s'", name);
 		return call_result(err, strlen(err), 1);

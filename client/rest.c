@@ -153,7 +153,7 @@ envelope(struct rest_error *err, const struct conn *c,
 }
 
 /* Reads a non-2xx answer's body into err; always -1. */
-static int
+int
 response_error(struct conn *c, struct rest_error *err)
 {
 	unsigned char	*data = NULL;
@@ -203,7 +203,7 @@ response_json(struct conn *c, json_object **out, struct rest_error *err)
 }
 
 /* request, then for an answer that is not a 2xx its error: -1 either way. */
-static int
+int
 request_2xx(struct rest_client *rc, struct conn *c, const char *method,
     const char *path, const struct body *b, struct rest_error *err)
 {
@@ -318,9 +318,10 @@ out:
 	return r;
 }
 
-static int
-put_body(struct rest_client *rc, const char *path, struct body *b,
-    json_object **out, struct rest_error *err)
+/* A request with the body b, answered with JSON or a 204. */
+int
+body_call(struct rest_client *rc, const char *method, const char *path,
+    const struct body *b, json_object **out, struct rest_error *err)
 {
 	struct conn	*c;
 	int		 r;
@@ -328,7 +329,7 @@ put_body(struct rest_client *rc, const char *path, struct body *b,
 	*out = NULL;
 	if ((c = conn_new(err)) == NULL)
 		return -1;
-	r = rest_request(rc, c, "PUT", path, b, err);
+	r = rest_request(rc, c, method, path, b, err);
 	if (r == 0)
 		r = response_json(c, out, err);
 	conn_free(c);
@@ -348,7 +349,7 @@ rest_put_from_fd(struct rest_client *rc, const char *path, int fd,
 	b.len = len;
 	b.cb = cb;
 	b.arg = arg;
-	return put_body(rc, path, &b, out, err);
+	return body_call(rc, "PUT", path, &b, out, err);
 }
 
 int
@@ -362,7 +363,7 @@ rest_put_bytes(struct rest_client *rc, const char *path, const void *data,
 	b.fd = -1;
 	b.mem = data;
 	b.len = len;
-	return put_body(rc, path, &b, out, err);
+	return body_call(rc, "PUT", path, &b, out, err);
 }
 
 int
@@ -418,18 +419,81 @@ ndjson_line(struct conn *c, char *s, size_t n,
 	return r == 0 ? 0 : 1;
 }
 
+/* Appends take bytes to the line being read, bounded by REST_MAX_LINE. */
+static int
+ndjson_append(struct conn *c, struct ndjson *nd, const unsigned char *p,
+    size_t take, struct rest_error *err)
+{
+	char	*nbuf;
+	size_t	 want;
+
+	if (nd->have + take > REST_MAX_LINE) {
+		seterr(err, c->status, "http_error", "a line of the stream is "
+		    "longer than %d bytes", REST_MAX_LINE);
+		return -1;
+	}
+	if (nd->have + take > nd->cap) {
+		want = nd->cap == 0 ? 4096 : nd->cap;
+		while (want < nd->have + take)
+			want *= 2;
+		if ((nbuf = realloc(nd->buf, want)) == NULL) {
+			seterr(err, 0, "connection_error", "%s",
+			    strerror(errno));
+			return -1;
+		}
+		nd->buf = nbuf;
+		nd->cap = want;
+	}
+	memcpy(nd->buf + nd->have, p, take);
+	nd->have += take;
+	return 0;
+}
+
+int
+ndjson_step(struct conn *c, struct ndjson *nd,
+    int (*line)(json_object *, void *), void *arg, struct rest_error *err)
+{
+	const unsigned char	*p, *nl;
+	size_t			 take;
+	ssize_t			 n;
+	int			 lr;
+
+	if ((n = body_read(c, &p, REST_BUF, err)) == -1)
+		return -1;
+	if (n == 0) {
+		/* A last line without its newline still counts. */
+		lr = nd->have > 0 ? ndjson_line(c, nd->buf, nd->have, line,
+		    arg, err) : 0;
+		nd->have = 0;
+		return lr == -1 ? -1 : 1;
+	}
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		take = nl != NULL ? (size_t)(nl - p) + 1 : (size_t)n;
+		if (ndjson_append(c, nd, p, take, err) == -1)
+			return -1;
+		p += take;
+		n -= take;
+		if (nl == NULL)
+			break;
+		lr = ndjson_line(c, nd->buf, nd->have, line, arg, err);
+		nd->have = 0;
+		if (lr != 0)
+			return lr;
+	}
+	return 0;
+}
+
 int
 rest_ndjson(struct rest_client *rc, const char *path, json_object *body,
     int (*line)(json_object *, void *), void *arg, struct rest_error *err)
 {
-	const unsigned char	*p, *nl;
-	struct conn		*c;
-	struct body		 b;
-	char			*buf = NULL, *nbuf;
-	size_t			 have = 0, cap = 0, take, want;
-	ssize_t			 n;
-	int			 r = -1, lr;
+	struct ndjson	 nd;
+	struct conn	*c;
+	struct body	 b;
+	int		 r = -1;
 
+	memset(&nd, 0, sizeof(nd));
 	if ((c = conn_new(err)) == NULL)
 		return -1;
 	if (body != NULL && json_body(body, &b, err) == -1)
@@ -437,54 +501,12 @@ rest_ndjson(struct rest_client *rc, const char *path, json_object *body,
 	if (request_2xx(rc, c, "POST", path, body != NULL ? &b : NULL,
 	    err) == -1)
 		goto out;
-	for (;;) {
-		if ((n = body_read(c, &p, REST_BUF, err)) == -1)
-			goto out;
-		if (n == 0)
-			break;
-		while (n > 0) {
-			nl = memchr(p, '\n', n);
-			take = nl != NULL ? (size_t)(nl - p) + 1 : (size_t)n;
-			if (have + take > REST_MAX_LINE) {
-				seterr(err, c->status, "http_error", "a line "
-				    "of the stream is longer than %d bytes",
-				    REST_MAX_LINE);
-				goto out;
-			}
-			if (have + take > cap) {
-				want = cap == 0 ? 4096 : cap;
-				while (want < have + take)
-					want *= 2;
-				if ((nbuf = realloc(buf, want)) == NULL) {
-					seterr(err, 0, "connection_error",
-					    "%s", strerror(errno));
-					goto out;
-				}
-				buf = nbuf;
-				cap = want;
-			}
-			memcpy(buf + have, p, take);
-			have += take;
-			p += take;
-			n -= take;
-			if (nl == NULL)
-				break;
-			lr = ndjson_line(c, buf, have, line, arg, err);
-			have = 0;
-			if (lr == -1)
-				goto out;
-			if (lr == 1) {
-				r = 0;
-				goto out;
-			}
-		}
-	}
-	/* A last line without its newline still counts. */
-	if (have > 0 && ndjson_line(c, buf, have, line, arg, err) == -1)
-		goto out;
-	r = 0;
+	while ((r = ndjson_step(c, &nd, line, arg, err)) == 0)
+		;
+	if (r == 1)
+		r = 0;
 out:
-	free(buf);
+	free(nd.buf);
 	conn_free(c);
 	return r;
 }

@@ -113,6 +113,120 @@ int	rest_ndjson(struct rest_client *, const char *path, json_object *body,
 	    int (*line)(json_object *, void *), void *arg,
 	    struct rest_error *err);
 
+/*
+ * A WebSocket (RFC 6455) on a connection of its own: the opening
+ * handshake of GET path, with the key as every call sends it.  On
+ * success ws->fd is the connected socket and ws->pre the bytes that
+ * came after the 101's head, already the first frames.  Another answer
+ * is -1 with the API's error; a 101 that does not complete the
+ * handshake is -1 too (status 101, code "http_error").
+ */
+struct rest_ws {
+	int		 fd;
+	unsigned char	*pre;
+	size_t		 prelen;
+};
+int	rest_websocket(struct rest_client *, const char *path,
+	    struct rest_ws *, struct rest_error *);
+void	rest_ws_close(struct rest_ws *);	/* closes fd, frees pre */
+
+/* --- processes (rest_process.c, docs/rest-api.md "Processes") --- */
+
+/* What POST .../processes starts; what is 0 or NULL is left out. */
+struct rest_process_spec {
+	json_object	*command;	/* a /bin/sh -c line, or an argv */
+	json_object	*env;		/* an object of strings */
+	const char	*workdir;
+	int		 has_timeout;
+	double		 timeout;	/* seconds */
+	int		 tty;
+	int		 cols, rows;	/* a tty's size */
+	int		 stdin_open;	/* 1: true, -1: false */
+	const char	*client_id;
+};
+
+/*
+ * Each returns 0 (for start, list and get with *out the checked JSON:
+ * a Process object with a process ID, or the "processes" array, which
+ * the caller puts), or -1 with err.
+ */
+int	rest_process_start(struct rest_client *, const char *sandbox,
+	    const struct rest_process_spec *, json_object **out,
+	    struct rest_error *);
+int	rest_process_list(struct rest_client *, const char *sandbox,
+	    json_object **out, struct rest_error *);
+int	rest_process_get(struct rest_client *, const char *sandbox,
+	    const char *process, json_object **out, struct rest_error *);
+/* signal: "TERM", "INT", "KILL" or "HUP" (a "SIG" prefix and case aside). */
+int	rest_process_signal(struct rest_client *, const char *sandbox,
+	    const char *process, const char *signal, struct rest_error *);
+int	rest_process_resize(struct rest_client *, const char *sandbox,
+	    const char *process, int cols, int rows, struct rest_error *);
+int	rest_process_stdin(struct rest_client *, const char *sandbox,
+	    const char *process, const void *data, size_t len, int close,
+	    struct rest_error *);
+int	rest_process_delete(struct rest_client *, const char *sandbox,
+	    const char *process, struct rest_error *);
+
+/* The name the API takes for a signal ("term", "SIGTERM": "TERM"), or NULL. */
+const char *rest_signal_name(const char *);
+/* "/v1/sandboxes/<sandbox>/processes[/<process>]<suffix>", malloc'd. */
+char	*rest_process_path(const char *sandbox, const char *process,
+	    const char *suffix);
+
+enum rest_event_type {
+	REST_EVENT_STDOUT,
+	REST_EVENT_STDERR,
+	REST_EVENT_GAP,
+	REST_EVENT_EXIT
+};
+
+#define REST_STATUS_LEN	16	/* "timed_out" */
+#define REST_TIME_LEN	40	/* "2026-12-01T21:40:02.123456Z" */
+
+/* One checked event of .../output. */
+struct rest_event {
+	enum rest_event_type	 type;
+	uint64_t		 seq;		/* data, exit: bytes so far */
+	const unsigned char	*data;		/* stdout, stderr: the bytes */
+	size_t			 len;
+	uint64_t		 dropped;	/* gap: bytes missed */
+	char			 status[REST_STATUS_LEN];	/* exit */
+	int			 has_exit_code;
+	int			 exit_code;
+	char			 ended_at[REST_TIME_LEN];	/* or "" */
+	json_object		*obj;		/* the line, borrowed */
+};
+
+/*
+ * The checks on one line, without those of its place in the stream:
+ * 0 with *ev filled (data in *buf, grown as needed, when base64), 1 for
+ * a type this client does not know (to be skipped), -1 with why.
+ */
+int	rest_event_parse(json_object *, int base64, struct rest_event *,
+	    unsigned char **buf, size_t *cap, char *why, size_t whylen);
+
+/*
+ * GET .../output from after.  follow: live output until the process
+ * ends, or for at most wait_ms when that is not 0.  base64: the exact
+ * bytes rather than text with U+FFFD.  event() gets each event, in
+ * order and checked against the ones before (seq only grows, the bytes
+ * of one never overlap those of another), and returns 0 to go on, -1 to
+ * stop.  Returns 0 when the answer ended (after the exit event when the
+ * process has ended) or event() stopped it, 1 when wait_ms ran out, -1
+ * with err.
+ */
+struct rest_output_opts {
+	uint64_t	 after;
+	int		 follow;
+	int		 wait_ms;
+	int		 base64;
+};
+typedef int	(*rest_event_cb)(const struct rest_event *, void *);
+int	rest_process_output(struct rest_client *, const char *sandbox,
+	    const char *process, const struct rest_output_opts *,
+	    rest_event_cb, void *, struct rest_error *);
+
 /* A query value or path segment, percent-encoded (malloc'd). */
 char	*rest_escape(const char *);
 

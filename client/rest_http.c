@@ -89,7 +89,7 @@ fail:
 	return -1;
 }
 
-static int
+int
 conn_open(struct rest_client *rc, struct conn *c, struct rest_error *err)
 {
 	struct addrinfo	*res = NULL, *ai;
@@ -356,6 +356,8 @@ parse_headers(struct conn *c, char *head, struct rest_error *err)
 		*value++ = '\0';
 		name = line;
 		value = trim(value);
+		if (c->on_header != NULL)
+			c->on_header(name, value, c->header_arg);
 		if (strcasecmp(name, "Content-Length") == 0) {
 			if (*value == '\0' ||
 			    strspn(value, "0123456789") != strlen(value))
@@ -661,13 +663,15 @@ send_head(struct rest_client *rc, struct conn *c, const char *method,
 	    "Accept: */*\r\n"
 	    "%s%s%s"
 	    "%s%s"
-	    "Connection: close\r\n"
+	    "Connection: %s\r\n"
+	    "%s"
 	    "\r\n",
 	    method, rc->prefix, path, host, PACKAGE_VERSION,
 	    rc->key != NULL ? "Authorization: Bearer " : "",
 	    rc->key != NULL ? rc->key : "",
 	    rc->key != NULL ? "\r\n" : "",
-	    ctype, clen);
+	    ctype, clen, c->upgrade != NULL ? "Upgrade" : "close",
+	    c->upgrade != NULL ? c->upgrade : "");
 	if (n == -1) {
 		seterr(err, 0, "connection_error", "%s", strerror(ENOMEM));
 		return -1;
@@ -761,21 +765,18 @@ send_body(struct conn *c, const struct body *b, struct rest_error *err)
 }
 
 /*
- * Connects, sends the request and reads the response head.  An answer
- * that arrives while the body is still being sent (a 401 or 413 before
- * the server read it all) is read as the response.
+ * Sends the request on c's open connection and reads the response head.
+ * An answer that arrives while the body is still being sent (a 401 or
+ * 413 before the server read it all) is read as the response.
  */
 int
-rest_request(struct rest_client *rc, struct conn *c, const char *method,
+rest_exchange(struct rest_client *rc, struct conn *c, const char *method,
     const char *path, const struct body *b, struct rest_error *err)
 {
 	struct rest_error	 sent;
 	int			 r;
 
-	c->fd = -1;
 	if (check_request(method, path, err) == -1)
-		return -1;
-	if (conn_open(rc, c, err) == -1)
 		return -1;
 	r = send_head(rc, c, method, path, b, err);
 	if (r == 0 && b != NULL)
@@ -791,6 +792,19 @@ rest_request(struct rest_client *rc, struct conn *c, const char *method,
 		return -1;
 	}
 	return read_head(c, err);
+}
+
+/* Connects, then rest_exchange. */
+int
+rest_request(struct rest_client *rc, struct conn *c, const char *method,
+    const char *path, const struct body *b, struct rest_error *err)
+{
+	c->fd = -1;
+	if (check_request(method, path, err) == -1)
+		return -1;
+	if (conn_open(rc, c, err) == -1)
+		return -1;
+	return rest_exchange(rc, c, method, path, b, err);
 }
 
 struct conn *

@@ -44,6 +44,12 @@ fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
 fuzz_tar_check_SRCS = dockerd-proxy/tar_check.c common/tar_header.c
 # managerd: the image allowlist's globs.
 fuzz_allowlist_SRCS = managerd/allowlist.c common/utf8.c
+# the clients: what the server answers.
+fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
+	client/rest.c client/rest_http.c client/rest_url.c \
+	common/websocket.c common/process_msg.c common/msg.c \
+	common/sandbox_msg.c common/ids.c common/utf8.c common/imsg.c \
+	common/log.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/process_msg.c common/ids.c
@@ -64,6 +70,7 @@ CFLAGS_FUZZ = -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 	-Wno-unused-parameter
 CPPFLAGS_FUZZ = -include $(top_builddir)/build_config.h -I$(S)/common \
 	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/archive-worker -I$(S)/managerd \
+	-I$(S)/client \
 	-I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
 
 # Quiet like automake's silent rules; V=1 shows the commands.

@@ -571,7 +571,34 @@ def allowlist_seeds():
         put("allowlist", "seed-%02d" % i, pat + b"\0" + ref)
 
 
+# --- a process's output, as the clients read it ---------------------------------
+
+# fuzz_process_lines: a flags byte (1: base64), then NDJSON lines as
+# docs/rest-api.md "Processes" shows them, and odd ones.
+EVENTS = [
+    (1, [b'{"seq": 3, "type": "stdout", "data": "YWJj"}',
+         b'{"type": "gap", "dropped_bytes": 1048576}',
+         b'{"seq": 1048580, "type": "stderr", "data": "AP9h"}',
+         b'{"type": "exit", "status": "exited", "exit_code": 0, '
+         b'"ended_at": "2026-12-01T21:40:02Z", "seq": 1048580}']),
+    (0, [b'{"seq": 6, "type": "stdout", "data": "hello\\n"}',
+         b'{"type": "exit", "status": "killed", "exit_code": 143}',
+         b'{"type": "heartbeat"}']),
+    (1, [b'{"type": "exit", "status": "lost", "exit_code": null}',
+         b'{"seq": -1, "type": "stdout", "data": "e==="}',
+         b'{"seq": 1.5, "type": "stderr", "data": "YQ=="}',
+         b'{"type": "exit", "status": "timed_out", "ended_at": "x\\u001b"}']),
+]
+
+
+def process_lines_seeds():
+    for i, (flags, lines) in enumerate(EVENTS):
+        put("process_lines", "seed-%02d" % i,
+            u8(flags) + b"\n".join(lines) + b"\n")
+
+
 def main():
+    process_lines_seeds()
     allowlist_seeds()
     tar_check_seeds()
     body_seeds()

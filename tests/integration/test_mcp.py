@@ -1,5 +1,5 @@
 """agent-sandbox-mcp over stdio against a real server (API.md §13): the
-MCP handshake and version negotiation, the ten tools, the tool flow of
+MCP handshake and version negotiation, the fourteen tools, the tool flow of
 create, exec, files, snapshot, rollback, fork and destroy, API errors as
 tool errors, and JSON-RPC errors for input that is not a request."""
 
@@ -21,6 +21,8 @@ TOOLS = {
     "sandbox_create", "sandbox_list", "sandbox_exec", "sandbox_read_file",
     "sandbox_write_file", "sandbox_list_files", "sandbox_snapshot",
     "sandbox_rollback", "sandbox_fork", "sandbox_destroy",
+    "sandbox_process_start", "sandbox_process_output",
+    "sandbox_process_kill", "sandbox_process_list",
 }
 SUMMARY_KEYS = ["expires_at", "id", "image", "network",
                 "source_snapshot_id", "status"]
@@ -179,7 +181,7 @@ class Handshake(McpCase):
     def test_tools_list(self):
         self.mcp.initialize()
         tools = self.mcp.request("tools/list")["result"]["tools"]
-        self.assertEqual(len(tools), 10)
+        self.assertEqual(len(tools), 14)
         self.assertEqual({t["name"] for t in tools}, TOOLS)
         by_name = {t["name"]: t for t in tools}
         for t in tools:

@@ -1,9 +1,10 @@
 /*
  * The clients' real seccomp filters (agent-sandbox-mcp's, the CLI verbs'
- * with and without cp's file calls), each loaded in a forked child: what
- * a client must never do kills it with SIGSYS, and what it does (a REST
- * call to a name that needs a lookup, reading stdin, cp's file dance)
- * still works under the filter.
+ * with and without cp's file calls or attach's terminal calls), each
+ * loaded in a forked child: what a client must never do kills it with
+ * SIGSYS, and what it does (a REST call to a name that needs a lookup,
+ * reading stdin, cp's file dance, raw mode on a pty, its size, the
+ * session's signals) still works under the filter.
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -20,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netdb.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -29,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -52,7 +56,13 @@ load_cli(enum seccomp_mode mode)
 static int
 load_cli_files(enum seccomp_mode mode)
 {
-	return cli_seccomp_load(mode, 1);
+	return cli_seccomp_load(mode, CLI_SECCOMP_FILES);
+}
+
+static int
+load_cli_tty(enum seccomp_mode mode)
+{
+	return cli_seccomp_load(mode, CLI_SECCOMP_TTY);
 }
 
 /* forbidden calls */
@@ -102,6 +112,27 @@ call_bind(void)
 	syscall(SYS_bind, 0, &sin, sizeof(sin));
 }
 
+/* A terminal's size set rather than read. */
+static void
+call_ioctl_tiocswinsz(void)
+{
+	struct winsize	 ws;
+
+	memset(&ws, 0, sizeof(ws));
+	syscall(SYS_ioctl, 0, TIOCSWINSZ, &ws);
+}
+
+/* A handler for a signal a session does not catch. */
+static void
+call_sigaction_segv(void)
+{
+	struct sigaction	 sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGSEGV, &sa, NULL);
+}
+
 static void
 call_setsockopt_other(void)
 {
@@ -138,6 +169,15 @@ static const struct forbidden	 files[] = {
 	{ "unlink", call_unlink },
 };
 
+/* What only attach and shell may do, or not even they. */
+static const struct forbidden	 tty[] = {
+	{ "sigaction(SIGSEGV)", call_sigaction_segv },
+};
+static const struct forbidden	 tty_never[] = {
+	{ "ioctl(TIOCSWINSZ)", call_ioctl_tiocswinsz },
+	{ "sigaction(SIGSEGV)", call_sigaction_segv },
+};
+
 static void
 test_mcp_forbidden(void **state)
 {
@@ -152,6 +192,16 @@ test_cli_forbidden(void **state)
 	(void)state;
 	expect_killed(load_cli, never, SC_NELEM(never));
 	expect_killed(load_cli, files, SC_NELEM(files));
+	expect_killed(load_cli, tty, SC_NELEM(tty));
+}
+
+static void
+test_cli_tty_forbidden(void **state)
+{
+	(void)state;
+	expect_killed(load_cli_tty, never, SC_NELEM(never));
+	expect_killed(load_cli_tty, files, SC_NELEM(files));
+	expect_killed(load_cli_tty, tty_never, SC_NELEM(tty_never));
 }
 
 static void
@@ -168,6 +218,7 @@ struct rest_run {
 	const char	*url;
 	int		 in;		/* a pipe, as stdin */
 	const char	*dir;		/* cp's directory, or NULL */
+	int		 pty;		/* attach's terminal, or -1 */
 };
 
 /* The parent's fake server: one request, one {"status":"ok"}. */
@@ -204,6 +255,47 @@ serve_one(int listener)
  out:
 	close(fd);
 	return ret;
+}
+
+static void
+on_winch(int signo)
+{
+	(void)signo;
+}
+
+/*
+ * attach's calls on a pty as stdin: raw mode and back, the size, the
+ * session's signals caught and waited for in ppoll.
+ */
+static int
+tty_calls(void)
+{
+	struct sigaction	 sa;
+	struct termios		 saved, raw;
+	struct winsize		 ws;
+	struct timespec		 ts = { 0, 1000000 };
+	struct pollfd		 pfd;
+	sigset_t		 block, old;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved) == -1)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_winch;
+	sigemptyset(&block);
+	sigaddset(&block, SIGWINCH);
+	raw = saved;
+	cfmakeraw(&raw);
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == -1 ||
+	    tcsetattr(STDIN_FILENO, TCSADRAIN, &saved) == -1 ||
+	    ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == -1 || ws.ws_col != 132)
+		return -1;
+	if (sigprocmask(SIG_BLOCK, &block, &old) == -1 ||
+	    sigaction(SIGWINCH, &sa, NULL) == -1 ||
+	    sigaction(SIGHUP, &sa, NULL) == -1)
+		return -1;
+	pfd.fd = STDIN_FILENO;
+	pfd.events = POLLIN;
+	return ppoll(&pfd, 1, &ts, &old) == -1 ? -1 : 0;
 }
 
 /* cp's calls: a download's temporary file renamed, stdin spooled. */
@@ -260,6 +352,9 @@ rest_child(void *arg)
 	bad.resolved = 1;
 	bad.gai_error = EAI_NONAME;
 
+	/* attach's stdin is its terminal before the filter comes. */
+	if (run->pty != -1 && dup2(run->pty, STDIN_FILENO) == -1)
+		return 9;
 	if (run->load(SECCOMP_MODE_KILL) != 0)
 		return 4;
 	if (rest_json(&rc, "GET", "/healthz", NULL, &out, &err) != 200 ||
@@ -276,13 +371,15 @@ rest_child(void *arg)
 	(void)isatty(STDERR_FILENO);
 	if (run->dir != NULL && cp_calls(run->dir) == -1)
 		return 8;
+	if (run->pty != -1 && tty_calls() == -1)
+		return 10;
 	rest_client_free(&bad);
 	rest_client_free(&rc);
 	return 0;
 }
 
 static void
-rest_round(load_fn load, const char *dir, const char *what)
+rest_round(load_fn load, const char *dir, int pty, const char *what)
 {
 	struct rest_run		 run;
 	struct sockaddr_in	 sin;
@@ -311,6 +408,7 @@ rest_round(load_fn load, const char *dir, const char *what)
 	run.url = url;
 	run.in = p[0];
 	run.dir = dir;
+	run.pty = pty;
 	fflush(NULL);
 	pid = fork();
 	assert_true(pid != -1);
@@ -331,14 +429,14 @@ static void
 test_mcp_allowed(void **state)
 {
 	(void)state;
-	rest_round(load_mcp, NULL, "agent-sandbox-mcp under its filter");
+	rest_round(load_mcp, NULL, -1, "agent-sandbox-mcp under its filter");
 }
 
 static void
 test_cli_allowed(void **state)
 {
 	(void)state;
-	rest_round(load_cli, NULL, "agent-sandbox under its filter");
+	rest_round(load_cli, NULL, -1, "agent-sandbox under its filter");
 }
 
 static void
@@ -348,9 +446,33 @@ test_cli_files_allowed(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	rest_round(load_cli_files, dir, "agent-sandbox cp under its filter");
+	rest_round(load_cli_files, dir, -1,
+	    "agent-sandbox cp under its filter");
 	/* The child removed what it made. */
 	assert_int_equal(rmdir(dir), 0);
+}
+
+static void
+test_cli_tty_allowed(void **state)
+{
+	struct winsize	 ws;
+	int		 master, slave;
+
+	(void)state;
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(master != -1);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+	assert_true(slave != -1);
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_col = 132;
+	ws.ws_row = 40;
+	assert_int_equal(ioctl(master, TIOCSWINSZ, &ws), 0);
+	rest_round(load_cli_tty, NULL, slave,
+	    "agent-sandbox attach under its filter");
+	close(slave);
+	close(master);
 }
 
 static void
@@ -378,6 +500,8 @@ main(void)
 		cmocka_unit_test(test_cli_allowed),
 		cmocka_unit_test(test_cli_files_forbidden),
 		cmocka_unit_test(test_cli_files_allowed),
+		cmocka_unit_test(test_cli_tty_forbidden),
+		cmocka_unit_test(test_cli_tty_allowed),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
