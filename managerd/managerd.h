@@ -146,6 +146,7 @@ struct sandbox {
 	int			 gone;		/* destroyed */
 	int			 busy;		/* an operation has the lock */
 	int			 reaping;	/* a reap is queued */
+	int			 replacing;	/* a rollback swaps its container */
 	double			 retry_at;	/* reap not before */
 	struct sandbox_ops	 ops;		/* waiting for it */
 };
@@ -452,7 +453,7 @@ size_t	 process_count(void);
 /* Its container is gone or replaced: its processes and records too. */
 void	 processes_sandbox_gone(const char *sandbox_id);
 void	 processes_recover(void);
-void	 processes_clear(void);	/* shutdown, tests: records stay */
+void	 processes_clear(void);	/* tests: the records stay */
 /* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
 int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));

@@ -202,7 +202,6 @@ process_end(struct process *p, enum process_end_cause cause)
 	if (p->phase == PHASE_ENDED)
 		return;
 	p->phase = PHASE_ENDED;
-	p->cause = cause;
 	if (ring_flush(&p->ring) == -1)
 		log_warnx("process %s: the last bytes of its output are lost",
 		    p->rec.id);
@@ -214,13 +213,15 @@ process_end(struct process *p, enum process_end_cause cause)
 	}
 	p->rec.has_ended_at = cause != END_LOST;
 	p->rec.ended_at = clock_wall();
-	if (p->ev_timeout != NULL)
+	/* A lost one may still run: its timeout still kills it. */
+	if (cause != END_LOST)
 		evtimer_del(p->ev_timeout);
 	log_info("process %s in sandbox %s: %s", p->rec.id, p->rec.sandbox_id,
 	    process_status_name(p->rec.status));
 	process_stdins_fail(p, "the process ended");
+	process_io_close(p);
 	(void)process_write_record(p);
-	process_readers_end(p);
+	process_readers_kick(p);
 	if (cause == END_LOST)
 		process_lost_watch();
 }
@@ -231,6 +232,25 @@ process_maybe_ended(struct process *p)
 {
 	if (p->eof && p->exit_seen)
 		process_end(p, END_BY_ITSELF);
+}
+
+/* The start fails: it and every retry waiting hear why; the process goes. */
+void
+process_start_failed(struct process *p, enum error_kind kind,
+    const char *text)
+{
+	struct imsg	 err;
+	struct msgw	 w;
+	char		 buf[512];
+
+	snprintf(buf, sizeof(buf), "process %s did not start: %s", p->rec.id,
+	    text);
+	error_imsg(&err, &w, 0, kind, buf);
+	if (p->apid_id != 0)
+		apid_error(p->apid_id, kind, "%s", buf);
+	p->apid_id = 0;
+	process_answer_waiters(p, &err);
+	process_forget(p);
 }
 
 /* A start (and its retries) still waiting when its process went. */
@@ -264,14 +284,18 @@ process_forget(struct process *p)
 		p->rec.status = PROCESS_KILLED;
 	}
 	process_stdins_fail(p, "the process was removed");
-	process_readers_end(p);
+	process_readers_cut(p);
 	process_io_close(p);
+	ring_free(&p->ring);
 	if (p->ev_timeout != NULL)
 		event_free(p->ev_timeout);
 	p->ev_timeout = NULL;
 	if (store_process_remove(env->datadir_fd, p->rec.id) == -1 &&
 	    errno != ENOENT)
 		log_warn("cannot remove the record of process %s", p->rec.id);
+	else if (store_sync_dir(env->datadir_fd, PROCESS_DIR) == -1)
+		log_warn("cannot make the removal of process %s durable",
+		    p->rec.id);
 	process_release(p);		/* the table's */
 }
 
@@ -310,6 +334,7 @@ static void
 process_started(struct process *p, struct imsg *reply)
 {
 	struct docker_process_started	 s;
+	int				 saved;
 
 	if (p->phase != PHASE_STARTING ||
 	    msg_get_docker_process_started(reply, &s) == -1)
@@ -319,11 +344,10 @@ process_started(struct process *p, struct imsg *reply)
 	free(s.exec_id);
 	p->phase = PHASE_RUNNING;
 	if (process_write_record(p) == -1) {
-		apid_error(p->apid_id, storage_error(errno, ERR_INTERNAL),
-		    "cannot write the record of process %s", p->rec.id);
-		p->apid_id = 0;
+		saved = errno;
 		process_send_signal(p, SIGKILL, 1, 0);
-		process_forget(p);
+		process_start_failed(p, storage_error(saved, ERR_INTERNAL),
+		    "its record cannot be written");
 		return;
 	}
 	log_info("process %s started in sandbox %s (pid %lld)", p->rec.id,
@@ -375,7 +399,6 @@ process_call_done(struct imsg *reply, void *arg)
 			process_started(p, reply);
 		return;
 	}
-	p->proxy_id = 0;
 	if (!p->gone) {
 		if (reply->hdr.type == MSG_ERROR)
 			process_failed(p, reply);
@@ -530,9 +553,13 @@ process_adopt(struct process_record *rec)
 		return NULL;
 	p->rec = *rec;
 	memset(rec, 0, sizeof(*rec));
+	if ((p->ev_timeout = evtimer_new(env->base, process_timeout_fire,
+	    p)) == NULL) {
+		free(p);
+		return NULL;
+	}
 	p->sock = -1;
 	p->phase = PHASE_ENDED;
-	p->cause = END_LOST;
 	TAILQ_INIT(&p->waiters);
 	TAILQ_INIT(&p->readers);
 	TAILQ_INIT(&p->stdins);
@@ -582,9 +609,9 @@ process_proxy_start(struct process *p, const struct env_list *envl,
 		return -1;
 	}
 	process_hold(p);
-	if ((p->proxy_id = proxy_call(MSG_DOCKER_PROCESS_START, fd, &w,
+	if (proxy_call(MSG_DOCKER_PROCESS_START, fd, &w,
 	    MSG_DOCKER_PROCESS_STARTED, MSG_DOCKER_EXEC_EXIT,
-	    process_call_done, p)) == 0) {
+	    process_call_done, p) == 0) {
 		process_release(p);
 		errno = EAGAIN;
 		return -1;
@@ -622,10 +649,17 @@ process_start(uint32_t apid_id, struct process_request *req,
 {
 	char		 workdir[MSG_MAX_PATH + sizeof(WORKSPACE)];
 	char		 digest[SHA256_DIGEST_STRING_LENGTH];
+	struct sandbox	*sb;
 	struct process	*p;
 
-	if (sandbox_find(req->sandbox_id) == NULL) {
+	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
+		return;
+	}
+	/* Its container is being replaced: a process now would outlive it. */
+	if (sb->replacing) {
+		apid_error(apid_id, ERR_CONFLICT, "sandbox %s is being rolled "
+		    "back; start the process once it is done", sb->rec.id);
 		return;
 	}
 	SHA256Data(payload, len, digest);

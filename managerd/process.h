@@ -7,6 +7,7 @@
  *	process_ops.c	get, list, signal, resize, delete, timeouts
  *	process_ring.c	the output ring (pure)
  *	process_io.c	the proxy's socket, readers, stdin
+ *	process_recover.c the restart, and the lost ones
  *	store_process.c	processes/<id>.json
  */
 #ifndef AS_MANAGERD_PROCESS_H
@@ -57,7 +58,7 @@ struct ring {
 
 void	ring_init(struct ring *, uint64_t cap);
 void	ring_free(struct ring *);
-/* 0, or -1 (ENOMEM: nothing of it kept, the carry unchanged). */
+/* 0, or -1 (ENOMEM: what did not fit is dropped). */
 int	ring_append(struct ring *, int stream, const void *, size_t);
 /* The held bytes of a character that will not be completed. */
 int	ring_flush(struct ring *);
@@ -80,11 +81,12 @@ enum process_phase {
 	PHASE_ENDED		/* its status is final */
 };
 
-/* What the API says once it ended: why (see process_end). */
+/*
+ * How it ended: by itself (its status then says whether a signal or its
+ * timeout was behind it), or lost (its stream cut).
+ */
 enum process_end_cause {
 	END_BY_ITSELF,
-	END_SIGNAL,		/* after a signal or DELETE through the API */
-	END_TIMEOUT,
 	END_LOST
 };
 
@@ -154,11 +156,10 @@ struct process {
 	TAILQ_ENTRY(process)	 entry;
 	struct process_record	 rec;
 	enum process_phase	 phase;
-	enum process_end_cause	 cause;
 	int			 signalled;	/* a signal went through the API */
 	int			 timed_out;
 	uint32_t		 apid_id;	/* the start's; 0 once answered */
-	uint32_t		 proxy_id;	/* the START call; 0 once over */
+	int			 inspecting;	/* a lost one's INSPECT is out */
 	struct proc_waiters	 waiters;
 	/* the proxy's socket */
 	int			 sock;		/* -1: closed */
@@ -199,6 +200,8 @@ void	 process_release(struct process *);
 void	 process_end(struct process *, enum process_end_cause);
 /* Off the table: its record, socket, readers and stdin all gone. */
 void	 process_forget(struct process *);
+void	 process_start_failed(struct process *, enum error_kind,
+	    const char *text);
 int	 process_write_record(struct process *);
 void	 process_fill_info(struct process *, struct process_info *);
 int	 process_reply_info(uint32_t apid_id, struct process *,
@@ -211,12 +214,12 @@ void	 process_io_drain(struct process *);
 void	 process_io_close(struct process *);
 /* New output or the end: every reader that waits goes on. */
 void	 process_readers_kick(struct process *);
-void	 process_readers_end(struct process *);
+void	 process_readers_cut(struct process *);
 void	 process_reader_add(uint32_t apid_id, struct process *, uint64_t after,
 	    int follow, int fd);
 void	 process_stdin_add(uint32_t apid_id, struct process *,
 	    int close_at_end, int fd);
-/* The stdin pipes fail (409 their requests): the process ended. */
+/* The stdin pipes fail (409 their requests, why saying why). */
 void	 process_stdins_fail(struct process *, const char *why);
 
 void	 process_maybe_ended(struct process *);
@@ -225,7 +228,10 @@ struct process *process_adopt(struct process_record *);
 /* process_ops.c */
 void	 process_timeout_arm(struct process *);
 void	 process_timeout_fire(int, short, void *);
-/* Ask the proxy for a signal; done(p, ok) after its answer. */
+/*
+ * Ask the proxy for a signal (tree: kill every descendant); apid_id, if
+ * not 0, hears OK or the error.  -1 if it could not be asked.
+ */
 int	 process_send_signal(struct process *, int signo, int tree,
 	    uint32_t apid_id);
 void	 process_lost_watch(void);

@@ -39,16 +39,26 @@
 #define STDIN_BUFFER	(64 * 1024)
 
 static void	stdin_flush(struct process *);
+static void	stdin_pause(struct process *);
 static void	stdin_resume(struct process *);
 
 /* --- output from the proxy ------------------------------------------------ */
 
+/*
+ * The stream cannot be believed any more.  Before the start (the proxy
+ * writes nothing before STARTED) the start fails; after it, the process
+ * runs on in Docker, lost.
+ */
 static void
 output_lost(struct process *p, const char *why)
 {
 	log_warnx("process %s: %s; its output is lost from here", p->rec.id,
 	    why);
 	process_io_close(p);
+	if (p->phase == PHASE_STARTING) {
+		process_start_failed(p, ERR_BACKEND, why);
+		return;
+	}
 	p->eof = 1;
 	p->exit_seen = 1;
 	process_end(p, END_LOST);
@@ -125,39 +135,47 @@ output_eof(struct process *p)
 	process_maybe_ended(p);
 }
 
-static void
-sock_readable(evutil_socket_t fd, short what, void *arg)
+/* At most READ_MAX bytes: 1 if more may wait, 0 once it is all read. */
+static int
+sock_read_some(struct process *p)
 {
-	struct process	*p = arg;
 	unsigned char	 buf[8192];
 	size_t		 total = 0;
 	ssize_t		 n;
 
 	while (total < READ_MAX) {
-		if ((n = read(fd, buf, sizeof(buf))) == -1) {
+		if ((n = read(p->sock, buf, sizeof(buf))) == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				output_lost(p, strerror(errno));
-			return;
+			return 0;
 		}
 		if (n == 0) {
 			output_eof(p);
-			return;
+			return 0;
 		}
 		total += (size_t)n;
 		if (frames_feed(p, buf, (size_t)n) == -1) {
 			output_lost(p, "malformed output frames");
-			return;
+			return 0;
 		}
 	}
+	return 1;
 }
 
+static void
+sock_readable(evutil_socket_t fd, short what, void *arg)
+{
+	(void)sock_read_some(arg);
+}
+
+/* All the socket holds: the proxy died after writing it. */
 void
 process_io_drain(struct process *p)
 {
-	if (p->sock != -1 && !p->eof)
-		sock_readable(p->sock, EV_READ, p);
+	while (p->sock != -1 && !p->eof && sock_read_some(p))
+		continue;
 }
 
 static void
@@ -345,10 +363,18 @@ process_readers_kick(struct process *p)
 			reader_pump(r);
 }
 
+/*
+ * The process is forgotten: its readers are cut off (their pipes end
+ * without an exit event), so that a reader apid no longer drains cannot
+ * keep a deleted process and its ring in memory.
+ */
 void
-process_readers_end(struct process *p)
+process_readers_cut(struct process *p)
 {
-	process_readers_kick(p);
+	struct proc_reader	*r;
+
+	while ((r = TAILQ_FIRST(&p->readers)) != NULL)
+		reader_free(r);
 }
 
 void
@@ -474,7 +500,7 @@ stdin_readable(evutil_socket_t fd, short what, void *arg)
 			fatalx("%s: out of memory", __func__);
 		p->in_read += (uint64_t)n;
 		if (evbuffer_get_length(p->in) >= STDIN_BUFFER)
-			event_del(s->ev);
+			stdin_pause(p);
 		stdin_flush(p);
 		return;
 	}
@@ -485,6 +511,17 @@ stdin_readable(evutil_socket_t fd, short what, void *arg)
 	if (s->close_at_end)
 		p->in_closing = 1;
 	stdin_flush(p);
+}
+
+/* Full: no pipe is read until the socket took some. */
+static void
+stdin_pause(struct process *p)
+{
+	struct proc_stdin	*s;
+
+	TAILQ_FOREACH(s, &p->stdins, entry)
+		if (s->ev != NULL)
+			event_del(s->ev);
 }
 
 /* Room again: read on from every pipe not at its end. */
@@ -510,8 +547,10 @@ process_stdins_fail(struct process *p, const char *why)
 		    p->rec.id, why);
 		stdin_free(s);
 	}
+	/* What was dropped is not owed to the next pipe. */
 	if (p->in != NULL)
 		evbuffer_drain(p->in, evbuffer_get_length(p->in));
+	p->in_read = p->in_written;
 }
 
 void

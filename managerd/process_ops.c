@@ -1,8 +1,7 @@
 /*
  * What clients do with a process once it runs (process.h): look at it,
- * read its output, write its stdin, signal, resize, delete; its timeout;
- * the watch over lost ones; and the restart, which finds the records of
- * the processes the last managerd ran.
+ * read its output, write its stdin, signal, resize, delete; and its
+ * timeout (process_recover.c has the restart and the lost ones).
  *
  * Signals go through the proxy, which runs a second exec in the sandbox
  * with the PID the first one printed: the PID is the leader of the
@@ -27,6 +26,7 @@ struct signal_call {
 	struct process	*p;
 	uint32_t	 apid_id;	/* 0: nobody waits */
 	int		 forget;	/* DELETE: the record goes after */
+	int		 signalled;	/* p->signalled before: a failure */
 };
 
 /* --- lookups ------------------------------------------------------------- */
@@ -117,6 +117,8 @@ signal_done(struct imsg *reply, void *arg)
 	struct process		*p = sc->p;
 
 	if (reply->hdr.type == MSG_ERROR) {
+		/* Nothing was sent: an exit now is not the signal's doing. */
+		p->signalled = sc->signalled;
 		if (sc->apid_id != 0)
 			relay_error(reply, sc->apid_id);
 		else
@@ -148,6 +150,10 @@ signal_send(struct process *p, int signo, int tree, uint32_t apid_id,
 	sc->p = p;
 	sc->apid_id = apid_id;
 	sc->forget = forget;
+	sc->signalled = p->signalled;
+	/* Set now: the exit may come before the proxy's answer does. */
+	if (!p->timed_out)
+		p->signalled = 1;
 	ds.id = p->rec.sandbox_id;
 	ds.pid = p->rec.pid;
 	ds.signo = (uint32_t)signo;
@@ -184,7 +190,6 @@ process_signal(uint32_t apid_id, const struct process_signal *s)
 		    p->rec.id);
 		return;
 	}
-	p->signalled = 1;
 	process_send_signal(p, (int)s->signo, 0, apid_id);
 }
 
@@ -201,7 +206,6 @@ process_delete(uint32_t apid_id, const struct process_ref *ref)
 		return;
 	}
 	/* The record goes once the tree is dead: the answer says so. */
-	p->signalled = 1;
 	signal_send(p, SIGKILL, 1, apid_id, 1);
 }
 
@@ -226,6 +230,8 @@ resize_done(struct imsg *reply, void *arg)
 			    "unexpected payload");
 		rc->p->rec.cols = rc->cols;
 		rc->p->rec.rows = rc->rows;
+		if (!rc->p->gone)
+			(void)process_write_record(rc->p);
 		apid_reply(rc->apid_id, MSG_OK, NULL);
 	}
 	process_release(rc->p);
@@ -291,7 +297,7 @@ process_timeout_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct process	*p = arg;
 
-	if (p->phase != PHASE_RUNNING)
+	if (!process_may_run(p))
 		return;
 	log_info("process %s in sandbox %s timed out", p->rec.id,
 	    p->rec.sandbox_id);

@@ -8,8 +8,11 @@
  * ended, so that `running` and the exit code stay true.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -27,6 +30,7 @@ inspect_done(struct imsg *reply, void *arg)
 	struct process			*p = arg;
 	struct docker_process_state	 st;
 
+	p->inspecting = 0;
 	if (reply->hdr.type == MSG_ERROR)
 		free(proxy_error_text(reply, &(uint32_t){ 0 }));
 	else if (msg_get_docker_process_state(reply, &st) == -1)
@@ -56,6 +60,8 @@ inspect_one(struct process *p)
 	if (proxy_call(MSG_DOCKER_PROCESS_INSPECT, -1, &w, 0,
 	    MSG_DOCKER_PROCESS_STATE, inspect_done, p) == 0)
 		process_release(p);
+	else
+		p->inspecting = 1;
 }
 
 static void
@@ -68,7 +74,8 @@ lost_tick(evutil_socket_t fd, short what, void *arg)
 		if (p->rec.status != PROCESS_LOST || !p->rec.running)
 			continue;
 		more = 1;
-		if (child_up(CHILD_PROXY))
+		/* One at a time: a Docker that does not answer piles none up. */
+		if (child_up(CHILD_PROXY) && !p->inspecting)
 			inspect_one(p);
 	}
 	if (more)
@@ -114,12 +121,33 @@ started_cmp(const void *a, const void *b)
 	    x->started_at > y->started_at;
 }
 
+/*
+ * 1 if the sandbox has a record on disk: one the reconciliation could not
+ * read for now and left in place, with its container (recover.c).
+ */
+static int
+sandbox_record_left(const char *id)
+{
+	char	 path[64];
+
+	snprintf(path, sizeof(path), "sandboxes/%s.json", id);
+	return faccessat(env->datadir_fd, path, F_OK, 0) == 0 ||
+	    errno != ENOENT;
+}
+
 /* A record of the last managerd's: in the table as it stands now. */
 static void
 recover_one(struct process_record *rec)
 {
 	struct process	*p;
 
+	if (sandbox_find(rec->sandbox_id) == NULL &&
+	    sandbox_record_left(rec->sandbox_id)) {
+		/* Its sandbox is there but unread: so are its processes. */
+		process_record_free(rec);
+		free(rec);
+		return;
+	}
 	if (sandbox_find(rec->sandbox_id) == NULL) {
 		log_info("process %s: its sandbox %s is gone", rec->id,
 		    rec->sandbox_id);
@@ -138,8 +166,10 @@ recover_one(struct process_record *rec)
 		log_info("process %s in sandbox %s is lost: its output was "
 		    "cut by the restart", p->rec.id, p->rec.sandbox_id);
 	}
-	if (p->rec.status == PROCESS_LOST && p->rec.running)
+	if (p->rec.status == PROCESS_LOST && p->rec.running) {
 		process_lost_watch();
+		process_timeout_arm(p);
+	}
 }
 
 /* After the sandboxes' reconciliation, before apid serves: in start order. */

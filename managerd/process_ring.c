@@ -105,15 +105,14 @@ ring_append(struct ring *r, int stream, const void *data, size_t len)
 	if (len == 0)
 		return 0;
 	if ((buf = malloc(n)) == NULL)
-		return -1;
+		return -1;	/* nothing of it kept, the carry as it was */
 	memcpy(buf, r->carry[idx], held);
 	memcpy(buf + held, data, len);
 	tail = utf8_incomplete_tail(buf, n);
+	/* Out of memory half way: what did not fit is dropped, not kept. */
 	rv = ring_push_cut(r, stream, buf, n - tail);
-	if (rv == 0) {
-		memcpy(r->carry[idx], buf + n - tail, tail);
-		r->ncarry[idx] = tail;
-	}
+	memcpy(r->carry[idx], buf + n - tail, tail);
+	r->ncarry[idx] = tail;
 	free(buf);
 	return rv;
 }

@@ -59,6 +59,7 @@ rollback_end(struct rollback_op *op)
 	snapshot_tar_close(&op->tar);
 	free(op->cause);
 	free(op);
+	sb->replacing = 0;
 	sandbox_unlock(sb);
 }
 
@@ -254,6 +255,7 @@ rollback_unrecord(struct rollback_op *op)
 	}
 	/* The container goes next, and its processes with it. */
 	processes_sandbox_gone(id);
+	op->sb->replacing = 1;
 	return 0;
 }
 

@@ -4,7 +4,8 @@
  * while it starts and after, frames from the proxy into readers' pipes,
  * gaps for a reader behind the ring, stdin through the socket and its
  * end of file, the end of a process (exit, lost when the proxy dies or
- * its frames lie), DELETE and the sandbox's end, and a restart.
+ * its frames lie), a lie before the start, DELETE and the sandbox's end,
+ * and the memory a deleted process leaves (none, whatever its readers).
  */
 #include <sys/socket.h>
 
@@ -485,6 +486,115 @@ test_limit(void **state)
 	}
 }
 
+/* Frames before STARTED are a lie: the start and its retries fail. */
+static void
+test_lie_before_the_start(void **state)
+{
+	static const unsigned char	 bad[8] = { 9, 0, 0, 0, 0, 0, 0, 1 };
+	uint32_t			 r1, r2, call;
+	int				 sock;
+
+	r1 = send_start("x", "c-1", 0);
+	call = expect_start(&sock, "x");
+	r2 = send_start("x", "c-1", 0);
+	assert_int_equal(write(sock, bad, sizeof(bad)), 8);
+	run_deferred();
+	expect_error_prefix(r1, ERR_BACKEND, "process proc_");
+	expect_error_prefix(r2, ERR_BACKEND, "process proc_");
+	assert_null(TAILQ_FIRST(&all_processes));
+	/* The proxy's own answer later finds nothing to answer. */
+	error_reply(call, ERR_BACKEND, "stream broken");
+	no_apid_message();
+	close(sock);
+}
+
+/* A stdin pipe that failed owes nothing to the next one. */
+static void
+test_stdin_after_a_failure(void **state)
+{
+	struct process_stdin	 in;
+	struct started		 s;
+	struct msgw		 w;
+	uint32_t		 req;
+	int			 p[2], q[2];
+
+	start_one(&s, "cat", 1);
+	in.ref.sandbox_id = sandbox_id;
+	in.ref.process_id = s.info.id;
+	in.close_at_end = 0;
+	msgw_init(&w);
+	msg_put_process_stdin(&w, &in);
+	/* The proxy's end shuts its reading side: writes fail. */
+	assert_int_equal(shutdown(s.sock, SHUT_RD), 0);
+	assert_int_equal(pipe(p), 0);
+	req = from_apid(MSG_PROCESS_STDIN, p[0], &w);
+	assert_int_equal(write(p[1], "lost\n", 5), 5);
+	close(p[1]);
+	run_deferred();
+	run_deferred();
+	expect_error_prefix(req, ERR_CONFLICT, "process ");
+	assert_int_equal(pipe(q), 0);
+	req = from_apid(MSG_PROCESS_STDIN, q[0], &w);
+	close(q[1]);
+	run_deferred();
+	run_deferred();
+	expect_apid(req, MSG_OK);
+	process_info_free(&s.info);
+	proxy_exit(s.call, s.sock, 0);
+}
+
+/*
+ * A follower apid no longer drains does not keep a deleted process: its
+ * pipe is cut (an end without the exit event) and the ring goes.
+ */
+static void
+test_delete_cuts_readers(void **state)
+{
+	static unsigned char	 piece[32768];
+	struct started		 s;
+	uint32_t		 req, call;
+	char			 buf[4096];
+	ssize_t			 n;
+	int			 i, rfd;
+
+	start_one(&s, "yes", 0);
+	memset(piece, 'y', sizeof(piece));
+	rfd = open_reader(s.info.id, 0, 1);
+	for (i = 0; i < 4; i++)
+		frame(s.sock, 1, piece, sizeof(piece));
+	req = send_ref(MSG_PROCESS_DELETE, s.info.id);
+	call = expect_proxy(MSG_DOCKER_PROCESS_SIGNAL, NULL);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	expect_apid(req, MSG_OK);
+	assert_null(TAILQ_FIRST(&all_processes));
+	/* What was queued, then the end: no exit event, the pipe closed. */
+	while ((n = read(rfd, buf, sizeof(buf))) > 0)
+		continue;
+	assert_int_equal(n, 0);
+	close(rfd);
+	process_info_free(&s.info);
+	proxy_exit(s.call, s.sock, 137);
+}
+
+/* An ended process holds no socket. */
+static void
+test_ended_closes_its_socket(void **state)
+{
+	struct started	 s;
+	char		 c = 'x';
+
+	start_one(&s, "true", 0);
+	assert_int_equal(shutdown(s.sock, SHUT_WR), 0);
+	run_deferred();
+	proxy_exit(s.call, dup(s.sock), 0);
+	run_deferred();
+	/* managerd's end is closed: nothing reads what the proxy writes. */
+	assert_int_equal(write(s.sock, &c, 1), -1);
+	assert_int_equal(errno, EPIPE);
+	close(s.sock);
+	process_info_free(&s.info);
+}
+
 int
 main(void)
 {
@@ -503,6 +613,14 @@ main(void)
 		    proc_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit, proc_setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_lie_before_the_start,
+		    proc_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_after_a_failure,
+		    proc_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delete_cuts_readers,
+		    proc_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_closes_its_socket,
+		    proc_setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
