@@ -14,7 +14,6 @@
 #include "log.h"
 #include "managerd.h"
 
-#define WORKSPACE	"/workspace"
 
 struct exec_call {
 	TAILQ_ENTRY(exec_call)	 entry;
@@ -113,14 +112,7 @@ exec_check(uint32_t apid_id, const struct exec_request *req, char *workdir,
 		reply_bad_env(apid_id, key);
 		return -1;
 	}
-	if (req->workdir == NULL || req->workdir[0] == '\0')
-		strlcpy(workdir, WORKSPACE, len);
-	else if (path_normalize(req->workdir, workdir, len) == -1) {
-		apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "path must be a non-empty string");
-		return -1;
-	}
-	return 0;
+	return workdir_resolve(apid_id, req->workdir, workdir, len);
 }
 
 /*
@@ -172,10 +164,9 @@ exec_run(uint32_t apid_id, const struct docker_exec *dx, int fd,
 void
 exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 {
-	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
 	struct sandbox		*sb;
 	struct docker_exec	 dx;
-	char			 workdir[MSG_MAX_PATH + sizeof(WORKSPACE)];
+	char			 workdir[MSG_MAX_PATH + sizeof(WORKSPACE_DIR)];
 	char			*shell_argv[4];
 	double			 timeout;
 
@@ -187,18 +178,8 @@ exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 		goto fail;
 	memset(&dx, 0, sizeof(dx));
 	dx.id = sb->rec.id;
-	if (req->shell) {
-		/* §5.1: a string runs under the shell, a list as it is. */
-		shell_argv[0] = sh;
-		shell_argv[1] = dash_c;
-		shell_argv[2] = req->argv[0];
-		shell_argv[3] = NULL;
-		dx.argc = 3;
-		dx.argv = shell_argv;
-	} else {
-		dx.argc = req->argc;
-		dx.argv = req->argv;
-	}
+	command_argv(req->shell, req->argc, req->argv, shell_argv, &dx.argc,
+	    &dx.argv);
 	dx.env = req->env;
 	dx.workdir = workdir;
 	dx.timeout_seconds = timeout;

@@ -422,6 +422,13 @@ void	 sandbox_table_clear(void);
 const char *env_invalid_key(const struct env_list *);
 int	 reply_bad_env(uint32_t apid_id, const char *key);
 int	 command_blank(const char *);
+/* An exec's workdir: /workspace when not given; -1 once answered. */
+#define WORKSPACE_DIR	"/workspace"
+int	 workdir_resolve(uint32_t apid_id, const char *in, char *out,
+	    size_t len);
+/* The argv to run: a shell line under /bin/sh -c (in shell_argv). */
+void	 command_argv(int shell, size_t argc, char **argv,
+	    char *shell_argv[4], size_t *argcp, char ***argvp);
 
 /* create.c, query.c, destroy.c, timeout.c, exec.c: apid's requests. */
 void	 sandbox_create(uint32_t apid_id, struct create_request *);

@@ -27,7 +27,6 @@
 #include "managerd.h"
 #include "process.h"
 
-#define WORKSPACE	"/workspace"
 
 struct processes	all_processes = TAILQ_HEAD_INITIALIZER(all_processes);
 static size_t		nprocesses;
@@ -253,6 +252,18 @@ process_start_failed(struct process *p, enum error_kind kind,
 	process_forget(p);
 }
 
+/* What a process holds but its memory: readers, socket, ring, timer. */
+static void
+process_teardown(struct process *p)
+{
+	process_readers_cut(p);
+	process_io_close(p);
+	ring_free(&p->ring);
+	if (p->ev_timeout != NULL)
+		event_free(p->ev_timeout);
+	p->ev_timeout = NULL;
+}
+
 /* A start (and its retries) still waiting when its process went. */
 static void
 process_answer_gone(struct process *p)
@@ -284,12 +295,7 @@ process_forget(struct process *p)
 		p->rec.status = PROCESS_KILLED;
 	}
 	process_stdins_fail(p, "the process was removed");
-	process_readers_cut(p);
-	process_io_close(p);
-	ring_free(&p->ring);
-	if (p->ev_timeout != NULL)
-		event_free(p->ev_timeout);
-	p->ev_timeout = NULL;
+	process_teardown(p);
 	if (store_process_remove(env->datadir_fd, p->rec.id) == -1 &&
 	    errno != ENOENT)
 		log_warn("cannot remove the record of process %s", p->rec.id);
@@ -310,7 +316,7 @@ processes_sandbox_gone(const char *sandbox_id)
 			process_forget(p);
 }
 
-/* Drop everything, records left on disk (shutdown, tests). */
+/* Drop everything, records left on disk (tests). */
 void
 processes_clear(void)
 {
@@ -320,10 +326,7 @@ processes_clear(void)
 		TAILQ_REMOVE(&all_processes, p, entry);
 		nprocesses--;
 		p->gone = 1;
-		process_io_close(p);
-		if (p->ev_timeout != NULL)
-			event_free(p->ev_timeout);
-		p->ev_timeout = NULL;
+		process_teardown(p);
 		process_release(p);
 	}
 }
@@ -432,12 +435,7 @@ process_check(uint32_t apid_id, const struct process_request *req,
 		    "cols and rows need a tty"), -1;
 	if ((key = env_invalid_key(&req->env)) != NULL)
 		return reply_bad_env(apid_id, key), -1;
-	if (req->workdir == NULL || req->workdir[0] == '\0')
-		strlcpy(workdir, WORKSPACE, len);
-	else if (path_normalize(req->workdir, workdir, len) == -1)
-		return apid_error(apid_id, ERR_INVALID_REQUEST,
-		    "path must be a non-empty string"), -1;
-	return 0;
+	return workdir_resolve(apid_id, req->workdir, workdir, len);
 }
 
 static int
@@ -516,30 +514,51 @@ record_fill(struct process_record *r, struct process_request *req,
 	return 0;
 }
 
+/* A new process, empty, not yet in the table. */
+static struct process *
+process_alloc(enum process_phase phase)
+{
+	struct process	*p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	if ((p->ev_timeout = evtimer_new(env->base, process_timeout_fire,
+	    p)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->sock = -1;
+	p->phase = phase;
+	TAILQ_INIT(&p->waiters);
+	TAILQ_INIT(&p->readers);
+	TAILQ_INIT(&p->stdins);
+	ring_init(&p->ring, (uint64_t)env->conf.process_output_bytes);
+	p->refs = 1;			/* the table's */
+	return p;
+}
+
+static void
+process_insert(struct process *p)
+{
+	TAILQ_INSERT_TAIL(&all_processes, p, entry);
+	nprocesses++;
+}
+
 static struct process *
 process_new(struct process_request *req, const char *workdir,
     const char *digest)
 {
 	struct process	*p;
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
+	if ((p = process_alloc(PHASE_STARTING)) == NULL)
 		return NULL;
-	if (record_fill(&p->rec, req, workdir, digest) == -1 ||
-	    (p->ev_timeout = evtimer_new(env->base, process_timeout_fire,
-	    p)) == NULL) {
+	if (record_fill(&p->rec, req, workdir, digest) == -1) {
 		process_record_free(&p->rec);
+		event_free(p->ev_timeout);
 		free(p);
 		return NULL;
 	}
-	p->sock = -1;
-	p->phase = PHASE_STARTING;
-	TAILQ_INIT(&p->waiters);
-	TAILQ_INIT(&p->readers);
-	TAILQ_INIT(&p->stdins);
-	ring_init(&p->ring, (uint64_t)env->conf.process_output_bytes);
-	p->refs = 1;			/* the table's */
-	TAILQ_INSERT_TAIL(&all_processes, p, entry);
-	nprocesses++;
+	process_insert(p);
 	return p;
 }
 
@@ -549,26 +568,13 @@ process_adopt(struct process_record *rec)
 {
 	struct process	*p;
 
-	if ((p = calloc(1, sizeof(*p))) == NULL)
+	if ((p = process_alloc(PHASE_ENDED)) == NULL)
 		return NULL;
 	p->rec = *rec;
 	memset(rec, 0, sizeof(*rec));
-	if ((p->ev_timeout = evtimer_new(env->base, process_timeout_fire,
-	    p)) == NULL) {
-		free(p);
-		return NULL;
-	}
-	p->sock = -1;
-	p->phase = PHASE_ENDED;
-	TAILQ_INIT(&p->waiters);
-	TAILQ_INIT(&p->readers);
-	TAILQ_INIT(&p->stdins);
-	ring_init(&p->ring, (uint64_t)env->conf.process_output_bytes);
 	/* Its output is gone, but its numbering goes on. */
 	p->ring.total = p->rec.output_bytes;
-	p->refs = 1;
-	TAILQ_INSERT_TAIL(&all_processes, p, entry);
-	nprocesses++;
+	process_insert(p);
 	return p;
 }
 
@@ -577,24 +583,14 @@ static int
 process_proxy_start(struct process *p, const struct env_list *envl,
     int fd)
 {
-	static char		 sh[] = "/bin/sh", dash_c[] = "-c";
 	char			*shell_argv[4];
 	struct docker_process	 dp;
 	struct msgw		 w;
 
 	memset(&dp, 0, sizeof(dp));
 	dp.id = p->rec.sandbox_id;
-	if (p->rec.shell) {
-		shell_argv[0] = sh;
-		shell_argv[1] = dash_c;
-		shell_argv[2] = p->rec.argv[0];
-		shell_argv[3] = NULL;
-		dp.argc = 3;
-		dp.argv = shell_argv;
-	} else {
-		dp.argc = p->rec.argc;
-		dp.argv = p->rec.argv;
-	}
+	command_argv(p->rec.shell, p->rec.argc, p->rec.argv, shell_argv,
+	    &dp.argc, &dp.argv);
 	dp.env = *envl;
 	dp.workdir = p->rec.workdir;
 	dp.tty = p->rec.tty;
@@ -647,7 +643,7 @@ void
 process_start(uint32_t apid_id, struct process_request *req,
     const void *payload, size_t len)
 {
-	char		 workdir[MSG_MAX_PATH + sizeof(WORKSPACE)];
+	char		 workdir[MSG_MAX_PATH + sizeof(WORKSPACE_DIR)];
 	char		 digest[SHA256_DIGEST_STRING_LENGTH];
 	struct sandbox	*sb;
 	struct process	*p;

@@ -365,7 +365,7 @@ list_names(int dirfd, char ***namesp, size_t *countp)
 	struct dirent	*de;
 	char		**names = NULL, **nn;
 	size_t		 count = 0;
-	int		 fd;
+	int		 fd, saved;
 
 	*namesp = NULL;
 	*countp = 0;
@@ -376,20 +376,36 @@ list_names(int dirfd, char ***namesp, size_t *countp)
 		close(fd);
 		return -1;
 	}
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || (nn = reallocarray(names,
-		    count + 1, sizeof(*names))) == NULL)
+	/* A name left out would be a process forgotten: fail instead. */
+	for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
+		if (de->d_name[0] == '.')
 			continue;
+		if ((nn = reallocarray(names, count + 1,
+		    sizeof(*names))) == NULL ||
+		    (nn[count] = strdup(de->d_name)) == NULL) {
+			if (nn != NULL)
+				names = nn;
+			goto fail;
+		}
 		names = nn;
-		if ((names[count] = strdup(de->d_name)) != NULL)
-			count++;
+		count++;
 	}
+	if (errno != 0)
+		goto fail;
 	closedir(d);
 	if (count > 0)
 		qsort(names, count, sizeof(*names), name_cmp);
 	*namesp = names;
 	*countp = count;
 	return 0;
+fail:
+	saved = errno;
+	while (count > 0)
+		free(names[--count]);
+	free(names);
+	closedir(d);
+	errno = saved;
+	return -1;
 }
 
 int

@@ -66,3 +66,38 @@ command_blank(const char *cmd)
 	}
 	return 1;
 }
+
+int
+workdir_resolve(uint32_t apid_id, const char *in, char *out, size_t len)
+{
+	if (in == NULL || in[0] == '\0') {
+		strlcpy(out, WORKSPACE_DIR, len);
+		return 0;
+	}
+	if (path_normalize(in, out, len) == -1) {
+		apid_error(apid_id, ERR_INVALID_REQUEST,
+		    "path must be a non-empty string");
+		return -1;
+	}
+	return 0;
+}
+
+void
+command_argv(int shell, size_t argc, char **argv, char *shell_argv[4],
+    size_t *argcp, char ***argvp)
+{
+	static char	 sh[] = "/bin/sh", dash_c[] = "-c";
+
+	if (!shell) {
+		*argcp = argc;
+		*argvp = argv;
+		return;
+	}
+	/* §5.1: a string runs under the shell, a list as it is. */
+	shell_argv[0] = sh;
+	shell_argv[1] = dash_c;
+	shell_argv[2] = argv[0];
+	shell_argv[3] = NULL;
+	*argcp = 3;
+	*argvp = shell_argv;
+}
