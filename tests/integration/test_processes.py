@@ -462,6 +462,24 @@ class SandboxEnd(ProcessCase):
         files = os.listdir(os.path.join(self.server.data_dir, "processes"))
         self.assertNotIn(doc["id"] + ".json", files)
 
+    def test_reaper_ends_processes(self):
+        status, sb = self.server.api("POST", "/v1/sandboxes",
+                                     {"timeout_seconds": 3})
+        self.assertEqual(status, 201, sb)
+        status, doc = self.server.api("POST", path(sb["id"]),
+                                      {"command": ["sleep", "300"]})
+        self.assertEqual(status, 201, doc)
+        record = os.path.join(self.server.data_dir, "processes",
+                              doc["id"] + ".json")
+        self.assertTrue(os.path.exists(record))
+        deadline = time.time() + 30
+        while self.server.api("GET", "/v1/sandboxes/" + sb["id"])[0] == 200:
+            self.assertLess(time.time(), deadline)
+            time.sleep(0.2)
+        status, _ = self.server.api("GET", path(sb["id"], doc["id"]))
+        self.assertEqual(status, 404)
+        self.assertFalse(os.path.exists(record))
+
 
 class Restarts(ProcessCase):
     def test_apid_killed_during_a_follow_loses_nothing(self):
