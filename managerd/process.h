@@ -183,6 +183,7 @@ struct process {
 	int			 in_closing;	/* close once in is out */
 	int			 in_closed;
 	struct proc_stdins	 stdins;
+	int			 nstdins;
 	struct event		*ev_timeout;
 	int			 refs;		/* calls that point at it */
 	int			 gone;		/* left the table */

@@ -37,6 +37,8 @@
 #define READ_MAX	(64 * 1024)	/* from the socket per wake-up */
 #define READER_BUFFER	(64 * 1024)
 #define STDIN_BUFFER	(64 * 1024)
+/* Stdin pipes open on one process at once (requests, attachments). */
+#define STDIN_PIPES_MAX	16
 
 static void	stdin_flush(struct process *);
 static void	stdin_pause(struct process *);
@@ -421,6 +423,7 @@ stdin_free(struct proc_stdin *s)
 	struct process	*p = s->p;
 
 	TAILQ_REMOVE(&p->stdins, s, entry);
+	p->nstdins--;
 	if (s->ev != NULL)
 		event_free(s->ev);
 	if (s->fd != -1)
@@ -570,6 +573,12 @@ process_stdin_add(uint32_t apid_id, struct process *p, int close_at_end,
 		    "has its stdin closed");
 		return;
 	}
+	if (p->nstdins >= STDIN_PIPES_MAX) {
+		close(fd);
+		apid_error(apid_id, ERR_LIMIT_EXCEEDED, "process %s already has "
+		    "%d writers of its stdin", p->rec.id, STDIN_PIPES_MAX);
+		return;
+	}
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->ev = event_new(env->base, fd, EV_READ | EV_PERSIST,
 	    stdin_readable, s)) == NULL) {
@@ -584,5 +593,6 @@ process_stdin_add(uint32_t apid_id, struct process *p, int close_at_end,
 	s->close_at_end = close_at_end;
 	process_hold(p);
 	TAILQ_INSERT_TAIL(&p->stdins, s, entry);
+	p->nstdins++;
 	stdin_resume(p);
 }

@@ -595,6 +595,40 @@ test_ended_closes_its_socket(void **state)
 	process_info_free(&s.info);
 }
 
+/* At most 16 writers of one process's stdin at once. */
+static void
+test_stdin_writers_bounded(void **state)
+{
+	struct process_stdin	 in;
+	struct started		 s;
+	struct msgw		 w;
+	uint32_t		 req[16];
+	int			 p[17][2], i;
+
+	start_one(&s, "cat", 1);
+	in.ref.sandbox_id = sandbox_id;
+	in.ref.process_id = s.info.id;
+	in.close_at_end = 0;
+	msgw_init(&w);
+	msg_put_process_stdin(&w, &in);
+	for (i = 0; i < 16; i++) {
+		assert_int_equal(pipe(p[i]), 0);
+		req[i] = from_apid(MSG_PROCESS_STDIN, p[i][0], &w);
+	}
+	assert_int_equal(pipe(p[16]), 0);
+	expect_error_prefix(from_apid(MSG_PROCESS_STDIN, p[16][0], &w),
+	    ERR_LIMIT_EXCEEDED, "process ");
+	close(p[16][1]);
+	for (i = 0; i < 16; i++)
+		close(p[i][1]);
+	run_deferred();
+	run_deferred();
+	for (i = 0; i < 16; i++)
+		expect_apid(req[i], MSG_OK);
+	process_info_free(&s.info);
+	proxy_exit(s.call, s.sock, 0);
+}
+
 int
 main(void)
 {
@@ -620,6 +654,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_delete_cuts_readers,
 		    proc_setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_closes_its_socket,
+		    proc_setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_writers_bounded,
 		    proc_setup, teardown),
 	};
 
