@@ -67,10 +67,12 @@ stream_data(void *arg, const char *data, size_t len)
 	}
 }
 
+/* The other protocol's end: the socket no longer counts against the cap. */
 static void
 taken(struct bufferevent *bev, void *arg)
 {
 	bufferevent_free(bev);
+	http_server_untake(&srv);
 }
 
 static void
