@@ -140,6 +140,11 @@ int	cli_tty_size(int *cols, int *rows);	/* -1: no terminal */
  * before its default action.
  */
 int	cli_signals_catch(sigset_t *wait);
+/*
+ * Lets in the caught signals that are pending: a ppoll that finds an fd
+ * ready returns with them still blocked, however long they waited.
+ */
+void	cli_signals_take(const sigset_t *wait);
 int	cli_signal_ended(void);		/* the first ending signal, or 0 */
 int	cli_signal_resized(void);	/* 1 once per SIGWINCH */
 

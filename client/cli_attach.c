@@ -8,7 +8,8 @@
  * Ctrl-] detaches; it is restored on every way out.  Otherwise the end
  * of stdin closes the process's stdin, as docker exec -i does, and the
  * output is shown until the process ends.  shell starts /bin/sh on a
- * tty first and deletes it once the session ends, however it ends.
+ * tty first, its signals caught from then on, and deletes it once the
+ * session ends, however it ends.
  */
 #include <errno.h>
 #include <poll.h>
@@ -34,6 +35,7 @@ struct session {
 	struct ws_client	*ws;
 	struct cli_tty		 tty;
 	sigset_t		 wait;		/* the mask inside ppoll */
+	int			 caught;	/* cli_signals_catch() done */
 	int			 tty_process;	/* the process has a tty */
 	int			 in_open;	/* stdin is still read */
 	int			 got_exit;
@@ -196,6 +198,9 @@ session_loop(struct session *s)
 			continue;
 		if (r == -1 || r == 0)
 			break;
+		cli_signals_take(&s->wait);
+		if (cli_signal_ended() != 0)
+			break;
 		if (pfd[1].revents != 0)
 			read_stdin(s);
 		if (ws_client_io(s->ws, pfd[0].revents) == -1)
@@ -244,7 +249,7 @@ session_run(struct session *s)
 		cli_warn("out of memory");
 		return CLI_EXIT_FAIL;
 	}
-	if (cli_signals_catch(&s->wait) == -1) {
+	if (!s->caught && cli_signals_catch(&s->wait) == -1) {
 		cli_warn("cannot catch signals: %s", strerror(errno));
 		r = -2;
 	} else {
@@ -325,6 +330,7 @@ cli_shell(struct cli *cli, int argc, char **argv)
 	struct rest_error	 err;
 	struct cli_start	 st;
 	struct session		 s;
+	sigset_t		 wait;
 	json_object		*proc;
 	int			 ret;
 
@@ -334,12 +340,24 @@ cli_shell(struct cli *cli, int argc, char **argv)
 	}
 	(void)cli_tty_size(&st.spec.cols, &st.spec.rows);
 	shell_term(&st);
+	/*
+	 * From its start to its delete, a signal only ends the session:
+	 * held until the session waits (the handshake goes on), never the
+	 * end of the CLI with the process left behind.
+	 */
+	if (cli_signals_catch(&wait) == -1) {
+		cli_warn("cannot catch signals: %s", strerror(errno));
+		cli_start_free(&st);
+		return CLI_EXIT_FAIL;
+	}
 	if (rest_process_start(&cli->rc, st.sandbox, &st.spec, &proc,
 	    &err) == -1) {
 		cli_start_free(&st);
 		return cli_api_error(&err);
 	}
 	session_init(&s, cli, st.sandbox, cli_str(proc, "id"));
+	s.wait = wait;
+	s.caught = 1;
 	s.tty_process = 1;
 	s.in_open = 1;
 	ret = session_run(&s);

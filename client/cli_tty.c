@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <termios.h>
@@ -117,6 +118,15 @@ cli_signals_catch(sigset_t *wait)
 		if (sigaction(fault_signals[i], &sa, NULL) == -1)
 			return -1;
 	return 0;
+}
+
+void
+cli_signals_take(const sigset_t *wait)
+{
+	struct timespec	 zero = { 0, 0 };
+
+	/* No fd is ready: ppoll looks at the signals, lets them in. */
+	(void)ppoll(NULL, 0, &zero, wait);
 }
 
 int

@@ -422,8 +422,53 @@ expect_exit(const struct run *r, int code)
 static const char	 get_tty[] = "HTTP/1.1 200 OK\r\n"
     "Content-Type: application/json\r\nContent-Length: 59\r\n\r\n"
     "{\"id\": \"" PROC "\", \"tty\": true, \"stdin\": true}";
+static const char	 created[] = "HTTP/1.1 201 Created\r\n"
+    "Content-Type: application/json\r\nContent-Length: 59\r\n\r\n"
+    "{\"id\": \"" PROC "\", \"tty\": true, \"stdin\": true}";
+static const char	 deleted[] = "HTTP/1.1 204 No Content\r\n\r\n";
 
 /* --- the tests ----------------------------------------------------------- */
+
+/* shell: a signal while it starts, or in its handshake, still deletes. */
+static void
+shell_signalled(int in_start, int signo)
+{
+	const struct step	 steps[] = {
+		{ .kind = HTTP, .answer = created,
+		    .signal_first = in_start ? signo : 0 },
+		{ .kind = WEBSOCKET, .signal_first = in_start ? 0 : signo },
+		{ .kind = HTTP, .answer = deleted },
+	};
+	struct run		 r = { .verb = cli_shell,
+	    .args = { "shell", SB, NULL } };
+	char			*out, *err;
+
+	assert_true((r.in = open("/dev/null", O_RDONLY)) != -1);
+	play(&r, steps, 3);
+	close(r.in);
+	out = slurp(r.out);
+	err = slurp(r.err);
+	expect_exit(&r, 128 + signo);
+	assert_string_equal(fk.log, "POST /v1/sandboxes/" SB "/processes "
+	    "HTTP/1.1\nGET " PROC_PATH "/attach HTTP/1.1\n"
+	    "DELETE " PROC_PATH " HTTP/1.1\n");
+	free(out);
+	free(err);
+}
+
+static void
+test_shell_signal_in_start(void **state)
+{
+	(void)state;
+	shell_signalled(1, SIGTERM);
+}
+
+static void
+test_shell_signal_in_handshake(void **state)
+{
+	(void)state;
+	shell_signalled(0, SIGINT);
+}
 
 /*
  * A signal from outside, on a raw terminal: the session ends with the
@@ -488,6 +533,8 @@ int
 main(void)
 {
 	const struct CMUnitTest	 tests[] = {
+		cmocka_unit_test(test_shell_signal_in_start),
+		cmocka_unit_test(test_shell_signal_in_handshake),
 		cmocka_unit_test(test_raw_signals),
 	};
 	int	 r;
