@@ -7,9 +7,11 @@
  * a tty and stdin, the terminal is raw (every key is the process's) and
  * Ctrl-] detaches; it is restored on every way out.  Otherwise the end
  * of stdin closes the process's stdin, as docker exec -i does, and the
- * output is shown until the process ends.  shell starts /bin/sh on a
- * tty first, its signals caught from then on, and deletes it once the
- * session ends, however it ends.
+ * output is shown until the process ends.  The server's {"type":
+ * "error"} frames (its stdin or a resize refused) are said on stderr,
+ * the first one.  shell starts /bin/sh on a tty first, its signals
+ * caught from then on, and deletes it once the session ends, however it
+ * ends.
  */
 #include <errno.h>
 #include <poll.h>
@@ -36,6 +38,7 @@ struct session {
 	struct cli_tty		 tty;
 	sigset_t		 wait;		/* the mask inside ppoll */
 	int			 caught;	/* cli_signals_catch() done */
+	int			 error_said;	/* an error frame came */
 	int			 tty_process;	/* the process has a tty */
 	int			 in_open;	/* stdin is still read */
 	int			 got_exit;
@@ -57,7 +60,39 @@ on_output(const unsigned char *p, size_t n, void *arg)
 	return 0;
 }
 
-/* A text frame: the exit event, checked as .../output's; others skipped. */
+/*
+ * {"type": "error", "message": ...}: the first one on stderr, without
+ * its control characters (a terminal's escapes must not act); a line of
+ * its own on a raw terminal too.
+ */
+static void
+say_error(struct session *s, json_object *o)
+{
+	json_object	*type, *msg;
+	char		 text[256];
+	const char	*m = "(no message)";
+	size_t		 i;
+
+	if (s->error_said || !json_object_object_get_ex(o, "type", &type) ||
+	    !json_object_is_type(type, json_type_string) ||
+	    strcmp(json_object_get_string(type), "error") != 0)
+		return;
+	s->error_said = 1;
+	if (json_object_object_get_ex(o, "message", &msg) &&
+	    json_object_is_type(msg, json_type_string))
+		m = json_object_get_string(msg);
+	strlcpy(text, m, sizeof(text));
+	for (i = 0; text[i] != '\0'; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			text[i] = ' ';
+	fprintf(stderr, "agent-sandbox: %s: %s%s", s->process, text,
+	    s->tty.raw ? "\r\n" : "\n");
+}
+
+/*
+ * A text frame: the exit event, checked as .../output's, or an error;
+ * others skipped.
+ */
 static int
 on_text(const char *p, size_t n, void *arg)
 {
@@ -72,6 +107,7 @@ on_text(const char *p, size_t n, void *arg)
 	text[n] = '\0';
 	if ((o = json_tokener_parse(text)) == NULL)
 		return 0;
+	say_error(s, o);
 	if (rest_event_parse(o, 0, &ev, &buf, &cap, why, sizeof(why)) == 0 &&
 	    ev.type == REST_EVENT_EXIT && !s->got_exit) {
 		s->exit = ev;

@@ -419,6 +419,9 @@ expect_exit(const struct run *r, int code)
 	assert_int_equal(WEXITSTATUS(r->status), code);
 }
 
+static const char	 get_piped[] = "HTTP/1.1 200 OK\r\n"
+    "Content-Type: application/json\r\nContent-Length: 60\r\n\r\n"
+    "{\"id\": \"" PROC "\", \"tty\": false, \"stdin\": true}";
 static const char	 get_tty[] = "HTTP/1.1 200 OK\r\n"
     "Content-Type: application/json\r\nContent-Length: 59\r\n\r\n"
     "{\"id\": \"" PROC "\", \"tty\": true, \"stdin\": true}";
@@ -428,6 +431,36 @@ static const char	 created[] = "HTTP/1.1 201 Created\r\n"
 static const char	 deleted[] = "HTTP/1.1 204 No Content\r\n\r\n";
 
 /* --- the tests ----------------------------------------------------------- */
+
+/* The server's error frames: the first one said, without its escapes. */
+static void
+test_error_frames(void **state)
+{
+	const struct step	 steps[] = {
+		{ .kind = HTTP, .answer = get_piped },
+		{ .kind = WEBSOCKET, .texts = {
+		    "{\"type\": \"error\", \"message\": \"stdin is closed"
+		    "\\u001b[2J\"}",
+		    "{\"type\": \"error\", \"message\": \"again\"}" },
+		    .exit_now = 1 },
+	};
+	struct run		 r = { .verb = cli_attach,
+	    .args = { "attach", "--no-stdin", SB, PROC, NULL } };
+	char			*out, *err;
+
+	(void)state;
+	assert_true((r.in = open("/dev/null", O_RDONLY)) != -1);
+	play(&r, steps, 2);
+	close(r.in);
+	out = slurp(r.out);
+	err = slurp(r.err);
+	expect_exit(&r, 3);
+	assert_string_equal(err, "agent-sandbox: " PROC ": stdin is closed "
+	    "[2J\n");
+	assert_string_equal(fk.texts, "");
+	free(out);
+	free(err);
+}
 
 /* shell: a signal while it starts, or in its handshake, still deletes. */
 static void
@@ -533,6 +566,7 @@ int
 main(void)
 {
 	const struct CMUnitTest	 tests[] = {
+		cmocka_unit_test(test_error_frames),
 		cmocka_unit_test(test_shell_signal_in_start),
 		cmocka_unit_test(test_shell_signal_in_handshake),
 		cmocka_unit_test(test_raw_signals),
