@@ -6,12 +6,13 @@
  * frame gives the CLI's status.  On a terminal, and for a process with
  * a tty and stdin, the terminal is raw (every key is the process's) and
  * Ctrl-] detaches; it is restored on every way out.  Otherwise the end
- * of stdin closes the process's stdin, as docker exec -i does, and the
- * output is shown until the process ends.  The server's {"type":
- * "error"} frames (its stdin or a resize refused) are said on stderr,
- * the first one.  shell starts /bin/sh on a tty first, its signals
- * caught from then on, and deletes it once the session ends, however it
- * ends.
+ * of stdin closes the process's stdin, as docker exec -i does: a text
+ * frame {"type": "stdin_close"} after the last of its bytes, on the same
+ * WebSocket, so that none is overtaken; and the output is shown until
+ * the process ends.  The server's {"type": "error"} frames (its stdin or
+ * a resize refused) are said on stderr, the first one.  shell starts
+ * /bin/sh on a tty first, its signals caught from then on, and deletes
+ * it once the session ends, however it ends.
  */
 #include <errno.h>
 #include <poll.h>
@@ -148,21 +149,21 @@ detach(struct session *s)
 
 /*
  * The end of stdin: on a terminal (hung up) the user has gone; from a
- * pipe or a file, the process gets its end of file too.
+ * pipe or a file, the process gets its end of file too, once the server
+ * has written every byte queued before it (which a request of its own,
+ * on another connection, could overtake).
  */
 static void
 stdin_ended(struct session *s)
 {
-	struct rest_error	 err;
+	static const char	 stdin_close[] = "{\"type\":\"stdin_close\"}";
 
 	s->in_open = 0;
 	if (s->tty.raw) {
 		detach(s);
 		return;
 	}
-	if (rest_process_stdin(&s->cli->rc, s->sandbox, s->process, "", 0, 1,
-	    &err) == -1 && err.status != 409)
-		cli_api_error(&err);
+	(void)ws_client_send(s->ws, 1, stdin_close, sizeof(stdin_close) - 1);
 }
 
 static void

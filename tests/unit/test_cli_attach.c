@@ -432,6 +432,56 @@ static const char	 deleted[] = "HTTP/1.1 204 No Content\r\n\r\n";
 
 /* --- the tests ----------------------------------------------------------- */
 
+/*
+ * Piped stdin: every byte in binary frames, then stdin_close on the
+ * same WebSocket (no POST .../stdin of its own), then the output until
+ * the exit.
+ */
+static void
+test_stdin_close_frame(void **state)
+{
+	const struct step	 steps[] = {
+		{ .kind = HTTP, .answer = get_piped },
+		{ .kind = WEBSOCKET, .output = "hello\n", .exit_on_close = 1 },
+	};
+	struct run		 r = { .verb = cli_attach,
+	    .args = { "attach", SB, PROC, NULL } };
+	unsigned char		*data;
+	char			 path[] = "/tmp/test_cli_attach.in.XXXXXX";
+	char			*out, *err;
+	size_t			 n = 300000, i;
+	int			 fd;
+
+	(void)state;
+	assert_true(strlen(get_piped) == strcspn(get_piped, "{") + 60);
+	assert_true(strlen(created) == strcspn(created, "{") + 59);
+	assert_non_null(data = malloc(n));
+	for (i = 0; i < n; i++)
+		data[i] = (unsigned char)(i * 7 + (i >> 9));
+	assert_true((fd = mkstemp(path)) != -1);
+	assert_int_equal(write(fd, data, n), (ssize_t)n);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	unlink(path);
+	r.in = fd;
+	play(&r, steps, 2);
+	close(fd);
+	out = slurp(r.out);
+	err = slurp(r.err);
+	if (strcmp(err, "") != 0)
+		fail_msg("stderr: %s", err);
+	expect_exit(&r, 3);
+	assert_string_equal(out, "hello\n");
+	assert_int_equal(fk.binlen, n);
+	assert_memory_equal(fk.bin, data, n);
+	assert_string_equal(fk.texts, STDIN_CLOSE "\n");
+	assert_false(fk.bin_after_text);
+	assert_string_equal(fk.log, "GET " PROC_PATH " HTTP/1.1\n"
+	    "GET " PROC_PATH "/attach HTTP/1.1\n");
+	free(out);
+	free(err);
+	free(data);
+}
+
 /* The server's error frames: the first one said, without its escapes. */
 static void
 test_error_frames(void **state)
@@ -566,6 +616,7 @@ int
 main(void)
 {
 	const struct CMUnitTest	 tests[] = {
+		cmocka_unit_test(test_stdin_close_frame),
 		cmocka_unit_test(test_error_frames),
 		cmocka_unit_test(test_shell_signal_in_start),
 		cmocka_unit_test(test_shell_signal_in_handshake),
