@@ -133,10 +133,18 @@ int	cli_tty_raw(struct cli_tty *);		/* stdin's */
 void	cli_tty_restore(struct cli_tty *);
 int	cli_tty_size(int *cols, int *rows);	/* -1: no terminal */
 /*
- * Blocks SIGINT, SIGTERM, SIGHUP and SIGWINCH and catches them; *wait
- * is the mask to wait with, which lets them through.
+ * Blocks SIGWINCH and every signal that would end the CLI from outside
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, ..., the real-time
+ * ones) and catches them; *wait is the mask to wait with, which lets
+ * them through.  A fault (SIGSEGV, SIGABRT, ...) restores the terminal
+ * before its default action.
  */
 int	cli_signals_catch(sigset_t *wait);
+/*
+ * Lets in the caught signals that are pending: a ppoll that finds an fd
+ * ready returns with them still blocked, however long they waited.
+ */
+void	cli_signals_take(const sigset_t *wait);
 int	cli_signal_ended(void);		/* the first ending signal, or 0 */
 int	cli_signal_resized(void);	/* 1 once per SIGWINCH */
 

@@ -6,9 +6,13 @@
  * frame gives the CLI's status.  On a terminal, and for a process with
  * a tty and stdin, the terminal is raw (every key is the process's) and
  * Ctrl-] detaches; it is restored on every way out.  Otherwise the end
- * of stdin closes the process's stdin, as docker exec -i does, and the
- * output is shown until the process ends.  shell starts /bin/sh on a
- * tty first and deletes it once the session ends, however it ends.
+ * of stdin closes the process's stdin, as docker exec -i does: a text
+ * frame {"type": "stdin_close"} after the last of its bytes, on the same
+ * WebSocket, so that none is overtaken; and the output is shown until
+ * the process ends.  The server's {"type": "error"} frames (its stdin or
+ * a resize refused) are said on stderr, the first one.  shell starts
+ * /bin/sh on a tty first, its signals caught from then on, and deletes
+ * it once the session ends, however it ends.
  */
 #include <errno.h>
 #include <poll.h>
@@ -34,6 +38,8 @@ struct session {
 	struct ws_client	*ws;
 	struct cli_tty		 tty;
 	sigset_t		 wait;		/* the mask inside ppoll */
+	int			 caught;	/* cli_signals_catch() done */
+	int			 error_said;	/* an error frame came */
 	int			 tty_process;	/* the process has a tty */
 	int			 in_open;	/* stdin is still read */
 	int			 got_exit;
@@ -55,7 +61,39 @@ on_output(const unsigned char *p, size_t n, void *arg)
 	return 0;
 }
 
-/* A text frame: the exit event, checked as .../output's; others skipped. */
+/*
+ * {"type": "error", "message": ...}: the first one on stderr, without
+ * its control characters (a terminal's escapes must not act); a line of
+ * its own on a raw terminal too.
+ */
+static void
+say_error(struct session *s, json_object *o)
+{
+	json_object	*type, *msg;
+	char		 text[256];
+	const char	*m = "(no message)";
+	size_t		 i;
+
+	if (s->error_said || !json_object_object_get_ex(o, "type", &type) ||
+	    !json_object_is_type(type, json_type_string) ||
+	    strcmp(json_object_get_string(type), "error") != 0)
+		return;
+	s->error_said = 1;
+	if (json_object_object_get_ex(o, "message", &msg) &&
+	    json_object_is_type(msg, json_type_string))
+		m = json_object_get_string(msg);
+	strlcpy(text, m, sizeof(text));
+	for (i = 0; text[i] != '\0'; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			text[i] = ' ';
+	fprintf(stderr, "agent-sandbox: %s: %s%s", s->process, text,
+	    s->tty.raw ? "\r\n" : "\n");
+}
+
+/*
+ * A text frame: the exit event, checked as .../output's, or an error;
+ * others skipped.
+ */
 static int
 on_text(const char *p, size_t n, void *arg)
 {
@@ -70,6 +108,7 @@ on_text(const char *p, size_t n, void *arg)
 	text[n] = '\0';
 	if ((o = json_tokener_parse(text)) == NULL)
 		return 0;
+	say_error(s, o);
 	if (rest_event_parse(o, 0, &ev, &buf, &cap, why, sizeof(why)) == 0 &&
 	    ev.type == REST_EVENT_EXIT && !s->got_exit) {
 		s->exit = ev;
@@ -110,21 +149,21 @@ detach(struct session *s)
 
 /*
  * The end of stdin: on a terminal (hung up) the user has gone; from a
- * pipe or a file, the process gets its end of file too.
+ * pipe or a file, the process gets its end of file too, once the server
+ * has written every byte queued before it (which a request of its own,
+ * on another connection, could overtake).
  */
 static void
 stdin_ended(struct session *s)
 {
-	struct rest_error	 err;
+	static const char	 stdin_close[] = "{\"type\":\"stdin_close\"}";
 
 	s->in_open = 0;
 	if (s->tty.raw) {
 		detach(s);
 		return;
 	}
-	if (rest_process_stdin(&s->cli->rc, s->sandbox, s->process, "", 0, 1,
-	    &err) == -1 && err.status != 409)
-		cli_api_error(&err);
+	(void)ws_client_send(s->ws, 1, stdin_close, sizeof(stdin_close) - 1);
 }
 
 static void
@@ -196,6 +235,9 @@ session_loop(struct session *s)
 			continue;
 		if (r == -1 || r == 0)
 			break;
+		cli_signals_take(&s->wait);
+		if (cli_signal_ended() != 0)
+			break;
 		if (pfd[1].revents != 0)
 			read_stdin(s);
 		if (ws_client_io(s->ws, pfd[0].revents) == -1)
@@ -244,7 +286,7 @@ session_run(struct session *s)
 		cli_warn("out of memory");
 		return CLI_EXIT_FAIL;
 	}
-	if (cli_signals_catch(&s->wait) == -1) {
+	if (!s->caught && cli_signals_catch(&s->wait) == -1) {
 		cli_warn("cannot catch signals: %s", strerror(errno));
 		r = -2;
 	} else {
@@ -325,6 +367,7 @@ cli_shell(struct cli *cli, int argc, char **argv)
 	struct rest_error	 err;
 	struct cli_start	 st;
 	struct session		 s;
+	sigset_t		 wait;
 	json_object		*proc;
 	int			 ret;
 
@@ -334,12 +377,24 @@ cli_shell(struct cli *cli, int argc, char **argv)
 	}
 	(void)cli_tty_size(&st.spec.cols, &st.spec.rows);
 	shell_term(&st);
+	/*
+	 * From its start to its delete, a signal only ends the session:
+	 * held until the session waits (the handshake goes on), never the
+	 * end of the CLI with the process left behind.
+	 */
+	if (cli_signals_catch(&wait) == -1) {
+		cli_warn("cannot catch signals: %s", strerror(errno));
+		cli_start_free(&st);
+		return CLI_EXIT_FAIL;
+	}
 	if (rest_process_start(&cli->rc, st.sandbox, &st.spec, &proc,
 	    &err) == -1) {
 		cli_start_free(&st);
 		return cli_api_error(&err);
 	}
 	session_init(&s, cli, st.sandbox, cli_str(proc, "id"));
+	s.wait = wait;
+	s.caught = 1;
 	s.tty_process = 1;
 	s.in_open = 1;
 	ret = session_run(&s);

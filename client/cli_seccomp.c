@@ -6,9 +6,10 @@
  * has the clients' shared table (client_seccomp.c): "stdio inet".  cp
  * also reads, creates and renames local files: "stdio inet rpath wpath
  * cpath fattr".  seccomp cannot see a path; what cp opens is what its
- * operands name.  attach and shell also drive the terminal they run on:
- * "stdio inet tty", less TIOCSTI and every other ioctl.  Measured with
- * strace -f over tests/integration/test_cli.py.
+ * operands name.  attach and shell also drive the terminal they run on
+ * and catch the signals that would end them: "stdio inet tty", less
+ * TIOCSTI and every other ioctl.  Measured with strace -f over
+ * tests/integration/test_cli.py.
  */
 #include <sys/ioctl.h>
 
@@ -46,14 +47,41 @@ static const struct seccomp_rule	cli_tty_rules[] = {
 	/* The window's size, for the process's tty. */
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, TIOCGWINSZ)),
 	/*
-	 * SIGWINCH, and SIGINT, SIGTERM and SIGHUP that end a session with
-	 * the terminal restored: caught (those four only), and blocked
-	 * outside ppoll.
+	 * SIGWINCH, and every signal whose default would end the CLI from
+	 * outside (cli_tty.c): caught, and blocked outside ppoll, so that
+	 * each ends a session with the terminal restored and shell's
+	 * process deleted, rather than the CLI with the terminal raw.
 	 */
 	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGWINCH)),
 	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGINT)),
 	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGTERM)),
 	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGHUP)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGQUIT)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGUSR1)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGUSR2)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGALRM)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGVTALRM)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGPROF)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGXCPU)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGXFSZ)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGIO)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGPWR)),
+#ifdef SIGSTKFLT
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGSTKFLT)),
+#endif
+	/* The real-time signals: 32 to 63 (libc takes 32 and 33), and 64. */
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_MASKED_EQ(0, 0xffffffe0, 32)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, 64)),
+	/*
+	 * A fault of the CLI's own (or abort): a handler puts the terminal
+	 * back before the default action, which kills the CLI all the same.
+	 */
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGSEGV)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGBUS)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGILL)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGFPE)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGTRAP)),
+	SC_ALLOW_ARG(rt_sigaction, SC_ARG_EQ(0, SIGABRT)),
 	SC_ALLOW(rt_sigprocmask),
 };
 

@@ -241,8 +241,14 @@ output_opts(json_object *args, struct rest_output_opts *o,
 		return -1;
 	}
 	o->after = (uint64_t)after;
-	o->follow = wait > 0;
+	/*
+	 * Whole milliseconds, rounded up: a wait_ms of 0 with follow would
+	 * be a follow with no end, as logs -f has.
+	 */
 	o->wait_ms = (int)(wait * 1000);
+	if (o->wait_ms < wait * 1000)
+		o->wait_ms++;
+	o->follow = o->wait_ms > 0;
 	o->base64 = 1;
 	return 0;
 }

@@ -207,6 +207,18 @@ int	rest_event_parse(json_object *, int base64, struct rest_event *,
 	    unsigned char **buf, size_t *cap, char *why, size_t whylen);
 
 /*
+ * A parsed event against those before it; *last is the seq of the last
+ * byte accounted (the after, at first).  A data event has bytes and a
+ * seq past *last; with base64, where its bytes are counted, it starts
+ * at or before *last (later is a hole no gap told of) and the bytes up
+ * to *last are cut off, so each byte is given exactly once.  A gap
+ * moves *last past what it dropped; an exit's seq does not go back.
+ * 0 with *last moved on, -1 with why.
+ */
+int	rest_event_order(struct rest_event *, int base64, uint64_t *last,
+	    char *why, size_t whylen);
+
+/*
  * GET .../output from after.  follow: live output until the process
  * ends, or for at most wait_ms when that is not 0.  base64: the exact
  * bytes rather than text with U+FFFD.  event() gets each event, in

@@ -2,7 +2,7 @@
  * A process's output (GET .../output): NDJSON events, each checked on
  * its own (rest_event_parse: a known type with the fields it needs, seq
  * and counts non-negative integers, base64 that decodes, an exit status
- * the API has) and against those before it (output_in_order), and a
+ * the API has) and against those before it (rest_event_order), and a
  * follow that waits as long as the caller says rather than the client's
  * timeout: forever for "logs -f", a few seconds for the MCP tool.
  */
@@ -213,45 +213,56 @@ rest_event_parse(json_object *o, int base64, struct rest_event *ev,
 	return 1;
 }
 
-/*
- * An event in its place: seq never goes back, a gap moves past what it
- * says was dropped, and with base64, where the bytes are known, the
- * part of an event at or before the last byte accounted (an after in
- * the middle of one) is cut off, so no byte is ever given twice.
- */
-static int
-output_in_order(struct output *st, struct rest_event *ev)
+int
+rest_event_order(struct rest_event *ev, int base64, uint64_t *last,
+    char *why, size_t whylen)
 {
 	uint64_t	 start;
 
 	switch (ev->type) {
 	case REST_EVENT_STDOUT:
 	case REST_EVENT_STDERR:
-		if (st->o->base64 && ev->seq < ev->len)
-			goto bad;
-		if (ev->len > 0 && ev->seq <= st->last)
-			goto bad;
-		start = st->o->base64 ? ev->seq - ev->len : st->last;
-		if (start < st->last) {
-			ev->data += st->last - start;
-			ev->len -= st->last - start;
+		if (ev->len == 0) {
+			snprintf(why, whylen, "an output event without bytes "
+			    "(seq %llu)", (unsigned long long)ev->seq);
+			return -1;
 		}
-		st->last = ev->seq;
-		return 0;
+		if (ev->seq <= *last || (base64 && ev->seq < ev->len))
+			goto back;
+		/* Text has no byte count: only its end is known. */
+		if (!base64)
+			break;
+		start = ev->seq - ev->len;
+		if (start > *last) {
+			snprintf(why, whylen, "a hole: an event from byte %llu "
+			    "with no gap since byte %llu",
+			    (unsigned long long)start,
+			    (unsigned long long)*last);
+			return -1;
+		}
+		/* start < *last < seq: cut what was already accounted. */
+		ev->data += *last - start;
+		ev->len -= *last - start;
+		break;
 	case REST_EVENT_GAP:
-		if (ev->dropped > UINT64_MAX - st->last)
-			goto bad;
-		st->last += ev->dropped;
+		if (ev->dropped > UINT64_MAX - *last) {
+			snprintf(why, whylen, "a gap of %llu bytes past the "
+			    "largest seq", (unsigned long long)ev->dropped);
+			return -1;
+		}
+		*last += ev->dropped;
 		return 0;
 	case REST_EVENT_EXIT:
-		if (ev->seq != 0 && ev->seq < st->last)
-			goto bad;
+		if (ev->seq != 0 && ev->seq < *last)
+			goto back;
 		return 0;
 	}
-bad:
-	snprintf(st->why, sizeof(st->why), "an event's seq %llu goes back "
+	*last = ev->seq;
+	return 0;
+back:
+	snprintf(why, whylen, "an event's seq %llu goes back "
 	    "(the last byte seen was %llu)", (unsigned long long)ev->seq,
-	    (unsigned long long)st->last);
+	    (unsigned long long)*last);
 	return -1;
 }
 
@@ -267,7 +278,8 @@ output_line(json_object *o, void *arg)
 	    st->why, sizeof(st->why));
 	if (r == 1)
 		return 0;
-	if (r == -1 || output_in_order(st, &ev) == -1) {
+	if (r == -1 || rest_event_order(&ev, st->o->base64, &st->last,
+	    st->why, sizeof(st->why)) == -1) {
 		st->bad = 1;
 		return -1;
 	}

@@ -1,15 +1,20 @@
 /*
  * The events of a process's output as the CLI and agent-sandbox-mcp read
- * them (rest_event_parse in client/rest_output.c): NDJSON lines a server
- * sent, so any bytes.  The first byte's low bit asks for base64, as logs
- * and the MCP tool do; the rest is cut into lines, each parsed by json-c
- * and checked.
+ * them (rest_event_parse and rest_event_order in client/rest_output.c):
+ * NDJSON lines a server sent, so any bytes.  The first byte's low bit
+ * asks for base64, as logs and the MCP tool do, and the other seven are
+ * the after the reading starts from; the rest is cut into lines, each
+ * parsed by json-c, checked alone and then against those before it.
  *
  * A line is taken (0), skipped as an unknown type (1) or refused with a
  * reason (-1).  What is taken is what the callers rely on: data that is
  * the line's text, or with base64 its exact bytes (encoded again, they
  * decode to the same); a gap's count and a seq that fit int64; an exit
  * status the API has and an ended_at of plain characters, both bounded.
+ * In its place, a data event that is kept has bytes and a seq past the
+ * last byte accounted, which becomes its seq; with base64 what is kept
+ * is the end of its bytes and starts right after that last byte; a gap
+ * moves it by its count, an exit leaves it; a refusal leaves it too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,9 +95,50 @@ check_event(const struct rest_event *ev, int base64)
 	}
 }
 
+/* The event in its place, after last: what rest_event_order kept. */
 static void
-one_line(const char *p, size_t n, int base64, unsigned char **buf,
-    size_t *cap)
+check_order(struct rest_event *ev, int base64, uint64_t *last)
+{
+	const unsigned char	*data = ev->data;
+	size_t			 len = ev->len;
+	uint64_t		 before = *last;
+	char			 why[160];
+	volatile unsigned char	 sum = 0;
+	size_t			 i;
+
+	why[0] = '\0';
+	if (rest_event_order(ev, base64, last, why, sizeof(why)) == -1) {
+		CHECK(why[0] != '\0' && strlen(why) < sizeof(why));
+		CHECK(*last == before);
+		return;
+	}
+	switch (ev->type) {
+	case REST_EVENT_STDOUT:
+	case REST_EVENT_STDERR:
+		CHECK(ev->len > 0 && ev->seq > before && *last == ev->seq);
+		CHECK(ev->data >= data && ev->data + ev->len == data + len);
+		if (base64)
+			CHECK(ev->seq - ev->len == before);
+		else
+			CHECK(ev->data == data);
+		/* Each byte is there to be read. */
+		for (i = 0; i < ev->len; i++)
+			sum += ev->data[i];
+		(void)sum;
+		break;
+	case REST_EVENT_GAP:
+		CHECK(*last - before == ev->dropped);
+		break;
+	case REST_EVENT_EXIT:
+		CHECK(*last == before);
+		CHECK(ev->seq == 0 || ev->seq >= before);
+		break;
+	}
+}
+
+static void
+one_line(const char *p, size_t n, int base64, uint64_t *last,
+    unsigned char **buf, size_t *cap)
 {
 	struct rest_event	 ev;
 	json_tokener		*tok;
@@ -111,8 +157,10 @@ one_line(const char *p, size_t n, int base64, unsigned char **buf,
 	CHECK(r >= -1 && r <= 1);
 	if (r == -1)
 		CHECK(why[0] != '\0' && strlen(why) < sizeof(why));
-	if (r == 0)
+	if (r == 0) {
 		check_event(&ev, base64);
+		check_order(&ev, base64, last);
+	}
 	json_object_put(o);
 }
 
@@ -122,17 +170,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	const char	*p, *nl, *end;
 	unsigned char	*buf = NULL;
 	size_t		 cap = 0;
+	uint64_t	 last;
 	int		 base64;
 
 	if (len == 0 || len > 1024 * 1024)
 		return 0;
 	base64 = data[0] & 1;
+	last = data[0] >> 1;
 	p = (const char *)data + 1;
 	end = (const char *)data + len;
 	for (; p < end; p = nl + 1) {
 		if ((nl = memchr(p, '\n', end - p)) == NULL)
 			nl = end;
-		one_line(p, nl - p, base64, &buf, &cap);
+		one_line(p, nl - p, base64, &last, &buf, &cap);
 	}
 	free(buf);
 	return 0;

@@ -5,11 +5,13 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,17 +119,37 @@ answer_big(struct fake *f, int fd)
 	write_all(fd, "0\r\n\r\n", 5);
 }
 
-/* One connection per answer; every request goes on to f->log. */
+/* Until the client closes fd, or for 3 s. */
+static void
+hold(int fd)
+{
+	struct timeval	 tv = { 3, 0 };
+	char		 buf[4096];
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (recv(fd, buf, sizeof(buf), 0) > 0)
+		;
+}
+
+/*
+ * One connection per answer; every request goes on to f->log.  A
+ * connection that does not come within 5 s ends it (a client that
+ * failed early leaves no thread waiting for it).
+ */
 static void *
 serve_script(struct fake *f)
 {
-	size_t	 i;
-	int	 fd;
+	struct pollfd	 pfd = { f->lfd, POLLIN, 0 };
+	size_t		 i;
+	int		 fd;
 
-	for (i = 0; (fd = accept(f->lfd, NULL, NULL)) != -1; i++) {
+	for (i = 0; poll(&pfd, 1, 5000) == 1 &&
+	    (fd = accept(f->lfd, NULL, NULL)) != -1; i++) {
 		read_request(f, fd, 1);
 		if (f->script[i] != NULL)
 			write_all(fd, f->script[i], strlen(f->script[i]));
+		if (f->hold == i + 1)
+			hold(fd);
 		close(fd);
 		f->log = realloc(f->log, f->loglen + f->reqlen + 1);
 		if (f->log == NULL)

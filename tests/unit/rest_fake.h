@@ -3,7 +3,8 @@
  * that takes one connection, records the request it got and replays a
  * canned answer: whole, early (after the head), not at all for a while,
  * big_len bytes of pattern(), in two parts with a pause between, or one
- * of a script to each of several connections in turn.
+ * of a script to each of several connections in turn (one of which may
+ * be held open).
  */
 #ifndef REST_FAKE_H
 #define REST_FAKE_H
@@ -35,6 +36,9 @@ struct fake {
 	const char	*resp2;		/* PACED */
 	int		 pause_ms;
 	const char *const *script;	/* SCRIPT: NULL-terminated */
+	size_t		 hold;		/* SCRIPT: this answer (from 1) keeps
+					   its connection open until the
+					   client closes it, 3 s at most */
 	char		*log;		/* SCRIPT: every request */
 	size_t		 loglen;
 	size_t		 big_len;

@@ -214,12 +214,12 @@ test_output_stream(void **state)
 {
 	static const char *const lines[] = {
 		"{\"seq\": 3, \"type\": \"stdout\", \"data\": \"YWJj\"}\n",
-		"{\"type\": \"gap\", \"dropped_bytes\": 10}\n{\"seq\": 15, ",
+		"{\"type\": \"gap\", \"dropped_bytes\": 10}\n{\"seq\": 14, ",
 		"\"type\": \"stderr\", \"data\": \"ZA==\"}\n\n",
 		"{\"type\": \"exit\", \"status\": \"exited\", \"exit_code\": "
-		"0, \"seq\": 15}\n",
+		"0, \"seq\": 14}\n",
 		/* Nothing after the exit is read. */
-		"{\"seq\": 16, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		"{\"seq\": 15, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
 		NULL
 	};
 	struct rest_output_opts	 o = { 0, 0, 0, 1 };
@@ -301,14 +301,14 @@ test_output_bad(void **state)
 		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"e===\"}\n",
 		NULL };
 	static const char *const back[] = {
-		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
-		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
 		NULL };
 	static const char *const short_seq[] = {
 		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eHg=\"}\n",
 		NULL };
 	static const char *const exit_back[] = {
-		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"eHh4eHg=\"}\n",
 		"{\"type\": \"exit\", \"status\": \"killed\", \"seq\": 4}\n",
 		NULL };
 	static const char *const before_after[] = {
@@ -323,6 +323,63 @@ test_output_bad(void **state)
 	output_fails(short_seq, 0, "goes back");
 	output_fails(exit_back, 0, "goes back");
 	output_fails(before_after, 10, "goes back");
+}
+
+/*
+ * Data without bytes, or whose bytes start past the last one accounted
+ * with no gap between: refused, whatever its seq (an empty one below the
+ * after once had its "bytes before the after" cut off its length).
+ */
+static void
+test_output_empty_hole(void **state)
+{
+	static const char *const empty_below[] = {
+		"{\"seq\": 5, \"type\": \"stdout\", \"data\": \"\"}\n",
+		NULL };
+	static const char *const empty_above[] = {
+		"{\"seq\": 200, \"type\": \"stderr\", \"data\": \"\"}\n",
+		NULL };
+	static const char *const hole[] = {
+		"{\"seq\": 1, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		"{\"seq\": 3, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		NULL };
+	static const char *const hole_after_gap[] = {
+		"{\"type\": \"gap\", \"dropped_bytes\": 4}\n",
+		"{\"seq\": 106, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		NULL };
+	static const char *const text_empty[] = {
+		"{\"seq\": 101, \"type\": \"stdout\", \"data\": \"\"}\n",
+		NULL };
+	static const char *const text_back[] = {
+		"{\"seq\": 100, \"type\": \"stdout\", \"data\": \"x\"}\n",
+		NULL };
+	static const char *const gap_then[] = {
+		"{\"type\": \"gap\", \"dropped_bytes\": 4}\n",
+		"{\"seq\": 105, \"type\": \"stdout\", \"data\": \"eA==\"}\n",
+		NULL };
+	struct rest_output_opts	 o = { 100, 0, 0, 0 };
+	struct rest_error	 err;
+	struct seen		 s;
+
+	(void)state;
+	output_fails(empty_below, 100, "without bytes");
+	output_fails(empty_above, 100, "without bytes");
+	output_fails(hole, 0, "a hole");
+	output_fails(hole_after_gap, 100, "a hole");
+
+	/* Text counts no bytes: only an empty one or one that goes back. */
+	assert_int_equal(output(text_empty, &o, &s, &err), -1);
+	assert_non_null(strstr(err.message, "without bytes"));
+	fake_free();
+	assert_int_equal(output(text_back, &o, &s, &err), -1);
+	assert_non_null(strstr(err.message, "goes back"));
+	fake_free();
+
+	/* A gap accounts for the bytes it dropped. */
+	o.base64 = 1;
+	assert_int_equal(output(gap_then, &o, &s, &err), 0);
+	assert_string_equal(s.out, "g:4|o:x|");
+	fake_free();
 }
 
 /* An after in the middle of an event: the bytes before it are cut off. */
@@ -691,6 +748,7 @@ main(void)
 		cmocka_unit_test(test_output_stream),
 		cmocka_unit_test(test_output_text),
 		cmocka_unit_test(test_output_bad),
+		cmocka_unit_test(test_output_empty_hole),
 		cmocka_unit_test(test_output_overlap),
 		cmocka_unit_test(test_output_huge_line),
 		cmocka_unit_test(test_output_error),

@@ -4,7 +4,7 @@
  * loaded in a forked child: what a client must never do kills it with
  * SIGSYS, and what it does (a REST call to a name that needs a lookup,
  * reading stdin, cp's file dance, raw mode on a pty, its size, the
- * session's signals) still works under the filter.
+ * session's signals, by cli_tty.c itself) still works under the filter.
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -37,6 +37,7 @@
 
 #include <cmocka.h>
 
+#include "cli.h"
 #include "client_seccomp.h"
 #include "rest.h"
 #include "seccomp_child.h"
@@ -122,15 +123,39 @@ call_ioctl_tiocswinsz(void)
 	syscall(SYS_ioctl, 0, TIOCSWINSZ, &ws);
 }
 
-/* A handler for a signal a session does not catch. */
+/* A handler for a signal: one a session catches, or one it never does. */
 static void
-call_sigaction_segv(void)
+sigaction_ign(int signo)
 {
 	struct sigaction	 sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
-	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(signo, &sa, NULL);
+}
+
+static void
+call_sigaction_segv(void)
+{
+	sigaction_ign(SIGSEGV);
+}
+
+static void
+call_sigaction_quit(void)
+{
+	sigaction_ign(SIGQUIT);
+}
+
+static void
+call_sigaction_chld(void)
+{
+	sigaction_ign(SIGCHLD);
+}
+
+static void
+call_sigaction_sys(void)
+{
+	sigaction_ign(SIGSYS);
 }
 
 static void
@@ -172,10 +197,13 @@ static const struct forbidden	 files[] = {
 /* What only attach and shell may do, or not even they. */
 static const struct forbidden	 tty[] = {
 	{ "sigaction(SIGSEGV)", call_sigaction_segv },
+	{ "sigaction(SIGQUIT)", call_sigaction_quit },
 };
+/* A signal whose default ends nothing; the filter's own SIGSYS. */
 static const struct forbidden	 tty_never[] = {
 	{ "ioctl(TIOCSWINSZ)", call_ioctl_tiocswinsz },
-	{ "sigaction(SIGSEGV)", call_sigaction_segv },
+	{ "sigaction(SIGCHLD)", call_sigaction_chld },
+	{ "sigaction(SIGSYS)", call_sigaction_sys },
 };
 
 static void
@@ -257,45 +285,39 @@ serve_one(int listener)
 	return ret;
 }
 
-static void
-on_winch(int signo)
-{
-	(void)signo;
-}
-
 /*
- * attach's calls on a pty as stdin: raw mode and back, the size, the
- * session's signals caught and waited for in ppoll.
+ * attach's calls on a pty as stdin, cli_tty.c's own: raw mode and back,
+ * the size, every signal a session catches caught and waited for in
+ * ppoll.  SIGALRM goes back to the child's watchdog after.
  */
 static int
 tty_calls(void)
 {
 	struct sigaction	 sa;
-	struct termios		 saved, raw;
-	struct winsize		 ws;
+	struct cli_tty		 t;
 	struct timespec		 ts = { 0, 1000000 };
 	struct pollfd		 pfd;
-	sigset_t		 block, old;
+	sigset_t		 wait, alrm;
+	int			 cols, rows;
 
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved) == -1)
+	if (!isatty(STDIN_FILENO) || cli_tty_raw(&t) == -1 || !t.raw)
 		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_winch;
-	sigemptyset(&block);
-	sigaddset(&block, SIGWINCH);
-	raw = saved;
-	cfmakeraw(&raw);
-	if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == -1 ||
-	    tcsetattr(STDIN_FILENO, TCSADRAIN, &saved) == -1 ||
-	    ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == -1 || ws.ws_col != 132)
+	cli_tty_restore(&t);
+	if (t.raw || cli_tty_size(&cols, &rows) == -1 || cols != 132 ||
+	    rows != 40)
 		return -1;
-	if (sigprocmask(SIG_BLOCK, &block, &old) == -1 ||
-	    sigaction(SIGWINCH, &sa, NULL) == -1 ||
-	    sigaction(SIGHUP, &sa, NULL) == -1)
+	if (cli_signals_catch(&wait) == -1)
 		return -1;
 	pfd.fd = STDIN_FILENO;
 	pfd.events = POLLIN;
-	return ppoll(&pfd, 1, &ts, &old) == -1 ? -1 : 0;
+	if (ppoll(&pfd, 1, &ts, &wait) == -1)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	return sigaction(SIGALRM, &sa, NULL) == -1 ||
+	    sigprocmask(SIG_UNBLOCK, &alrm, NULL) == -1 ? -1 : 0;
 }
 
 /* cp's calls: a download's temporary file renamed, stdin spooled. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -29,6 +30,9 @@
 static const char	 sandbox_ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2"
     "\r\n\r\n{}";
 static const char	 no_content[] = "HTTP/1.1 204 No Content\r\n\r\n";
+
+/* The answer of call()'s script (from 1) held open, or 0. */
+static size_t	 hold_answer;
 
 /* An answer with this status line and JSON body, malloc'd. */
 static char *
@@ -98,6 +102,7 @@ call(const char *tool, const char *args, const char *const *answers,
 	memset(&srv, 0, sizeof(srv));
 	if (answers != NULL) {
 		fake_script(answers);
+		fk.hold = hold_answer;
 		client(&srv.rest, "", KEY);
 	} else
 		assert_int_equal(rest_client_init(&srv.rest,
@@ -208,6 +213,47 @@ test_output_bound(void **state)
 	fake_free();
 }
 
+/*
+ * A wait below a millisecond is a wait of one, not a follow with no end:
+ * the answer stays open (a running process), and the call comes back
+ * at once with what came, the status asked for.
+ */
+static void
+test_output_short_wait(void **state)
+{
+	static const char	 ev[] = "{\"seq\": 1, \"type\": \"stdout\", "
+	    "\"data\": \"eA==\"}\n";
+	const char	*script[4] = { sandbox_ok, NULL, NULL, NULL };
+	struct timespec	 t0, t1;
+	char		*text, *proc, *open_answer;
+
+	(void)state;
+	/* Its first chunk and no end. */
+	assert_true(asprintf(&open_answer, "HTTP/1.1 200 OK\r\nContent-Type: "
+	    "application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "%zx\r\n%s\r\n", strlen(ev), ev) != -1);
+	script[1] = open_answer;
+	script[2] = proc = http("200 OK", "{\"id\": \"" PROC "\", "
+	    "\"status\": \"running\", \"exit_code\": null}");
+	hold_answer = 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (call("sandbox_process_output", "{\"sandbox_id\": \"" SB "\", "
+	    "\"process_id\": \"" PROC "\", \"wait_seconds\": 0.0004}", script,
+	    &text))
+		fail_msg("an error: %s", text);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	hold_answer = 0;
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	assert_non_null(strstr(fk.log, "?after=0&follow=true&encoding="
+	    "base64 HTTP/1.1"));
+	if (strstr(text, "\"status\":\"running\"") == NULL)
+		fail_msg("got %s", text);
+	free(text);
+	free(proc);
+	free(open_answer);
+	fake_free();
+}
+
 /* Refused before any request: nothing listens at port 9. */
 static void
 test_refused(void **state)
@@ -301,6 +347,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_output_slice),
 		cmocka_unit_test(test_output_bound),
+		cmocka_unit_test(test_output_short_wait),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_start_kill_list),
 	};
