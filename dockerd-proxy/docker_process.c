@@ -589,10 +589,14 @@ process_socket_ready(int fd)
 {
 	struct stat	 st;
 	socklen_t	 len = sizeof(int);
-	int		 type, flags;
+	int		 domain, type, flags;
 
 	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == -1 ||
+	    len != sizeof(int) || domain != AF_UNIX)
+		return -1;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
 	    len != sizeof(int) || type != SOCK_STREAM)
 		return -1;
 	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
@@ -628,8 +632,8 @@ docker_process_start(struct proxy *px, uint32_t peerid,
 		fatalx("%s: out of memory", __func__);
 	TAILQ_INSERT_TAIL(&px->processes, p, entry);
 	if (process_socket_ready(fd) == -1) {
-		process_fail(p, ERR_INTERNAL, "process socket is not a stream "
-		    "socket");
+		process_fail(p, ERR_INTERNAL, "process socket is not a unix "
+		    "stream socket");
 		return;
 	}
 	exec_container(px, p->spec.id, "start a process in", 1,

@@ -193,6 +193,16 @@ def signal(proxy, sid, pid, signo, tree=False):
     return (mtype, decode_error(payload) if mtype == MSG_ERROR else None)
 
 
+def tcp_pair():
+    """Two connected TCP sockets on the loopback, as descriptors."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lsock:
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        a = socket.create_connection(lsock.getsockname())
+        b, _ = lsock.accept()
+    return a.detach(), b.detach()
+
+
 class Sandbox(unittest.TestCase):
     """A sandbox per class; image: the class's IMAGE."""
 
@@ -479,20 +489,25 @@ class StartErrors(Sandbox):
         self.assertIn(b"/no/such/command", p.output(2))
 
     def test_not_a_stream_socket(self):
-        for kind in ("pipe", "dgram"):
+        for kind in ("pipe", "dgram", "tcp"):
             if kind == "pipe":
                 ours, theirs = os.pipe()
-            else:
+            elif kind == "dgram":
                 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
                 ours, theirs = a.detach(), b.detach()
+            else:
+                # A stream socket, but not of the unix family.
+                ours, theirs = tcp_pair()
             peerid = PROXY.request(MSG_DOCKER_PROCESS_START,
                                    process_payload(self.sid, ["true"]),
                                    fd=theirs)
             os.close(theirs)
             mtype, payload = PROXY.next(peerid)
             os.close(ours)
-            self.assertEqual(mtype, MSG_ERROR)
-            self.assertEqual(decode_error(payload)[0], ops.ERR_INTERNAL)
+            self.assertEqual(mtype, MSG_ERROR, kind)
+            self.assertEqual(decode_error(payload),
+                             (ops.ERR_INTERNAL, "process socket is not a "
+                              "unix stream socket"), kind)
 
     def test_stopped_sandbox(self):
         sid = new_id()
