@@ -434,7 +434,8 @@ request_check(const char *socket_path, const struct docker_request_spec *s)
 {
 	if (socket_path == NULL || socket_path[0] == '\0' || s == NULL ||
 	    s->method == NULL || s->path == NULL || s->on_done == NULL ||
-	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD)) != 0)
+	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD |
+	    DOCKER_HTTP_LASTING)) != 0)
 		return -1;
 	if (s->flags & DOCKER_HTTP_UPLOAD)
 		return s->content_type == NULL || s->body != NULL ||
@@ -527,7 +528,9 @@ docker_request_new(struct event_base *base, const char *socket_path,
 		pflags |= DOCKER_HTTP_PARSE_HEAD;
 	if (s->flags & DOCKER_HTTP_UPGRADE)
 		pflags |= DOCKER_HTTP_PARSE_UPGRADE;
-	if (live_requests >= DOCKER_HTTP_MAX_LIVE) {
+	if (live_requests >= DOCKER_HTTP_MAX_LIVE ||
+	    ((s->flags & DOCKER_HTTP_LASTING) &&
+	    live_requests >= DOCKER_HTTP_MAX_LIVE - DOCKER_HTTP_RESERVE)) {
 		errno = EAGAIN;
 		goto fail;
 	}

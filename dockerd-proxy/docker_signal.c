@@ -82,7 +82,7 @@ helper_created(void *arg, const char *eid, enum error_kind kind,
     const char *text)
 {
 	static const struct exec_attach_cbs	 cbs = { NULL, NULL,
-						    helper_done };
+						    helper_done, 0 };
 	struct helper				*h = arg;
 	char					 buf[256];
 

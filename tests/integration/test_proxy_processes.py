@@ -8,6 +8,7 @@ of other containers or sends malformed messages.  Run as root; skips
 (77) otherwise."""
 
 import os
+import resource
 import socket
 import struct
 import sys
@@ -31,6 +32,10 @@ MSG_DOCKER_PROCESS_INSPECT = 413
 MSG_DOCKER_PROCESS_STARTED = 508
 MSG_DOCKER_PROCESS_STATE = 509
 ERR_CONFLICT = 5
+ERR_LIMIT_EXCEEDED = 7
+# dockerd-proxy/proxy.h, docker_http.h
+PROXY_PROCESSES_MAX = 256
+DOCKER_HTTP_MAX_LIVE = 512
 SIGHUP, SIGINT, SIGKILL, SIGTERM = 1, 2, 9, 15
 DEBIAN = "agent-sandbox/debian-python:bookworm"
 
@@ -521,6 +526,85 @@ class StartErrors(Sandbox):
                                        "sandbox %s is not running" % sid))
         finally:
             PROXY.destroy(sid)
+
+
+def fd_limit(pid):
+    """The soft RLIMIT_NOFILE of process pid."""
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    raise AssertionError("no descriptor limit for %d" % pid)
+
+
+class Capacity(unittest.TestCase):
+    """dockerd-proxy follows at most PROXY_PROCESSES_MAX processes at once,
+    whatever managerd asks, each with a Docker request and a socket: it
+    has the descriptors for them even under a low soft limit, and the rest
+    of Docker stays reachable, the calls that end them included."""
+
+    def test_at_most_256_processes(self):
+        old = resource.getrlimit(resource.RLIMIT_NOFILE)
+        # What it inherits may be too few: it raises its own soft limit.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, old[1]))
+        try:
+            proxy = Proxy()
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, old)
+        sid = new_id()
+        socks, peers = [], []
+        try:
+            self.assertGreaterEqual(fd_limit(proxy.proc.pid),
+                                    2 * DOCKER_HTTP_MAX_LIVE)
+            mtype, payload = proxy.create(sid, pids_limit=1024)
+            self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+
+            def start():
+                ours, theirs = socket.socketpair()
+                peer = proxy.request(MSG_DOCKER_PROCESS_START,
+                                     process_payload(sid, ["sleep", "600"]),
+                                     fd=theirs.fileno())
+                theirs.close()
+                socks.append(ours)
+                return peer
+
+            for _ in range(PROXY_PROCESSES_MAX):
+                peers.append(start())
+            started = []
+            for peer in peers:
+                mtype, payload = proxy.next(peer, timeout=180)
+                self.assertEqual(mtype, MSG_DOCKER_PROCESS_STARTED,
+                                 describe(mtype, payload))
+                r = Reader(payload)
+                started.append((r.str(), r.i64()))
+            # One more is refused, and its socket closed.
+            extra = start()
+            mtype, payload = proxy.next(extra)
+            self.assertEqual(mtype, MSG_ERROR)
+            self.assertEqual(decode_error(payload), (
+                ERR_LIMIT_EXCEEDED, "dockerd-proxy already follows %d "
+                "processes" % PROXY_PROCESSES_MAX))
+            socks[-1].settimeout(10)
+            self.assertEqual(socks[-1].recv(1), b"")
+            # Docker is still there for the rest: an inspect, a kill.
+            eid, pid = started[0]
+            self.assertEqual(inspect(proxy, sid, eid), (1, 1, 0, 0))
+            self.assertEqual(signal(proxy, sid, pid, SIGKILL, tree=True),
+                             (MSG_DOCKER_DONE, None))
+            self.assertEqual(proxy.next(peers[0])[0], MSG_DOCKER_EXEC_EXIT)
+            # Once one ended, another fits.
+            peers[0] = start()
+            self.assertEqual(proxy.next(peers[0], timeout=60)[0],
+                             MSG_DOCKER_PROCESS_STARTED)
+            self.assertNotIn("Too many open files", proxy.log_text())
+        finally:
+            # The destroy ends them all.
+            proxy.destroy(sid)
+            for peer in peers:
+                proxy.next(peer, timeout=60)
+            for sock in socks:
+                sock.close()
+            proxy.stop()
 
 
 class ForeignExecs(Sandbox):
