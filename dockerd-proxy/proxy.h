@@ -193,6 +193,13 @@ json_object	*hardening_exec_body(const struct proxy_policy *,
 json_object	*hardening_process_body(const struct proxy_policy *,
 		    const struct docker_process *);
 json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);
+/*
+ * The exit status of the signal and kill scripts when the PID they were
+ * given is not the leader of a session, as a wrapper is: nothing was
+ * signalled.
+ */
+#define HARDENING_SCRIPT_REFUSED	100
+#define HARDENING_SCRIPT_REFUSED_TEXT	"100"
 /* signo: one of process_signal_name()'s (anything else is fatal). */
 json_object	*hardening_signal_body(const struct proxy_policy *,
 		    long long pid, int signo);

@@ -425,9 +425,80 @@ class Signals(Sandbox):
         self.assertEqual(signal(PROXY, self.sid, p.pid, SIGTERM),
                          (MSG_DOCKER_DONE, None))
 
+    def test_pid_that_leads_no_session(self):
+        # A PID that is not a wrapper's (a forged PID line, or a lying
+        # managerd): a live process that leads no session is refused,
+        # and neither it nor its descendants are touched.
+        p = self.sh("sleep 322 & echo bg=$!; wait")
+        bg = int(p.wait_output(b"\n").split(b"bg=")[1].split()[0])
+        for tree in (False, True):
+            mtype, error = signal(PROXY, self.sid, bg, SIGKILL, tree)
+            self.assertEqual((mtype, error), (MSG_ERROR, (
+                ERR_CONFLICT, "sandbox %s: process %d does not lead a "
+                "session: not signalled" % (self.sid, bg))), tree)
+        self.assertIn("sleep 322", self.processes())
+        self.assertEqual(p.kill(), (MSG_DOCKER_DONE, b""))
+        self.assertEqual(p.wait_exit()[0], 128 + SIGKILL)
+        self.assertGone("sleep 322")
+
     def test_signal_in_a_missing_sandbox(self):
         mtype, error = signal(PROXY, new_id(), 1234, SIGTERM)
         self.assertEqual((mtype, error[0]), (MSG_ERROR, ops.ERR_NOT_FOUND))
+
+
+FORGER = """sleep 319 & v=$!
+echo ready
+until { echo "$v" > /dev/pts/0; } 2>/dev/null; do :; done
+echo forged=$v
+wait"""
+
+
+class ForgedPid(unittest.TestCase):
+    """A process of the sandbox writes a line into a new tty's slave (the
+    sandbox user's) before the wrapper prints its PID: the PID it names
+    leads no session, so neither signals nor the kill take it."""
+
+    def attempt(self):
+        """(sid, the process on the tty, the forger, the forged PID)."""
+        sid = new_id()
+        mtype, payload = PROXY.create(sid)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        # Its first tty, in a devpts of its own: /dev/pts/0.
+        forger = Process(PROXY, sid, ["/bin/sh", "-c", FORGER])
+        self.assertIsNone(forger.error)
+        forger.wait_output(b"ready")
+        p = Process(PROXY, sid, ["sleep", "323"], tty=True)
+        self.assertIsNone(p.error)
+        out = forger.wait_output(b"forged=")
+        forged = int(out.split(b"forged=")[1].split()[0])
+        return sid, p, forger, forged
+
+    @staticmethod
+    def end(sid, *procs):
+        PROXY.destroy(sid)
+        for proc in procs:
+            PROXY.next(proc.peerid, timeout=60)
+            proc.sock.close()
+
+    def test_forged_pid_line_on_a_tty(self):
+        for _ in range(5):
+            sid, p, forger, forged = self.attempt()
+            if p.pid == forged:
+                break
+            self.end(sid, p, forger)
+        else:
+            self.skipTest("the wrapper printed its PID first every time")
+        try:
+            for tree in (False, True):
+                mtype, error = signal(PROXY, sid, forged, SIGTERM, tree)
+                self.assertEqual((mtype, error), (MSG_ERROR, (
+                    ERR_CONFLICT, "sandbox %s: process %d does not lead a "
+                    "session: not signalled" % (sid, forged))), tree)
+            _, out, _ = PROXY.sh(sid, "for f in /proc/[0-9]*/cmdline; do "
+                                 "tr '\\0' ' ' < $f; echo; done")
+            self.assertIn("sleep 319", out)
+        finally:
+            self.end(sid, p, forger)
 
 
 class Inspect(Sandbox):
