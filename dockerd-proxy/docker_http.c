@@ -46,6 +46,7 @@ struct docker_request {
 	int				 write_failed;
 	int				 paused;
 	int				 eof;
+	int				 read_failed;	/* request_read_more's */
 	int				 busy;		/* inside a callback */
 	int				 cancelled;
 	int				 finished;
@@ -273,8 +274,13 @@ request_process(struct docker_request *req)
 			return;
 		}
 	}
-	if (req->paused || !req->eof || evbuffer_get_length(in) > 0)
+	if (req->paused || !(req->eof || req->read_failed) ||
+	    evbuffer_get_length(in) > 0)
 		return;
+	if (req->read_failed) {
+		request_finish(req, DOCKER_HTTP_IO);
+		return;
+	}
 	if (docker_http_parse_eof(req->parser) == DOCKER_HTTP_PARSE_DONE)
 		request_finish(req, DOCKER_HTTP_OK);
 	else
@@ -286,8 +292,10 @@ request_process(struct docker_request *req)
  * in evbuffer_read), so a 100 MiB archive would cost 25,000 turns of the
  * loop.  While the socket has more, read it here in large pieces, up to
  * DOCKER_HTTP_SINGLE_READ per wake-up; a paused request reads nothing, so
- * the backpressure is unchanged.  End of file and errors are left for
- * the bufferevent to find on its next read.
+ * the backpressure is unchanged.  End of file is left for the bufferevent
+ * to find on its next read; an error is not, since reading it took it
+ * (a reset reads as an end of file next): it is kept, and the request
+ * fails once what came before it was handed over.
  */
 static void
 request_read_more(struct docker_request *req)
@@ -305,7 +313,8 @@ request_read_more(struct docker_request *req)
 	 * reads itself; open it the same way for our reads.
 	 */
 	evbuffer_unfreeze(in, 0);
-	while (!req->paused && total < DOCKER_HTTP_SINGLE_READ) {
+	while (!req->paused && !req->read_failed &&
+	    total < DOCKER_HTTP_SINGLE_READ) {
 		nvec = evbuffer_reserve_space(in, DOCKER_HTTP_READ_PIECE,
 		    vec, 2);
 		if (nvec <= 0)
@@ -315,6 +324,11 @@ request_read_more(struct docker_request *req)
 			iov[i].iov_len = vec[i].iov_len;
 		}
 		if ((n = readv(fd, iov, nvec)) <= 0) {
+			if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR) {
+				req->sys_errno = errno;
+				req->read_failed = 1;
+			}
 			evbuffer_commit_space(in, vec, 0);
 			break;
 		}
