@@ -35,11 +35,13 @@
 #define FLOAT_SETTING_MAX	1e6
 /*
  * A process's ring: at least two of the largest events, at most what
- * managerd can hold for a few of them; and how many processes at most.
+ * managerd can hold for a few of them; and how many processes at most:
+ * dockerd-proxy follows no more than that many at once, each with a
+ * Docker request and its socket (PROXY_PROCESSES_MAX, dockerd-proxy/proxy.h).
  */
 #define PROCESS_OUTPUT_MIN	(64 * 1024)
 #define PROCESS_OUTPUT_MAX	(256LL * 1024 * 1024)
-#define PROCESSES_MAX		4096
+#define PROCESSES_MAX		256
 /* A day; and what one process can hold with its descriptor reserve. */
 #define HTTP_TIMEOUT_MAX	86400.0
 #define HTTP_CONNECTIONS_MAX	65536

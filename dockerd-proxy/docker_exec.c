@@ -8,8 +8,9 @@
  * The command runs under a wrapper that first prints its PID, then execs
  * the command, which keeps that PID as leader of its process group.  On
  * timeout, cancel, or a reader that went away, a second exec stops and
- * kills the group and every descendant of that PID.  Nothing the sandbox
- * can write decides what is killed.
+ * kills the group and every descendant of that PID, once it checked that
+ * the PID leads a session as the wrapper does (docker_signal.c: the
+ * sandbox's other processes may reach the wrapper's stdout too).
  */
 #include <sys/stat.h>
 
@@ -373,7 +374,7 @@ static void
 exec_start_stream(struct exec *e)
 {
 	static const struct exec_attach_cbs	 cbs = { exec_body, NULL,
-						    exec_stream_done };
+						    exec_stream_done, 0 };
 	struct timeval				 tv;
 	double					 t;
 

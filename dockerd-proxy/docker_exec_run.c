@@ -192,7 +192,8 @@ exec_attach(struct proxy *px, const char *eid, int tty,
 	spec.content_type = "application/json";
 	spec.body = text;
 	spec.body_len = strlen(text);
-	spec.flags = DOCKER_HTTP_UPGRADE;
+	spec.flags = DOCKER_HTTP_UPGRADE |
+	    (cbs->lasting ? DOCKER_HTTP_LASTING : 0);
 	spec.max_body = EXEC_ATTACH_MAX_BODY;
 	spec.on_body = cbs->on_body;
 	spec.on_drain = cbs->on_drain;

@@ -46,6 +46,7 @@ struct docker_request {
 	int				 write_failed;
 	int				 paused;
 	int				 eof;
+	int				 read_failed;	/* request_read_more's */
 	int				 busy;		/* inside a callback */
 	int				 cancelled;
 	int				 finished;
@@ -273,8 +274,13 @@ request_process(struct docker_request *req)
 			return;
 		}
 	}
-	if (req->paused || !req->eof || evbuffer_get_length(in) > 0)
+	if (req->paused || !(req->eof || req->read_failed) ||
+	    evbuffer_get_length(in) > 0)
 		return;
+	if (req->read_failed) {
+		request_finish(req, DOCKER_HTTP_IO);
+		return;
+	}
 	if (docker_http_parse_eof(req->parser) == DOCKER_HTTP_PARSE_DONE)
 		request_finish(req, DOCKER_HTTP_OK);
 	else
@@ -286,8 +292,10 @@ request_process(struct docker_request *req)
  * in evbuffer_read), so a 100 MiB archive would cost 25,000 turns of the
  * loop.  While the socket has more, read it here in large pieces, up to
  * DOCKER_HTTP_SINGLE_READ per wake-up; a paused request reads nothing, so
- * the backpressure is unchanged.  End of file and errors are left for
- * the bufferevent to find on its next read.
+ * the backpressure is unchanged.  End of file is left for the bufferevent
+ * to find on its next read; an error is not, since reading it took it
+ * (a reset reads as an end of file next): it is kept, and the request
+ * fails once what came before it was handed over.
  */
 static void
 request_read_more(struct docker_request *req)
@@ -305,7 +313,8 @@ request_read_more(struct docker_request *req)
 	 * reads itself; open it the same way for our reads.
 	 */
 	evbuffer_unfreeze(in, 0);
-	while (!req->paused && total < DOCKER_HTTP_SINGLE_READ) {
+	while (!req->paused && !req->read_failed &&
+	    total < DOCKER_HTTP_SINGLE_READ) {
 		nvec = evbuffer_reserve_space(in, DOCKER_HTTP_READ_PIECE,
 		    vec, 2);
 		if (nvec <= 0)
@@ -315,6 +324,11 @@ request_read_more(struct docker_request *req)
 			iov[i].iov_len = vec[i].iov_len;
 		}
 		if ((n = readv(fd, iov, nvec)) <= 0) {
+			if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR) {
+				req->sys_errno = errno;
+				req->read_failed = 1;
+			}
 			evbuffer_commit_space(in, vec, 0);
 			break;
 		}
@@ -434,7 +448,8 @@ request_check(const char *socket_path, const struct docker_request_spec *s)
 {
 	if (socket_path == NULL || socket_path[0] == '\0' || s == NULL ||
 	    s->method == NULL || s->path == NULL || s->on_done == NULL ||
-	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD)) != 0)
+	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD |
+	    DOCKER_HTTP_LASTING)) != 0)
 		return -1;
 	if (s->flags & DOCKER_HTTP_UPLOAD)
 		return s->content_type == NULL || s->body != NULL ||
@@ -527,7 +542,9 @@ docker_request_new(struct event_base *base, const char *socket_path,
 		pflags |= DOCKER_HTTP_PARSE_HEAD;
 	if (s->flags & DOCKER_HTTP_UPGRADE)
 		pflags |= DOCKER_HTTP_PARSE_UPGRADE;
-	if (live_requests >= DOCKER_HTTP_MAX_LIVE) {
+	if (live_requests >= DOCKER_HTTP_MAX_LIVE ||
+	    ((s->flags & DOCKER_HTTP_LASTING) &&
+	    live_requests >= DOCKER_HTTP_MAX_LIVE - DOCKER_HTTP_RESERVE)) {
 		errno = EAGAIN;
 		goto fail;
 	}

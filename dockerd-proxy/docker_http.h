@@ -59,6 +59,12 @@ struct event_base;
  * once (EAGAIN, DOCKER_HTTP_BUSY: 503 unavailable) instead of queueing.
  */
 #define DOCKER_HTTP_MAX_LIVE		512
+/*
+ * Of those, how many a lasting request (DOCKER_HTTP_LASTING: a process's
+ * stream, out for as long as its command runs) never takes, so that the
+ * calls that end processes and sandboxes always find one.
+ */
+#define DOCKER_HTTP_RESERVE		64
 /* Uploads: the drain callback fires when queued output falls to this. */
 #define DOCKER_HTTP_UPLOAD_LOWAT	(16 * 1024)
 /* Uploads: a producer should stop once this much is queued. */
@@ -123,6 +129,7 @@ typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
 /* Flags for struct docker_request_spec. */
 #define DOCKER_HTTP_UPGRADE	0x01	/* send Upgrade: tcp, accept a 101 */
 #define DOCKER_HTTP_UPLOAD	0x02	/* body from docker_request_write */
+#define DOCKER_HTTP_LASTING	0x04	/* not in DOCKER_HTTP_RESERVE */
 
 /* One request; docker_request_new() copies all of it, body included. */
 struct docker_request_spec {
@@ -154,7 +161,8 @@ struct docker_request_spec {
  * Start a request.  NULL with errno on a bad argument (EINVAL: method or
  * path with a space or control character, path not starting with '/';
  * ENAMETOOLONG: socket path) or a local resource failure (ENOMEM, EMFILE,
- * EAGAIN: DOCKER_HTTP_MAX_LIVE requests are out); connect errors come
+ * EAGAIN: DOCKER_HTTP_MAX_LIVE requests are out, or for a lasting one all
+ * but DOCKER_HTTP_RESERVE); connect errors come
  * through the done callback as DOCKER_HTTP_CONNECT.
  */
 struct docker_request	*docker_request_new(struct event_base *,

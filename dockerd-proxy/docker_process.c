@@ -13,6 +13,9 @@
  *    the socket closed and DOCKER_EXEC_EXIT {exit code or -1, 0};
  *  - no frame goes into the socket before the PID line was read;
  *  - no timeout here: managerd ends it with DOCKER_PROCESS_SIGNAL;
+ *  - at most PROXY_PROCESSES_MAX at once: one more is refused at once
+ *    (ERR_LIMIT_EXCEEDED), and its stream never takes the Docker
+ *    requests kept for the calls that end processes (DOCKER_HTTP_RESERVE);
  *  - a socket nobody reads any more (EPIPE) never ends the process: its
  *    output is read from Docker and dropped, so the command never waits
  *    on a full pipe;
@@ -55,6 +58,10 @@
 #define NO_PID_GRACE_SECONDS	10
 /* The terminal's end of file (VEOF), as the line discipline reads it. */
 #define TTY_EOF			'\004'
+
+#if PROXY_PROCESSES_MAX > DOCKER_HTTP_MAX_LIVE - DOCKER_HTTP_RESERVE
+#error "the processes' streams would take the requests kept in reserve"
+#endif
 
 enum process_state {
 	PR_LOOKUP,
@@ -120,6 +127,7 @@ static void
 process_free(struct process *p)
 {
 	TAILQ_REMOVE(&p->px->processes, p, entry);
+	p->px->nprocesses--;
 	if (p->sizing != NULL)
 		p->sizing->p = NULL;
 	if (p->stream != NULL)
@@ -530,7 +538,7 @@ process_attach(struct process *p)
 {
 	static const struct exec_attach_cbs	 cbs = { process_body,
 						    process_stdin_drained,
-						    process_stream_done };
+						    process_stream_done, 1 };
 
 	p->stream = exec_attach(p->px, p->eid, p->spec.tty, &cbs, p);
 	if (p->stream == NULL) {
@@ -589,10 +597,14 @@ process_socket_ready(int fd)
 {
 	struct stat	 st;
 	socklen_t	 len = sizeof(int);
-	int		 type, flags;
+	int		 domain, type, flags;
 
 	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode) ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == -1 ||
+	    len != sizeof(int) || domain != AF_UNIX)
+		return -1;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
 	    len != sizeof(int) || type != SOCK_STREAM)
 		return -1;
 	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
@@ -607,6 +619,17 @@ docker_process_start(struct proxy *px, uint32_t peerid,
 {
 	struct process	*p;
 
+	/* managerd has a limit of its own, but is not trusted to keep it. */
+	if (px->nprocesses >= PROXY_PROCESSES_MAX) {
+		log_warnx("process %u in sandbox %s refused: already %zu",
+		    peerid, d->id, px->nprocesses);
+		peer_send_error(&px->parent, peerid, ERR_LIMIT_EXCEEDED,
+		    "dockerd-proxy already follows %d processes",
+		    PROXY_PROCESSES_MAX);
+		close(fd);
+		docker_process_free(d);
+		return;
+	}
 	p = xcalloc(1, sizeof(*p));
 	p->px = px;
 	p->peerid = peerid;
@@ -627,9 +650,10 @@ docker_process_start(struct proxy *px, uint32_t peerid,
 	    NULL)
 		fatalx("%s: out of memory", __func__);
 	TAILQ_INSERT_TAIL(&px->processes, p, entry);
+	px->nprocesses++;
 	if (process_socket_ready(fd) == -1) {
-		process_fail(p, ERR_INTERNAL, "process socket is not a stream "
-		    "socket");
+		process_fail(p, ERR_INTERNAL, "process socket is not a unix "
+		    "stream socket");
 		return;
 	}
 	exec_container(px, p->spec.id, "start a process in", 1,

@@ -4,10 +4,19 @@
  * kill that stops and SIGKILLs the group and every descendant (an exec's
  * timeout or cancel, a process's tree).  Each is a second exec in the
  * sandbox's container, as the sandbox user, run attached so that its end
- * is known; it prints nothing unless something went wrong, and what it
- * prints is only ever a log line.  The PID comes from the wrapper's first
- * line or from managerd, which took it from there: never from anything
- * the sandbox can write later.
+ * is known, then its exit status asked; it prints nothing unless
+ * something went wrong, and what it prints is only ever a log line.
+ *
+ * The PID comes from the wrapper's first line, or from managerd, which
+ * took it from there.  That line is not beyond the sandbox's reach: on a
+ * tty the terminal's slave is the sandbox user's, and another process of
+ * the sandbox may write a line of its own there before the wrapper does
+ * (or into a wrapper's stdout through /proc).  So each script first
+ * checks that the PID leads a session, as every wrapper does, and
+ * signals nothing if a live process of that PID does not: it exits
+ * HARDENING_SCRIPT_REFUSED, and the signal is answered ERR_CONFLICT.  A
+ * forged line can then name only a whole session of the sandbox's own,
+ * never a group inside one; and whatever it names is in the container.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +34,8 @@ typedef void	(*helper_cb)(void *arg, enum error_kind, const char *text);
 struct helper {
 	struct proxy	*px;
 	char		 id[SANDBOX_ID_LEN + 1];
+	char		 eid[DOCKER_ID_LEN + 1];
+	char		 said[1024];	/* its output, as one line */
 	helper_cb	 cb;
 	void		*arg;
 };
@@ -36,17 +47,53 @@ helper_end(struct helper *h, enum error_kind kind, const char *text)
 	free(h);
 }
 
-/* Its output, frames and all, as one printable line. */
+struct said {
+	char		*text;
+	size_t		 len, n;
+};
+
+static void
+said_emit(void *arg, int stream, const unsigned char *data, size_t len)
+{
+	struct said	*s = arg;
+	size_t		 i;
+
+	for (i = 0; i < len && s->n + 1 < s->len; i++)
+		if (data[i] >= ' ' && data[i] < 0x7f)
+			s->text[s->n++] = (char)data[i];
+}
+
+/* What its frames hold, stdout and stderr, as one printable line. */
 static void
 helper_said(const struct docker_response *resp, char *text, size_t len)
 {
-	size_t	 i, n = 0;
+	struct frame_parser	*fp;
+	struct said		 s = { text, len, 0 };
 
-	for (i = 0; resp->body != NULL && i < resp->body_len && n + 1 < len;
-	    i++)
-		if (resp->body[i] >= ' ' && resp->body[i] < 0x7f)
-			text[n++] = (char)resp->body[i];
-	text[n] = '\0';
+	fp = xcalloc(1, sizeof(*fp));
+	frame_parser_init(fp, 0);
+	if (resp->body != NULL &&
+	    frame_parser_feed(fp, resp->body, resp->body_len, said_emit,
+	    &s) == 0)
+		(void)frame_parser_finish(fp, said_emit, &s);
+	free(fp);
+	text[s.n] = '\0';
+}
+
+/* Its exit status: only a refusal is an error (-1: Docker did not say). */
+static void
+helper_exited(void *arg, int64_t exit_code)
+{
+	struct helper	*h = arg;
+	char		 text[1100];
+
+	if (exit_code == HARDENING_SCRIPT_REFUSED) {
+		snprintf(text, sizeof(text), "sandbox %s: %s", h->id,
+		    h->said[0] != '\0' ? h->said : "not signalled");
+		helper_end(h, ERR_CONFLICT, text);
+		return;
+	}
+	helper_end(h, 0, h->said);
 }
 
 static void
@@ -60,8 +107,8 @@ helper_done(struct docker_request *req, enum docker_http_error error,
 
 	if (error == DOCKER_HTTP_OK && (resp->status == 101 ||
 	    resp->status == 200)) {
-		helper_said(resp, text, sizeof(text));
-		helper_end(h, 0, text);
+		helper_said(resp, h->said, sizeof(h->said));
+		exec_wait(h->px, h->eid, helper_exited, h);
 		return;
 	}
 	res.error = error;
@@ -82,7 +129,7 @@ helper_created(void *arg, const char *eid, enum error_kind kind,
     const char *text)
 {
 	static const struct exec_attach_cbs	 cbs = { NULL, NULL,
-						    helper_done };
+						    helper_done, 0 };
 	struct helper				*h = arg;
 	char					 buf[256];
 
@@ -90,6 +137,7 @@ helper_created(void *arg, const char *eid, enum error_kind kind,
 		helper_end(h, kind, text);
 		return;
 	}
+	strlcpy(h->eid, eid, sizeof(h->eid));
 	if (exec_attach(h->px, eid, 0, &cbs, h) == NULL) {
 		snprintf(buf, sizeof(buf), "sandbox %s: cannot start a Docker "
 		    "request: %s", h->id, strerror(errno));

@@ -28,7 +28,7 @@
  * Prints its own PID, then becomes the command: exec keeps the PID, which
  * Docker made the leader of a new session and process group.  The kill
  * below takes the PID from this first stdout line, never from a file the
- * sandbox could change.
+ * sandbox could change; the line itself is checked there (SESSION_CHECK).
  */
 #define EXEC_WRAPPER	"echo $$; exec \"$@\""
 
@@ -42,14 +42,43 @@
 #define TTY_WRAPPER	"echo $$; read -r _; exec \"$@\""
 
 /*
+ * Before anything is signalled: $p must lead its session, as the wrapper
+ * does (runc makes every exec the leader of a session of its own).  The
+ * PID line is not out of the sandbox's reach: another of its processes
+ * may write a line first into a tty's slave, which is the sandbox user's,
+ * or into the wrapper's stdout through /proc.  A live process that leads
+ * no session (the session id after the last ')' of its stat, the fourth
+ * field there) is refused: exit HARDENING_SCRIPT_REFUSED.  A PID without
+ * a process is left to the kill: a command's background children outlive
+ * it in its group, and Linux hands out no PID that is still a group's.
+ * Built-ins only.
+ */
+#define SESSION_CHECK \
+	"s=\n" \
+	"{ while IFS= read -r l; do s=\"$s$l \"; done < \"/proc/$p/stat\"; }" \
+	" 2>/dev/null\n" \
+	"if [ -n \"$s\" ]; then\n" \
+	"\ts=${s##*)}\n" \
+	"\tset -- $s\n" \
+	"\tif [ \"$4\" != \"$p\" ]; then\n" \
+	"\t\techo \"process $p does not lead a session: not signalled\"\n" \
+	"\t\texit " HARDENING_SCRIPT_REFUSED_TEXT "\n" \
+	"\tfi\n" \
+	"fi\n"
+
+/*
  * A signal to the process group of $1 (the wrapper's PID, leader of its
  * group), by its name in $2: one of process_signal_name()'s, never text
  * from a request.  A built-in, as the kill below.
  */
-#define SIGNAL_SCRIPT	"kill -\"$2\" -\"$1\""
+#define SIGNAL_SCRIPT \
+	"p=$1\n" \
+	"n=$2\n" \
+	SESSION_CHECK \
+	"kill -\"$n\" -\"$p\"\n"
 
 /*
- * Stop the process group, then every descendant of $1 found through the
+ * Once SESSION_CHECK passed, stop the process group, then every descendant of $1 found through the
  * ppid links in /proc/<n>/stat (the text after the last ')', so a command
  * name holding spaces, parentheses or newlines cannot shift the fields),
  * until no new one turns up; then SIGKILL them all and the group.  Stopped
@@ -58,6 +87,7 @@
  */
 #define KILL_SCRIPT \
 	"p=$1\n" \
+	SESSION_CHECK \
 	"kill -STOP -\"$p\" 2>/dev/null\n" \
 	"kill -STOP \"$p\" 2>/dev/null\n" \
 	"all=\" $p \"\n" \

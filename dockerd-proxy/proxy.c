@@ -3,6 +3,7 @@
  * namespace where the Docker socket is the only thing it can reach, loads
  * its seccomp filter, and then serves typed Docker operations.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -13,10 +14,21 @@
 
 #include <json-c/json.h>
 
+#include "docker_http.h"
 #include "log.h"
 #include "privdrop.h"
 #include "proc.h"
 #include "proxy.h"
+
+/*
+ * Descriptors: one per Docker request, and at most one from managerd with
+ * each (a process's socket, an exec's or an archive's pipe), so two per
+ * process (PROXY_PROCESSES_MAX of them fit well within); then the imsg
+ * socket, epoll and libevent's own, the log, and descriptors managerd
+ * passed that wait in the imsg queue.
+ */
+#define PROXY_FD_RESERVE	64
+#define PROXY_FD_WANT		(2 * DOCKER_HTTP_MAX_LIVE + PROXY_FD_RESERVE)
 
 static struct proxy	 proxy;
 
@@ -55,6 +67,32 @@ proxy_read_settings(struct imsg *imsg, struct proxy_settings *s)
 	if ((why = hardening_check_policy(&s->policy)) != NULL)
 		fatalx("PROXY_CONFIG: %s", why);
 	imsg_free(imsg);
+}
+
+/*
+ * The soft limit is often 1024, too few for the above: raise it as far as
+ * the hard limit lets, while getrlimit and setrlimit are still allowed.
+ */
+static void
+proxy_limit_descriptors(void)
+{
+	struct rlimit	 rl;
+	rlim_t		 want = PROXY_FD_WANT;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit");
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= want)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		log_warnx("descriptor limit %llu: fewer than %d processes "
+		    "and %d Docker requests may be followed at once",
+		    (unsigned long long)rl.rlim_max, PROXY_PROCESSES_MAX,
+		    DOCKER_HTTP_MAX_LIVE);
+		want = rl.rlim_max;
+	}
+	rl.rlim_cur = want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("setrlimit");
 }
 
 static void
@@ -105,6 +143,7 @@ main(int argc, char *argv[])
 	json_object_put(warm);
 	proxy.base = proc_event_base();
 
+	proxy_limit_descriptors();
 	proxy_enter_jail(&proxy.settings);
 	proc_seccomp(&proxy_proc, &proxy.settings.proc);
 

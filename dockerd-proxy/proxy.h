@@ -61,6 +61,7 @@ struct proxy {
 	struct proxy_settings	 settings;
 	TAILQ_HEAD(, exec)	 execs;		/* running, for EXEC_CANCEL */
 	TAILQ_HEAD(, process)	 processes;	/* started, not yet ended */
+	size_t			 nprocesses;
 	TAILQ_HEAD(, network_wait) network_queue; /* one ensure at a time */
 };
 
@@ -192,6 +193,13 @@ json_object	*hardening_exec_body(const struct proxy_policy *,
 json_object	*hardening_process_body(const struct proxy_policy *,
 		    const struct docker_process *);
 json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);
+/*
+ * The exit status of the signal and kill scripts when the PID they were
+ * given is not the leader of a session, as a wrapper is: nothing was
+ * signalled.
+ */
+#define HARDENING_SCRIPT_REFUSED	100
+#define HARDENING_SCRIPT_REFUSED_TEXT	"100"
 /* signo: one of process_signal_name()'s (anything else is fatal). */
 json_object	*hardening_signal_body(const struct proxy_policy *,
 		    long long pid, int signo);
@@ -367,6 +375,7 @@ struct exec_attach_cbs {
 	docker_body_cb		 on_body;	/* NULL: buffered */
 	docker_drain_cb		 on_drain;	/* stdin written, may be NULL */
 	docker_done_cb		 on_done;
+	int			 lasting;	/* DOCKER_HTTP_LASTING */
 };
 struct docker_request	*exec_attach(struct proxy *, const char *eid, int tty,
 			    const struct exec_attach_cbs *, void *arg);
@@ -384,8 +393,14 @@ void	exec_resize(struct proxy *, const char *id, const char *eid,
 
 /*
  * docker_process.c: MSG_DOCKER_PROCESS_START; takes over d and fd (see
- * msg.h and the file for what managerd may rely on).
+ * msg.h and the file for what managerd may rely on).  Each process holds
+ * a Docker request and its socket for as long as it runs: past
+ * PROXY_PROCESSES_MAX at once, whatever managerd's own limit says, a
+ * start is refused (ERR_LIMIT_EXCEEDED), so that they cannot take the
+ * requests and descriptors the kills and destroys that end them need.
+ * AGENT_SANDBOX_MAX_PROCESSES is held to the same bound (common/config.c).
  */
+#define PROXY_PROCESSES_MAX	256
 void	docker_process_start(struct proxy *, uint32_t peerid,
 	    struct docker_process *d, int fd);
 /*

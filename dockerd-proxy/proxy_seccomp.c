@@ -37,7 +37,12 @@ static const struct seccomp_rule proxy_rules[] = {
 	SC_ALLOW(connect),
 	/* A process's stdin ends with a half-close of its exec's stream. */
 	SC_ALLOW_ARG(shutdown, SC_ARG_EQ(1, SHUT_WR)),
-	/* A process's socket from managerd must be a stream socket. */
+	/*
+	 * A process's socket from managerd must be a unix stream socket:
+	 * its family, then its type.  Nothing else of getsockopt.
+	 */
+	SC_ALLOW_ARG2(getsockopt, SC_ARG_EQ(1, SOL_SOCKET),
+	    SC_ARG_EQ(2, SO_DOMAIN)),
 	SC_ALLOW_ARG2(getsockopt, SC_ARG_EQ(1, SOL_SOCKET),
 	    SC_ARG_EQ(2, SO_TYPE)),
 	/* HTTP to and from dockerd through bufferevents. */

@@ -8,6 +8,7 @@ of other containers or sends malformed messages.  Run as root; skips
 (77) otherwise."""
 
 import os
+import resource
 import socket
 import struct
 import sys
@@ -31,6 +32,10 @@ MSG_DOCKER_PROCESS_INSPECT = 413
 MSG_DOCKER_PROCESS_STARTED = 508
 MSG_DOCKER_PROCESS_STATE = 509
 ERR_CONFLICT = 5
+ERR_LIMIT_EXCEEDED = 7
+# dockerd-proxy/proxy.h, docker_http.h
+PROXY_PROCESSES_MAX = 256
+DOCKER_HTTP_MAX_LIVE = 512
 SIGHUP, SIGINT, SIGKILL, SIGTERM = 1, 2, 9, 15
 DEBIAN = "agent-sandbox/debian-python:bookworm"
 
@@ -191,6 +196,16 @@ def signal(proxy, sid, pid, signo, tree=False):
     mtype, payload = proxy.next(proxy.request(
         MSG_DOCKER_PROCESS_SIGNAL, signal_payload(sid, pid, signo, tree)))
     return (mtype, decode_error(payload) if mtype == MSG_ERROR else None)
+
+
+def tcp_pair():
+    """Two connected TCP sockets on the loopback, as descriptors."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as lsock:
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        a = socket.create_connection(lsock.getsockname())
+        b, _ = lsock.accept()
+    return a.detach(), b.detach()
 
 
 class Sandbox(unittest.TestCase):
@@ -410,9 +425,80 @@ class Signals(Sandbox):
         self.assertEqual(signal(PROXY, self.sid, p.pid, SIGTERM),
                          (MSG_DOCKER_DONE, None))
 
+    def test_pid_that_leads_no_session(self):
+        # A PID that is not a wrapper's (a forged PID line, or a lying
+        # managerd): a live process that leads no session is refused,
+        # and neither it nor its descendants are touched.
+        p = self.sh("sleep 322 & echo bg=$!; wait")
+        bg = int(p.wait_output(b"\n").split(b"bg=")[1].split()[0])
+        for tree in (False, True):
+            mtype, error = signal(PROXY, self.sid, bg, SIGKILL, tree)
+            self.assertEqual((mtype, error), (MSG_ERROR, (
+                ERR_CONFLICT, "sandbox %s: process %d does not lead a "
+                "session: not signalled" % (self.sid, bg))), tree)
+        self.assertIn("sleep 322", self.processes())
+        self.assertEqual(p.kill(), (MSG_DOCKER_DONE, b""))
+        self.assertEqual(p.wait_exit()[0], 128 + SIGKILL)
+        self.assertGone("sleep 322")
+
     def test_signal_in_a_missing_sandbox(self):
         mtype, error = signal(PROXY, new_id(), 1234, SIGTERM)
         self.assertEqual((mtype, error[0]), (MSG_ERROR, ops.ERR_NOT_FOUND))
+
+
+FORGER = """sleep 319 & v=$!
+echo ready
+until { echo "$v" > /dev/pts/0; } 2>/dev/null; do :; done
+echo forged=$v
+wait"""
+
+
+class ForgedPid(unittest.TestCase):
+    """A process of the sandbox writes a line into a new tty's slave (the
+    sandbox user's) before the wrapper prints its PID: the PID it names
+    leads no session, so neither signals nor the kill take it."""
+
+    def attempt(self):
+        """(sid, the process on the tty, the forger, the forged PID)."""
+        sid = new_id()
+        mtype, payload = PROXY.create(sid)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        # Its first tty, in a devpts of its own: /dev/pts/0.
+        forger = Process(PROXY, sid, ["/bin/sh", "-c", FORGER])
+        self.assertIsNone(forger.error)
+        forger.wait_output(b"ready")
+        p = Process(PROXY, sid, ["sleep", "323"], tty=True)
+        self.assertIsNone(p.error)
+        out = forger.wait_output(b"forged=")
+        forged = int(out.split(b"forged=")[1].split()[0])
+        return sid, p, forger, forged
+
+    @staticmethod
+    def end(sid, *procs):
+        PROXY.destroy(sid)
+        for proc in procs:
+            PROXY.next(proc.peerid, timeout=60)
+            proc.sock.close()
+
+    def test_forged_pid_line_on_a_tty(self):
+        for _ in range(5):
+            sid, p, forger, forged = self.attempt()
+            if p.pid == forged:
+                break
+            self.end(sid, p, forger)
+        else:
+            self.skipTest("the wrapper printed its PID first every time")
+        try:
+            for tree in (False, True):
+                mtype, error = signal(PROXY, sid, forged, SIGTERM, tree)
+                self.assertEqual((mtype, error), (MSG_ERROR, (
+                    ERR_CONFLICT, "sandbox %s: process %d does not lead a "
+                    "session: not signalled" % (sid, forged))), tree)
+            _, out, _ = PROXY.sh(sid, "for f in /proc/[0-9]*/cmdline; do "
+                                 "tr '\\0' ' ' < $f; echo; done")
+            self.assertIn("sleep 319", out)
+        finally:
+            self.end(sid, p, forger)
 
 
 class Inspect(Sandbox):
@@ -479,20 +565,25 @@ class StartErrors(Sandbox):
         self.assertIn(b"/no/such/command", p.output(2))
 
     def test_not_a_stream_socket(self):
-        for kind in ("pipe", "dgram"):
+        for kind in ("pipe", "dgram", "tcp"):
             if kind == "pipe":
                 ours, theirs = os.pipe()
-            else:
+            elif kind == "dgram":
                 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
                 ours, theirs = a.detach(), b.detach()
+            else:
+                # A stream socket, but not of the unix family.
+                ours, theirs = tcp_pair()
             peerid = PROXY.request(MSG_DOCKER_PROCESS_START,
                                    process_payload(self.sid, ["true"]),
                                    fd=theirs)
             os.close(theirs)
             mtype, payload = PROXY.next(peerid)
             os.close(ours)
-            self.assertEqual(mtype, MSG_ERROR)
-            self.assertEqual(decode_error(payload)[0], ops.ERR_INTERNAL)
+            self.assertEqual(mtype, MSG_ERROR, kind)
+            self.assertEqual(decode_error(payload),
+                             (ops.ERR_INTERNAL, "process socket is not a "
+                              "unix stream socket"), kind)
 
     def test_stopped_sandbox(self):
         sid = new_id()
@@ -506,6 +597,85 @@ class StartErrors(Sandbox):
                                        "sandbox %s is not running" % sid))
         finally:
             PROXY.destroy(sid)
+
+
+def fd_limit(pid):
+    """The soft RLIMIT_NOFILE of process pid."""
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    raise AssertionError("no descriptor limit for %d" % pid)
+
+
+class Capacity(unittest.TestCase):
+    """dockerd-proxy follows at most PROXY_PROCESSES_MAX processes at once,
+    whatever managerd asks, each with a Docker request and a socket: it
+    has the descriptors for them even under a low soft limit, and the rest
+    of Docker stays reachable, the calls that end them included."""
+
+    def test_at_most_256_processes(self):
+        old = resource.getrlimit(resource.RLIMIT_NOFILE)
+        # What it inherits may be too few: it raises its own soft limit.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, old[1]))
+        try:
+            proxy = Proxy()
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, old)
+        sid = new_id()
+        socks, peers = [], []
+        try:
+            self.assertGreaterEqual(fd_limit(proxy.proc.pid),
+                                    2 * DOCKER_HTTP_MAX_LIVE)
+            mtype, payload = proxy.create(sid, pids_limit=1024)
+            self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+
+            def start():
+                ours, theirs = socket.socketpair()
+                peer = proxy.request(MSG_DOCKER_PROCESS_START,
+                                     process_payload(sid, ["sleep", "600"]),
+                                     fd=theirs.fileno())
+                theirs.close()
+                socks.append(ours)
+                return peer
+
+            for _ in range(PROXY_PROCESSES_MAX):
+                peers.append(start())
+            started = []
+            for peer in peers:
+                mtype, payload = proxy.next(peer, timeout=180)
+                self.assertEqual(mtype, MSG_DOCKER_PROCESS_STARTED,
+                                 describe(mtype, payload))
+                r = Reader(payload)
+                started.append((r.str(), r.i64()))
+            # One more is refused, and its socket closed.
+            extra = start()
+            mtype, payload = proxy.next(extra)
+            self.assertEqual(mtype, MSG_ERROR)
+            self.assertEqual(decode_error(payload), (
+                ERR_LIMIT_EXCEEDED, "dockerd-proxy already follows %d "
+                "processes" % PROXY_PROCESSES_MAX))
+            socks[-1].settimeout(10)
+            self.assertEqual(socks[-1].recv(1), b"")
+            # Docker is still there for the rest: an inspect, a kill.
+            eid, pid = started[0]
+            self.assertEqual(inspect(proxy, sid, eid), (1, 1, 0, 0))
+            self.assertEqual(signal(proxy, sid, pid, SIGKILL, tree=True),
+                             (MSG_DOCKER_DONE, None))
+            self.assertEqual(proxy.next(peers[0])[0], MSG_DOCKER_EXEC_EXIT)
+            # Once one ended, another fits.
+            peers[0] = start()
+            self.assertEqual(proxy.next(peers[0], timeout=60)[0],
+                             MSG_DOCKER_PROCESS_STARTED)
+            self.assertNotIn("Too many open files", proxy.log_text())
+        finally:
+            # The destroy ends them all.
+            proxy.destroy(sid)
+            for peer in peers:
+                proxy.next(peer, timeout=60)
+            for sock in socks:
+                sock.close()
+            proxy.stop()
 
 
 class ForeignExecs(Sandbox):

@@ -142,7 +142,7 @@ wait_upgraded(struct event_base *base, struct docker_request *req)
 }
 
 static struct docker_request *
-hijack_start(struct event_base *base, struct fake *fk, struct hijack *h)
+hijack_start_at(struct event_base *base, const char *path, struct hijack *h)
 {
 	struct docker_request_spec	 spec;
 
@@ -158,9 +158,15 @@ hijack_start(struct event_base *base, struct fake *fk, struct hijack *h)
 	spec.on_drain = hijack_drain;
 	spec.on_done = hijack_done;
 	spec.arg = h;
-	h->res.req = docker_request_new(base, fk->path, &spec);
+	h->res.req = docker_request_new(base, path, &spec);
 	assert_non_null(h->res.req);
 	return h->res.req;
+}
+
+static struct docker_request *
+hijack_start(struct event_base *base, struct fake *fk, struct hijack *h)
+{
+	return hijack_start_at(base, fk->path, h);
 }
 
 /* stdin in, half-closed; the command's last words still come back. */
@@ -292,6 +298,58 @@ test_refused_before_upgrade(void **state)
 	fake_stop(&fk);
 }
 
+/*
+ * Docker's end closes after the 101 with our request unread: the kernel
+ * reports a reset (ECONNRESET), which is an error, DOCKER_HTTP_IO, not
+ * the end of the stream, though docker_http's own large reads find it.
+ */
+static void
+test_reset_after_upgrade(void **state)
+{
+	struct event_base	*base = *state;
+	struct hijack		 h;
+	struct sockaddr_un	 sun;
+	char			 dir[] = "/tmp/test_docker_hijack.XXXXXX";
+	static const char	 answer[] = UPGRADED "\001\000\000\000\000\000"
+				    "\000\005hello";
+	size_t			 len;
+	int			 lfd, cfd;
+
+	assert_non_null(mkdtemp(dir));
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/docker.sock", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+
+	memset(&h, 0, sizeof(h));
+	result_init(&h.res, base);
+	hijack_start_at(base, sun.sun_path, &h);
+	/* The request goes out; nobody reads it. */
+	run_for(base, 20000);
+	cfd = accept(lfd, NULL, NULL);
+	assert_true(cfd >= 0);
+	len = sizeof(answer) - 1;
+	assert_int_equal(write(cfd, answer, len), (ssize_t)len);
+	close(cfd);
+	run_loop(base);
+	assert_int_equal(h.res.calls, 1);
+	assert_int_equal(h.res.status, 101);
+	assert_int_equal(h.res.error, DOCKER_HTTP_IO);
+	assert_int_equal(h.res.sys_errno, ECONNRESET);
+	/* What came before the reset was handed over first. */
+	len = evbuffer_get_length(h.res.streamed);
+	assert_int_equal(len, 13);
+	assert_memory_equal(evbuffer_pullup(h.res.streamed, -1),
+	    "\001\000\000\000\000\000\000\005hello", 13);
+	result_free(&h.res);
+	close(lfd);
+	unlink(sun.sun_path);
+	rmdir(dir);
+}
+
 /* More than the cap at once is a producer ignoring HIWAT. */
 static void
 test_too_much_queued(void **state)
@@ -337,6 +395,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_half_close_after_queued,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_refused_before_upgrade,
+		    setup_base, teardown_base),
+		cmocka_unit_test_setup_teardown(test_reset_after_upgrade,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_too_much_queued,
 		    setup_base, teardown_base),

@@ -180,6 +180,46 @@ test_e2e_max_live(void **state)
 	assert_int_equal(calls, DOCKER_HTTP_MAX_LIVE + 1);
 }
 
+/*
+ * A lasting request (a process's stream) never takes the last
+ * DOCKER_HTTP_RESERVE slots: those stay for the calls that end processes.
+ */
+static void
+test_e2e_lasting_reserve(void **state)
+{
+	struct event_base		*base = *state;
+	static const char		 sock[] = "/nonexistent/test_docker_http/s";
+	struct docker_request_spec	 spec;
+	int				 calls = 0, i;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.method = "POST";
+	spec.path = "/v1.41/exec/x/start";
+	spec.flags = DOCKER_HTTP_UPGRADE | DOCKER_HTTP_LASTING;
+	spec.max_body = 1024;
+	spec.on_done = count_cb;
+	spec.arg = &calls;
+	for (i = 0; i < DOCKER_HTTP_MAX_LIVE - DOCKER_HTTP_RESERVE; i++)
+		assert_non_null(docker_request_new(base, sock, &spec));
+	errno = 0;
+	assert_null(docker_request_new(base, sock, &spec));
+	assert_int_equal(errno, EAGAIN);
+	/* The reserve is there for everything else, to the last slot. */
+	for (i = 0; i < DOCKER_HTTP_RESERVE; i++)
+		assert_non_null(docker_request_start(base, sock, "GET",
+		    "/v1.41/_ping", NULL, NULL, 0, 1024, NULL, count_cb,
+		    &calls));
+	errno = 0;
+	assert_null(docker_request_start(base, sock, "GET", "/v1.41/_ping",
+	    NULL, NULL, 0, 1024, NULL, count_cb, &calls));
+	assert_int_equal(errno, EAGAIN);
+	run_for(base, 100000);
+	assert_int_equal(calls, DOCKER_HTTP_MAX_LIVE);
+	assert_non_null(docker_request_new(base, sock, &spec));
+	run_for(base, 100000);
+	assert_int_equal(calls, DOCKER_HTTP_MAX_LIVE + 1);
+}
+
 /* A socket file nobody listens on. */
 static void
 test_e2e_connect_refused(void **state)
@@ -752,6 +792,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_e2e_connect_missing,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_e2e_max_live,
+		    setup_base, teardown_base),
+		cmocka_unit_test_setup_teardown(test_e2e_lasting_reserve,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_e2e_connect_refused,
 		    setup_base, teardown_base),

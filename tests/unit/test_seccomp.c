@@ -873,13 +873,17 @@ proxy_child(void *arg)
 	struct event_base	*base;
 	char			 buf[8];
 	socklen_t		 len = sizeof(int);
-	int			 fd, type;
+	int			 fd, type, domain;
 
 	if ((base = event_base_new()) == NULL)
 		return 2;
 	if (proxy_seccomp_load(SECCOMP_MODE_KILL) != 0)
 		return 3;
-	/* A process's socket from managerd: is it a stream socket? */
+	/* A process's socket from managerd: a unix stream socket? */
+	if (getsockopt(run->sock, SOL_SOCKET, SO_DOMAIN, &domain, &len) == -1 ||
+	    domain != AF_UNIX)
+		return 14;
+	len = sizeof(int);
 	if (getsockopt(run->sock, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
 	    type != SOCK_STREAM)
 		return 11;
