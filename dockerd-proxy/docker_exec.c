@@ -166,7 +166,7 @@ exec_finish(struct exec *e, int64_t exit_code)
 }
 
 static void
-exec_exited(void *arg, int64_t exit_code)
+exec_exited(void *arg, int64_t exit_code, int running)
 {
 	exec_finish(arg, exit_code);
 }

@@ -233,6 +233,7 @@ struct exec_waiter {
 	char			 eid[DOCKER_ID_LEN + 1];
 	struct event		*ev_poll;
 	int			 polls;
+	int			 running;	/* as Docker last said */
 	exec_exit_cb		 cb;
 	void			*arg;
 };
@@ -242,7 +243,7 @@ static void	exec_wait_poll(struct exec_waiter *);
 static void
 exec_wait_end(struct exec_waiter *w, int64_t exit_code)
 {
-	w->cb(w->arg, exit_code);
+	w->cb(w->arg, exit_code, w->running);
 	event_free(w->ev_poll);
 	free(w);
 }
@@ -258,6 +259,7 @@ exec_wait_polled(const struct docker_result *res, void *arg)
 
 	/* The container went, and the exec with it. */
 	if (docker_result_answered(res) && res->status == 404) {
+		w->running = 0;
 		exec_wait_end(w, -1);
 		return;
 	}
@@ -270,6 +272,8 @@ exec_wait_polled(const struct docker_result *res, void *arg)
 		obj = docker_json_parse(res->resp);
 		if (exec_state_parse(obj, &running, &has_code, &code) == -1)
 			has_code = 0;
+		else
+			w->running = running;
 		json_object_put(obj);
 	}
 	if (has_code || ++w->polls >= EXIT_POLLS) {

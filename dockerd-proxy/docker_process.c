@@ -6,11 +6,20 @@
  *
  * What managerd may rely on:
  *  - one MSG_ERROR and nothing else when it never started: the sandbox
- *    is not there, not ours or not running, Docker failed, or the stream
- *    ended (or stayed unreadable) before the wrapper's PID line;
+ *    is not there, not ours or not running, Docker failed (ERR_BACKEND,
+ *    a stream broken before the wrapper's PID line too), or the stream
+ *    ended (or stayed unreadable) before that line;
+ *  - then the command never ran: its wrapper runs it only once let go
+ *    (a newline on its stdin, always attached; on a tty the end-of-file
+ *    character), which happens after the PID line, and exits when its
+ *    stdin ends first;
  *  - else DOCKER_PROCESS_STARTED {exec id, PID} once that line came,
  *    then, when Docker closed the stream and all output is in the socket,
- *    the socket closed and DOCKER_EXEC_EXIT {exit code or -1, 0};
+ *    the socket closed and DOCKER_EXEC_EXIT {exit code or -1, 0}; or,
+ *    when Docker still runs the command then (the stream was cut on our
+ *    side, or Docker ended it early), MSG_ERROR (ERR_BACKEND) instead,
+ *    never an exit that did not happen: the process is lost to managerd,
+ *    and its signals still reach it;
  *  - no frame goes into the socket before the PID line was read;
  *  - no timeout here: managerd ends it with DOCKER_PROCESS_SIGNAL;
  *  - at most PROXY_PROCESSES_MAX at once: one more is refused at once
@@ -23,10 +32,9 @@
  *    stdin: a half-close of Docker's connection, so the command reads end
  *    of file; for a tty, the terminal's end-of-file character instead
  *    (Docker closes a tty exec's output when its stdin is closed);
- *  - on a tty, the command runs once its size is set (the wrapper waits
- *    for an end-of-file character the proxy sends then), and stdin is
- *    read from the socket only from then on; without stdin_open its
- *    first read is an end of file, as without a tty.
+ *  - stdin is read from the socket only once the command was let go; on
+ *    a tty, that is once its size is set too; without stdin_open its
+ *    first read is an end of file, with a tty or without.
  * Memory is bounded both ways: reading Docker stops while the socket
  * holds more than it takes, reading the socket while Docker has
  * STDIN_QUEUE_MAX of stdin queued.
@@ -94,6 +102,7 @@ struct process {
 	int			 started;	/* PROCESS_STARTED sent */
 	int			 discard;	/* nobody reads the socket */
 	int			 malformed;
+	int			 cut;		/* the stream ended in an error */
 	int			 reading;	/* ev_read added */
 	int			 stdin_ended;	/* the socket's EOF came */
 	int			 stdin_dead;	/* Docker takes no more */
@@ -182,12 +191,23 @@ process_fail_unstarted(struct process *p)
 }
 
 static void
-process_exited(void *arg, int64_t exit_code)
+process_exited(void *arg, int64_t exit_code, int running)
 {
 	struct process		*p = arg;
 	struct exec_exit	 x;
 	struct msgw		 w;
 
+	/* Lost, not ended: it still runs, and its signals still reach it. */
+	if (running) {
+		log_warnx("process %u in sandbox %s: its stream %s, and Docker "
+		    "still runs it", p->peerid, p->spec.id,
+		    p->cut ? "was cut" : "ended");
+		peer_send_error(&p->px->parent, p->peerid, ERR_BACKEND,
+		    "sandbox %s: the process's stream from Docker %s while "
+		    "it runs", p->spec.id, p->cut ? "broke" : "ended");
+		process_free(p);
+		return;
+	}
 	x.exit_code = exit_code;
 	x.timed_out = 0;
 	msgw_init(&w);
@@ -366,16 +386,17 @@ process_stdin_drained(struct docker_request *req, void *arg)
 {
 	struct process	*p = arg;
 
-	if (p->spec.stdin_open && !p->stdin_ended && p->started &&
-	    (!p->spec.tty || p->released))
+	if (p->spec.stdin_open && !p->stdin_ended && p->released)
 		stdin_watch(p, 1);
 }
 
 /*
- * A tty's wrapper waits for its size: once the PID line came (so the
- * stream is up) and the size is set, the end-of-file character lets it
- * run the command, and the client's stdin may follow.  Without one, the
- * command's stdin is empty: a second end of file, for its first read.
+ * The wrapper waits on its stdin: once the PID line came (so the stream
+ * is up and the PID known), and on a tty once the size is set too, a
+ * newline (on a tty the end-of-file character) lets it run the command,
+ * and the client's stdin may follow.  Without stdin_open, the command's
+ * stdin is empty: the half-close (on a tty a second end of file), for
+ * its first read.
  */
 static void
 process_release(struct process *p)
@@ -385,7 +406,13 @@ process_release(struct process *p)
 	if (p->released || !p->sized || !p->started || p->stream == NULL)
 		return;
 	p->released = 1;
-	stdin_write(p, eof, p->spec.stdin_open ? 1 : 2);
+	if (p->spec.tty)
+		stdin_write(p, eof, p->spec.stdin_open ? 1 : 2);
+	else {
+		stdin_write(p, "\n", 1);
+		if (!p->spec.stdin_open)
+			stdin_end(p);
+	}
 	if (p->spec.stdin_open)
 		stdin_watch(p, 1);
 }
@@ -417,10 +444,7 @@ process_pid_found(struct process *p)
 		    evbuffer_add(p->out, p->early, p->early_len) == -1)
 			fatalx("%s: out of memory", __func__);
 	}
-	if (p->spec.tty)
-		process_release(p);
-	else if (p->spec.stdin_open)
-		stdin_watch(p, 1);
+	process_release(p);
 }
 
 static int
@@ -489,18 +513,32 @@ process_stream_done(struct docker_request *req, enum docker_http_error error,
 	if (frame_parser_finish(&p->fp, process_emit, p) == -1)
 		log_debug("process %u: the stream ended inside a frame",
 		    p->peerid);
+	/* Ours or Docker's, not the command's: it was never let go. */
+	if (!p->started && error != DOCKER_HTTP_OK &&
+	    error != DOCKER_HTTP_CANCELLED) {
+		process_fail(p, ERR_BACKEND, "sandbox %s: the stream from "
+		    "Docker broke before the command started: %s", p->spec.id,
+		    docker_http_strerror(error));
+		return;
+	}
 	if (!p->started) {
 		process_fail_unstarted(p);
 		return;
 	}
-	if (error != DOCKER_HTTP_OK && error != DOCKER_HTTP_CANCELLED)
+	if (error != DOCKER_HTTP_OK && error != DOCKER_HTTP_CANCELLED) {
 		log_warnx("process %u in sandbox %s: %s", p->peerid,
 		    p->spec.id, docker_http_strerror(error));
+		p->cut = 1;
+	}
 	p->state = PR_DRAIN;
 	process_flush_and_continue(p);
 }
 
-/* The first line was no PID and the stream stays open: give up on it. */
+/*
+ * The first line was no PID and the stream stays open: give up on it.
+ * Nothing of the client's ran: its wrapper waits to be let go, and the
+ * end of the stream ends its stdin.
+ */
 static void
 process_grace_fire(evutil_socket_t fd, short what, void *arg)
 {

@@ -82,7 +82,7 @@ helper_said(const struct docker_response *resp, char *text, size_t len)
 
 /* Its exit status: only a refusal is an error (-1: Docker did not say). */
 static void
-helper_exited(void *arg, int64_t exit_code)
+helper_exited(void *arg, int64_t exit_code, int running)
 {
 	struct helper	*h = arg;
 	char		 text[1100];

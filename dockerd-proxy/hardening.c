@@ -33,11 +33,23 @@
 #define EXEC_WRAPPER	"echo $$; exec \"$@\""
 
 /*
- * On a tty, the same, but the command waits for its terminal's size:
- * Docker's API 1.41 takes the size only once the exec runs, and a command
- * that looks at once would see 0x0.  The proxy sends the terminal's
- * end-of-file character once the size is set; a read at the start of a
- * line then returns at once, and the line discipline echoes nothing.
+ * A process's, the same, but the command runs only once the proxy read
+ * the PID line and lets it go with a newline on its stdin (always
+ * attached): when the stream breaks before that, the stdin ends and the
+ * wrapper exits without running it, so no command of a client ever runs
+ * that the proxy could not follow.
+ */
+#define PROCESS_WRAPPER	"echo $$; read -r _ || exit; exec \"$@\""
+
+/*
+ * On a tty, the command also waits for its terminal's size: Docker's API
+ * 1.41 takes the size only once the exec runs, and a command that looks
+ * at once would see 0x0.  The proxy sends the terminal's end-of-file
+ * character once the size is set and the PID line read; a read at the
+ * start of a line then returns at once (an end of file: hence no "||
+ * exit"), and the line discipline echoes nothing.  A stream that breaks
+ * before leaves the wrapper waiting, or hangs its terminal up, which
+ * sends SIGHUP to it, the session's leader.
  */
 #define TTY_WRAPPER	"echo $$; read -r _; exec \"$@\""
 
@@ -440,15 +452,13 @@ hardening_network_body(const char *name)
 	return body;
 }
 
-/* A command of the client's, under the wrapper, as the sandbox user. */
+/* A command of the client's, under a wrapper, as the sandbox user. */
 static json_object *
-command_exec_body(const struct proxy_policy *p, char *const *argv,
-    size_t argc, const struct env_list *env, const char *workdir, int tty,
-    int with_stdin)
+command_exec_body(const struct proxy_policy *p, const char *script,
+    char *const *argv, size_t argc, const struct env_list *env,
+    const char *workdir, int tty, int with_stdin)
 {
-	const char *const	 wrapper[] = {
-		"/bin/sh", "-c", tty ? TTY_WRAPPER : EXEC_WRAPPER, "sh"
-	};
+	const char *const	 wrapper[] = { "/bin/sh", "-c", script, "sh" };
 	json_object		*body, *cmd;
 	size_t			 i;
 
@@ -470,17 +480,17 @@ command_exec_body(const struct proxy_policy *p, char *const *argv,
 json_object *
 hardening_exec_body(const struct proxy_policy *p, const struct docker_exec *de)
 {
-	return command_exec_body(p, de->argv, de->argc, &de->env, de->workdir,
-	    0, 0);
+	return command_exec_body(p, EXEC_WRAPPER, de->argv, de->argc,
+	    &de->env, de->workdir, 0, 0);
 }
 
-/* A tty's stdin is always attached: its wrapper waits on it. */
+/* A process's stdin is always attached: its wrapper waits on it. */
 json_object *
 hardening_process_body(const struct proxy_policy *p,
     const struct docker_process *d)
 {
-	return command_exec_body(p, d->argv, d->argc, &d->env, d->workdir,
-	    d->tty, d->tty || d->stdin_open);
+	return command_exec_body(p, d->tty ? TTY_WRAPPER : PROCESS_WRAPPER,
+	    d->argv, d->argc, &d->env, d->workdir, d->tty, 1);
 }
 
 /* One of our scripts with its arguments, as the sandbox user, in /. */

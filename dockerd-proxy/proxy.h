@@ -186,9 +186,10 @@ json_object	*hardening_network_body(const char *name);
 json_object	*hardening_exec_body(const struct proxy_policy *,
 		    const struct docker_exec *);
 /*
- * A process: as an exec, with the tty and stdin it asks for.  On a tty the
- * wrapper waits, after the PID line, for the terminal's end-of-file
- * character on its stdin (always attached) before it runs the command.
+ * A process: as an exec, with the tty it asks for.  Its wrapper waits,
+ * after the PID line, on its stdin (always attached) before it runs the
+ * command: for a newline, or on a tty the terminal's end-of-file
+ * character; it exits if its stdin ends first.
  */
 json_object	*hardening_process_body(const struct proxy_policy *,
 		    const struct docker_process *);
@@ -382,8 +383,11 @@ struct docker_request	*exec_attach(struct proxy *, const char *eid, int tty,
 /* Running and ExitCode of GET /exec/<id>/json; -1 when Running is not. */
 int	exec_state_parse(json_object *, int *running, int *has_exit_code,
 	    int64_t *exit_code);
-/* Once its stream ended: its exit code, -1 if Docker did not say in time. */
-typedef void	(*exec_exit_cb)(void *arg, int64_t exit_code);
+/*
+ * Once its stream ended: its exit code, -1 if Docker did not say in time;
+ * running is 1 when Docker last said it still runs.
+ */
+typedef void	(*exec_exit_cb)(void *arg, int64_t exit_code, int running);
 void	exec_wait(struct proxy *, const char *eid, exec_exit_cb, void *arg);
 /* POST /exec/<eid>/resize; a 409 is ERR_CONFLICT. */
 typedef void	(*exec_resized_cb)(void *arg, enum error_kind,

@@ -3,15 +3,20 @@ managerd (test_proxy_ops.py's fixture: the real proxy on a socketpair,
 jailed, seccomp kill): DOCKER_PROCESS_START with a socketpair end, the
 frames read from it, stdin and its end, with and without a tty; resizes,
 signals to the group, the kill of the tree, inspects; a reader that goes
-away (the process runs on); and the lies of a managerd that names execs
-of other containers or sends malformed messages.  Run as root; skips
+away (the process runs on); streams cut on the proxy's side (through a
+tap in front of Docker's socket); at most 256 processes at once; PID lines
+forged by the sandbox; and the lies of a managerd that names execs of
+other containers or sends malformed messages.  Run as root; skips
 (77) otherwise."""
 
 import os
 import resource
+import select
+import shutil
 import socket
 import struct
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -451,6 +456,197 @@ echo ready
 until { echo "$v" > /dev/pts/0; } 2>/dev/null; do :; done
 echo forged=$v
 wait"""
+
+
+class TapLink:
+    """One connection through the tap: the proxy's end and Docker's."""
+
+    def __init__(self, ours, docker):
+        self.ours = ours
+        self.docker = docker
+        self.head = b""         # what the proxy sent first
+        self.frozen = False     # the proxy's bytes are left unread
+        self.cut = False        # close both at once
+        self.done = threading.Event()
+
+
+class DockerTap:
+    """A socket in front of Docker's for a Proxy of its own: each
+    connection is forwarded both ways, unless told otherwise.  A cut
+    closes both ends with the proxy's last bytes unread, which the proxy
+    reads as an error (ECONNRESET), not as the end of the stream."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="as-tap-")
+        self.path = os.path.join(self.dir, "docker.sock")
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(64)
+        self.lock = threading.Lock()
+        self.links = []
+        self.cut_at_head = False    # the next exec start: cut after 101
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def proxy(self):
+        saved = harness.DOCKER_SOCKET
+        harness.DOCKER_SOCKET = self.path
+        try:
+            return Proxy()
+        finally:
+            harness.DOCKER_SOCKET = saved
+
+    def close(self):
+        self.listener.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _accept(self):
+        while True:
+            try:
+                ours, _ = self.listener.accept()
+            except OSError:
+                return
+            docker = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            docker.connect(harness.DOCKER_SOCKET)
+            link = TapLink(ours, docker)
+            with self.lock:
+                self.links.append(link)
+            threading.Thread(target=self._pump, args=(link,),
+                             daemon=True).start()
+
+    def link(self, eid):
+        """The stream of exec eid."""
+        want = b"/exec/%s/start" % eid.encode()
+        with self.lock:
+            for link in self.links:
+                if want in link.head:
+                    return link
+        raise AssertionError("no stream of exec %s" % eid)
+
+    def _pump(self, link):
+        try:
+            select.select([link.ours], [], [], 10)
+            first = link.ours.recv(65536, socket.MSG_PEEK)
+            link.head = first
+            with self.lock:
+                at_head = self.cut_at_head and b"/start " in first
+                if at_head:
+                    self.cut_at_head = False
+            if at_head:
+                self._cut_at_head(link)
+            else:
+                self._forward(link)
+        except OSError:
+            pass
+        finally:
+            link.ours.close()
+            link.docker.close()
+            link.done.set()
+
+    def _forward(self, link):
+        ends = {link.ours: link.docker, link.docker: link.ours}
+        while ends and not link.cut:
+            watch = [s for s in ends if not (link.frozen and
+                                             s is link.ours)]
+            readable, _, _ = select.select(watch, [], [], 0.05)
+            for s in readable:
+                if link.frozen and s is link.ours:
+                    continue
+                data = s.recv(65536)
+                if data:
+                    ends[s].sendall(data)
+                    continue
+                ends[s].shutdown(socket.SHUT_WR)
+                del ends[s]
+
+    def _cut_at_head(self, link):
+        """The request goes to Docker, left unread here; Docker's answer
+        head comes back, then both ends are closed."""
+        sent, answer = 0, b""
+        while b"\r\n\r\n" not in answer:
+            data = link.ours.recv(65536, socket.MSG_PEEK)
+            if len(data) > sent:
+                link.docker.sendall(data[sent:])
+                sent = len(data)
+            readable, _, _ = select.select([link.docker], [], [], 0.02)
+            if readable:
+                chunk = link.docker.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        link.ours.sendall(answer[:answer.find(b"\r\n\r\n") + 4])
+
+
+class CutStreams(unittest.TestCase):
+    """A process's stream from Docker that breaks on the proxy's side:
+    before the PID line the command never runs; after it, the process is
+    lost (MSG_ERROR), never an exit Docker did not see."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tap = DockerTap()
+        cls.proxy = cls.tap.proxy()
+        cls.sid = new_id()
+        mtype, payload = cls.proxy.create(cls.sid)
+        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.destroy(cls.sid)
+        cls.proxy.stop()
+        cls.tap.close()
+
+    def processes(self):
+        _, out, _ = self.proxy.sh(self.sid, "for f in /proc/[0-9]*/cmdline;"
+                                  " do tr '\\0' ' ' < $f; echo; done")
+        return out
+
+    def test_cut_after_the_pid(self):
+        p = Process(self.proxy, self.sid, ["sleep", "326"], stdin=True)
+        self.assertIsNone(p.error)
+        # Let go by the proxy: the wrapper became the command.
+        deadline = time.time() + 10
+        while "sleep 326" not in self.processes() and \
+                time.time() < deadline:
+            time.sleep(0.1)
+        link = self.tap.link(p.eid)
+        link.frozen = True
+        p.send(b"unread\n")
+        time.sleep(0.5)
+        link.cut = True
+        self.assertTrue(link.done.wait(10))
+        mtype, payload = self.proxy.next(p.peerid, timeout=30)
+        self.assertEqual(mtype, MSG_ERROR, describe(mtype, payload))
+        self.assertEqual(decode_error(payload), (
+            ops.ERR_BACKEND, "sandbox %s: the process's stream from Docker "
+            "broke while it runs" % self.sid))
+        p.reader.join(10)
+        self.assertTrue(p.eof)
+        p.sock.close()
+        # It runs on, as Docker says, and its PID still reaches it.
+        self.assertEqual(inspect(self.proxy, self.sid, p.eid), (1, 1, 0, 0))
+        self.assertIn("sleep 326", self.processes())
+        self.assertEqual(signal(self.proxy, self.sid, p.pid, SIGKILL, True),
+                         (MSG_DOCKER_DONE, None))
+        deadline = time.time() + 10
+        while "sleep 326" in self.processes() and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertNotIn("sleep 326", self.processes())
+
+    def test_cut_before_the_pid(self):
+        for stdin in (False, True):
+            self.tap.cut_at_head = True
+            p = Process(self.proxy, self.sid, ["/bin/sh", "-c",
+                                               "touch /tmp/ran; sleep 327"],
+                        stdin=stdin)
+            self.assertEqual(p.error[0], ops.ERR_BACKEND, p.error)
+            self.assertIn("the stream from Docker broke before the command "
+                          "started", p.error[1])
+            self.assertEqual(p.data, b"")
+            # Its wrapper was never let go: the command did not run.
+            time.sleep(2)
+            code, _, _ = self.proxy.sh(self.sid, "test -e /tmp/ran")
+            self.assertEqual(code, 1, "the command ran")
+            self.assertNotIn("sleep 327", self.processes())
 
 
 class ForgedPid(unittest.TestCase):

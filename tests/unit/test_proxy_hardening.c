@@ -296,13 +296,21 @@ test_process_golden(void **state)
 	assert_true(json_object_object_get_ex(body, "AttachStdin", &v));
 	assert_true(json_object_get_boolean(v));
 	json_object_put(body);
+	/*
+	 * Without a tty too: the wrapper runs the command only once a newline
+	 * lets it go, and exits if its stdin ends first.
+	 */
 	d.tty = 0;
 	d.stdin_open = 0;
 	body = hardening_process_body(&p, &d);
 	assert_true(json_object_object_get_ex(body, "Tty", &v));
 	assert_false(json_object_get_boolean(v));
 	assert_true(json_object_object_get_ex(body, "AttachStdin", &v));
-	assert_false(json_object_get_boolean(v));
+	assert_true(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(body, "Cmd", &v));
+	assert_string_equal(json_object_get_string(
+	    json_object_array_get_idx(v, 2)),
+	    "echo $$; read -r _ || exit; exec \"$@\"");
 	assert_no_forbidden_keys(body);
 	json_object_put(body);
 	docker_process_free(&d);
