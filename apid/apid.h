@@ -401,6 +401,12 @@ void	route_process_attach_token(struct http_request *, char **params);
 
 /* route_attach.c: .../attach's handshake; attach.c: its WebSocket. */
 #define ATTACH_MSG_MAX		(64 * 1024)	/* a client's message */
+/*
+ * Its frames.  wslay bounds a message's bytes only, and keeps each
+ * frame's piece apart (two allocations and a queue entry): 65,000
+ * fragments of a byte would cost it some 6 MB.
+ */
+#define ATTACH_MSG_FRAMES	128
 #define ATTACH_OUT_HIGH		HTTP_BACKLOG_HIGH
 void	route_process_attach(struct http_request *, char **params);
 struct bufferevent;

@@ -13,9 +13,10 @@
  *	managerd refusing either -> a text frame {"type": "error", ...}.
  *
  * Everything is bounded: a client message is at most ATTACH_MSG_MAX
- * (wslay closes 1009 beyond), the output pipe is read only while less
- * than ATTACH_OUT_HIGH waits for the client, and the client is read only
- * while its stdin backlog (and whatever it makes us answer) is small.
+ * bytes in at most ATTACH_MSG_FRAMES frames (1009 beyond), the output
+ * pipe is read only while less than ATTACH_OUT_HIGH waits for the
+ * client, and the client is read only while its stdin backlog (and
+ * whatever it makes us answer) is small.
  * One resize is out at a time; a newer one waits, replacing any other.
  * A quiet client is pinged, so that a dead one is found by TCP (and a
  * send that does not move by the connection's send timeout) rather than
@@ -60,6 +61,7 @@ struct attach {
 	int			 resize_waiting;
 	uint32_t		 cols, rows;	/* the newest size asked */
 	struct event		*timer;		/* ping, or the close wait */
+	unsigned int		 frames;	/* of the message coming */
 	int			 closing;	/* our close frame is queued */
 	int			 draining;	/* over once its output left */
 	int			 ended;		/* the socket is closed */
@@ -464,6 +466,26 @@ ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
 	return (ssize_t)len;
 }
 
+/*
+ * A frame begins: a fragment past ATTACH_MSG_FRAMES closes 1009, and no
+ * more is read (of what wslay keeps, nothing more is added).
+ */
+static void
+ws_frame_start(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_start_arg *f, void *arg)
+{
+	struct attach	*a = arg;
+
+	if (f->opcode == WSLAY_TEXT_FRAME || f->opcode == WSLAY_BINARY_FRAME)
+		a->frames = 1;
+	else if (f->opcode == WSLAY_CONTINUATION_FRAME)
+		a->frames++;
+	if (a->frames <= ATTACH_MSG_FRAMES)
+		return;
+	queue_close(a, WSLAY_CODE_MESSAGE_TOO_BIG, "too many fragments");
+	wslay_event_shutdown_read(ctx);
+}
+
 /* A whole message; wslay answers pings and closes itself. */
 static void
 ws_msg(wslay_event_context_ptr ctx,
@@ -591,7 +613,7 @@ attach_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static const struct wslay_event_callbacks ws_callbacks = {
-	ws_recv, ws_send, NULL, NULL, NULL, NULL, ws_msg
+	ws_recv, ws_send, NULL, ws_frame_start, NULL, NULL, ws_msg
 };
 
 /* Takes out_fd, also on failure. */

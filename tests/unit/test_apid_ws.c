@@ -6,8 +6,9 @@
  * and read by hand, so that the client side trusts nothing of wslay)
  * and managerd (apid_standin.c): output as binary frames, the exit
  * frame and close, stdin through one pipe, resizes one at a time,
- * refused frames (unmasked, too large, bad text), pings, an idle
- * attachment, backpressure, a client that vanishes, and lies.
+ * refused frames (unmasked, too large, too many fragments, bad text),
+ * pings, an idle attachment, backpressure, a client that vanishes, and
+ * lies.
  */
 #include <sys/queue.h>
 
@@ -621,6 +622,50 @@ test_too_large(void **state)
 	standin_reply(c, MSG_OK, NULL, -1);
 }
 
+/* n frames of one byte in one write: a first, then continuations. */
+static void
+send_fragments(int n, int fin_last)
+{
+	static const unsigned char	 frame[7] = {
+		0x00, 0x81, 0x37, 0xfa, 0x21, 0x3d, 'x' ^ 0x37
+	};
+	unsigned char			*b;
+	int				 i;
+
+	assert_non_null(b = malloc((size_t)n * sizeof(frame)));
+	for (i = 0; i < n; i++) {
+		memcpy(b + i * sizeof(frame), frame, sizeof(frame));
+		b[i * sizeof(frame)] = (unsigned char)((i == 0 ? 2 : 0) |
+		    (i == n - 1 && fin_last ? 0x80 : 0));
+	}
+	fixture_send(&fx, b, (size_t)n * sizeof(frame));
+	free(b);
+	fixture_run(&fx, 5);
+}
+
+/* A message's frames are few: tiny fragments cost wslay far more. */
+static void
+test_too_many_fragments(void **state)
+{
+	struct standin_call	*c;
+	char			 buf[ATTACH_MSG_FRAMES + 1];
+	int			 fd;
+
+	attach_open();
+	send_fragments(ATTACH_MSG_FRAMES, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	memset(buf, 'x', sizeof(buf));
+	buf[ATTACH_MSG_FRAMES] = '\0';
+	read_is(fd, buf);
+	send_fragments(ATTACH_MSG_FRAMES + 1, 0);
+	expect_close(1009);
+	expect_gone();
+	close(fd);
+	standin_reply(c, MSG_OK, NULL, -1);
+}
+
 static void
 test_ping(void **state)
 {
@@ -807,6 +852,8 @@ main(void)
 		cmocka_unit_test(test_bad_text),
 		cmocka_unit_test_setup_teardown(test_unmasked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_large, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_fragments, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
