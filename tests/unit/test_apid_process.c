@@ -614,6 +614,9 @@ setup(void **state)
 	fixture_init(&fx, router, NULL);
 	apid->base = fx.base;
 	apid->parent.name = "managerd";
+	apid->stdin_calls = apid->stdin_bytes = 0;
+	apid->stdin_calls_max = STDIN_CALLS_MAX;
+	apid->stdin_bytes_max = STDIN_BYTES_MAX;
 	memset(&resp, 0, sizeof(resp));
 	return 0;
 }
@@ -1044,6 +1047,150 @@ test_stdin_large(void **state)
 	free(body);
 }
 
+/* Reads fd (non-blocking) to its end, the loop run: how many bytes. */
+static size_t
+drain_fd(int fd)
+{
+	char	 buf[65536];
+	size_t	 got = 0;
+	ssize_t	 n;
+	int	 i;
+
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < 5000; i++) {
+		fixture_run(&fx, 1);
+		if ((n = read(fd, buf, sizeof(buf))) == 0)
+			return got;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	fail_msg("the pipe did not end");
+	return got;
+}
+
+static char *
+body_of(size_t len)
+{
+	char	*b;
+
+	assert_non_null(b = malloc(len + 1));
+	memset(b, 'b', len);
+	b[len] = '\0';
+	return b;
+}
+
+/* Another client, now fx's: the one before is returned. */
+static int
+next_client(void)
+{
+	int	 before = fx.client;
+
+	fx.client = fixture_connect(&fx);
+	fx.inlen = 0;
+	fx.eof = 0;
+	return before;
+}
+
+/* managerd may never answer: the calls waiting for it are bounded. */
+static void
+test_stdin_calls_bounded(void **state)
+{
+	struct standin_call	*a, *b;
+	int			 c1, c2;
+
+	apid->stdin_calls_max = 2;
+	request("POST", STDIN, "one");
+	a = sent(MSG_PROCESS_STDIN);
+	c1 = next_client();
+	request("POST", STDIN, "two");
+	b = sent(MSG_PROCESS_STDIN);
+	assert_ptr_not_equal(a, b);
+	c2 = next_client();
+	request("POST", STDIN, "three");
+	answer_is(503, NULL);
+	assert_non_null(strstr(resp.body, "\"unavailable\""));
+	assert_string_equal(response_field(&resp, "retry-after"), "1");
+	assert_int_equal(standin_count(), 2);
+	/* One answered: room for the next. */
+	assert_int_equal(drain_fd(standin_take_fd(a)), 3);
+	standin_reply(a, MSG_OK, NULL, -1);
+	request("POST", STDIN, "four");
+	a = sent(MSG_PROCESS_STDIN);
+	assert_int_equal(standin_count(), 3);
+	assert_int_equal(drain_fd(standin_take_fd(a)), 4);
+	standin_reply(a, MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+	assert_int_equal(drain_fd(standin_take_fd(b)), 3);
+	standin_reply(b, MSG_OK, NULL, -1);
+	assert_int_equal(apid->stdin_calls, 0);
+	close(c1);
+	close(c2);
+}
+
+/* And so are the bytes they hold that are not yet in their pipes. */
+static void
+test_stdin_bytes_bounded(void **state)
+{
+	struct standin_call	*a, *b;
+	char			*big, *more;
+	int			 c1, fd;
+
+	big = body_of(80 * 1024);
+	more = body_of(30000);
+
+	apid->stdin_bytes_max = 100 * 1024;
+	request("POST", STDIN, big);
+	a = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(a);
+	assert_int_equal(apid->stdin_bytes, 80 * 1024);
+	c1 = next_client();
+	request("POST", STDIN, more);
+	answer_is(503, NULL);
+	assert_int_equal(standin_count(), 1);
+	/* Written: the bytes no longer count, the call still does. */
+	assert_int_equal(drain_fd(fd), 80 * 1024);
+	close(fd);
+	assert_int_equal(apid->stdin_bytes, 0);
+	assert_int_equal(apid->stdin_calls, 1);
+	request("POST", STDIN, more);
+	b = sent(MSG_PROCESS_STDIN);
+	assert_int_equal(drain_fd(standin_take_fd(b)), 30000);
+	standin_reply(b, MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+	standin_reply(a, MSG_OK, NULL, -1);
+	assert_int_equal(apid->stdin_calls, 0);
+	close(c1);
+	free(big);
+	free(more);
+}
+
+/*
+ * The client left while its body was still being written: the pipe's
+ * descriptor counts against the connection cap until it is closed.
+ */
+static void
+test_stdin_detached(void **state)
+{
+	struct standin_call	*a;
+	char			*big = body_of(80 * 1024);
+	int			 fd;
+
+	request("POST", STDIN, big);
+	a = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(a);
+	close(fx.client);
+	fx.client = -1;
+	fixture_run(&fx, 20);
+	assert_int_equal(fx.srv.nconns, 0);
+	assert_int_equal(fx.srv.taken, 1);
+	assert_int_equal(drain_fd(fd), 80 * 1024);
+	close(fd);
+	assert_int_equal(fx.srv.taken, 0);
+	assert_int_equal(standin_reply(a, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	assert_int_equal(apid->stdin_calls, 0);
+	free(big);
+}
+
 /* --- lies ----------------------------------------------------------------- */
 
 static void
@@ -1249,6 +1396,12 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_large, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_calls_bounded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_bytes_bounded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_detached, setup,
 		    teardown),
 		cmocka_unit_test(test_lies),
 		cmocka_unit_test_setup_teardown(test_attach_token_route, setup,
