@@ -25,7 +25,9 @@
  * When the client goes (or the socket fails) the pipes are closed, which
  * is all managerd needs: the process runs on.  The attachment itself is
  * freed once managerd has answered its calls (a STDIN is answered when
- * its pipe ends), since their replies point to it.
+ * its pipe ends), since their replies point to it; until then it keeps
+ * only what they need, the socket's side (wslay, the buffers, the event
+ * parser) freed at the end.
  */
 #include <sys/queue.h>
 
@@ -53,7 +55,7 @@ struct attach {
 	wslay_event_context_ptr	 ws;
 	struct process_ref	 ref;		/* ours, for STDIN and RESIZE */
 	struct pipe_reader	 out;		/* the output's events */
-	struct pev_parser	 pev;
+	struct pev_parser	*pev;		/* 32 KiB: freed at the end */
 	struct pipe_writer	 in;		/* to the process's stdin */
 	struct apid_request	*stdin_call;	/* until managerd answers */
 	int			 stdin_refused;	/* frames are dropped */
@@ -78,7 +80,10 @@ attach_maybe_free(struct attach *a)
 	free(a);
 }
 
-/* The socket side is over; what waits for managerd keeps a. */
+/*
+ * The socket side is over; what waits for managerd keeps a, and only
+ * what its replies need: the rest goes now.
+ */
 static void
 attach_end(struct attach *a)
 {
@@ -86,13 +91,17 @@ attach_end(struct attach *a)
 		return;
 	a->ended = 1;
 	pipe_reader_close(&a->out);
+	free(a->pev);
+	a->pev = NULL;
 	/* managerd sees the end of file and answers the STDIN. */
 	pipe_writer_close(&a->in);
 	if (a->timer != NULL)
 		event_free(a->timer);
 	a->timer = NULL;
 	wslay_event_context_free(a->ws);
+	a->ws = NULL;
 	bufferevent_free(a->bev);
+	a->bev = NULL;
 	http_server_untake(a->srv);
 	attach_maybe_free(a);
 }
@@ -206,7 +215,7 @@ out_data(void *arg, const unsigned char *buf, size_t n)
 {
 	struct attach	*a = arg;
 
-	if (pev_parser_feed(&a->pev, buf, n, out_event, a) == -1) {
+	if (pev_parser_feed(a->pev, buf, n, out_event, a) == -1) {
 		log_warnx("attach: a malformed event stream from managerd");
 		return -1;
 	}
@@ -224,7 +233,7 @@ out_end(void *arg)
 {
 	struct attach	*a = arg;
 
-	if (!a->pev.ended || a->out.failed || !pev_parser_clean(&a->pev)) {
+	if (!a->pev->ended || a->out.failed || !pev_parser_clean(a->pev)) {
 		log_warnx("attach: the output stream was cut");
 		queue_close(a, WSLAY_CODE_INTERNAL_SERVER_ERROR,
 		    "the output stream was cut");
@@ -622,6 +631,11 @@ attach_setup(struct attach *a, int out_fd)
 {
 	struct timeval	 ping = { ATTACH_PING_SEC, 0 };
 
+	if ((a->pev = malloc(sizeof(*a->pev))) == NULL) {
+		close(out_fd);
+		return -1;
+	}
+	pev_parser_init(a->pev);
 	if (pipe_reader_open(&a->out, out_fd) == -1)
 		return -1;
 	if (wslay_event_context_server_init(&a->ws, &ws_callbacks, a) != 0) {
@@ -664,7 +678,6 @@ attach_start(struct bufferevent *bev, struct http_server *srv,
 	a->ref = *ref;
 	memset(ref, 0, sizeof(*ref));
 	pipe_reader_init(&a->out, "attach", NULL, out_data, out_end, a);
-	pev_parser_init(&a->pev);
 	pipe_writer_init(&a->in, "attach stdin", stdin_drained, stdin_broken,
 	    a);
 	if (attach_setup(a, out_fd) == -1) {

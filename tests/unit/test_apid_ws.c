@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -499,6 +500,38 @@ test_stdin(void **state)
 	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
 }
 
+static size_t
+heap_in_use(void)
+{
+	return mallinfo2().uordblks;
+}
+
+/*
+ * An ended attachment whose stdin call managerd has not answered (it
+ * may never) keeps only what that answer needs: not its 32 KiB event
+ * parser, nor the socket's buffers.
+ */
+static void
+test_ended_keeps_little(void **state)
+{
+	struct standin_call	*c;
+	size_t			 held, after;
+
+	attach_open();
+	send_binary("a");
+	c = sent(MSG_PROCESS_STDIN);
+	close(standin_take_fd(c));
+	close_back();
+	expect_close(1000);
+	expect_gone();
+	held = heap_in_use();
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	after = heap_in_use();
+	assert_true(held >= after);
+	if (held - after >= 4096)
+		fail_msg("an ended attachment holds %zu bytes", held - after);
+}
+
 static void
 test_stdin_refused(void **state)
 {
@@ -846,6 +879,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exit_killed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_keeps_little, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_resize, setup, teardown),
