@@ -22,8 +22,9 @@
  * send that does not move by the connection's send timeout) rather than
  * held for ever; nothing else times an attachment.
  *
- * When the client goes (or the socket fails) the pipes are closed, which
- * is all managerd needs: the process runs on.  The attachment itself is
+ * When the client goes (or the socket fails) the output pipe is closed,
+ * which is all managerd needs: the process runs on; what the client sent
+ * for stdin still goes in, then the pipe's end.  The attachment itself is
  * freed once managerd has answered its calls (a STDIN is answered when
  * its pipe ends), since their replies point to it; until then it keeps
  * only what they need, the socket's side (wslay, the buffers, the event
@@ -71,10 +72,20 @@ struct attach {
 
 static void	attach_pump(struct attach *);
 
+/*
+ * Once ended: the socket, then the stdin pipe, held a place under the
+ * connection cap, given back once the pipe is closed; a is freed once
+ * nothing more will call back.
+ */
 static void
 attach_maybe_free(struct attach *a)
 {
-	if (!a->ended || a->stdin_call != NULL || a->resize_call != NULL)
+	if (!a->ended || pipe_writer_is_open(&a->in))
+		return;
+	if (a->srv != NULL)
+		http_server_untake(a->srv);
+	a->srv = NULL;
+	if (a->stdin_call != NULL || a->resize_call != NULL)
 		return;
 	process_ref_free(&a->ref);
 	free(a);
@@ -93,8 +104,12 @@ attach_end(struct attach *a)
 	pipe_reader_close(&a->out);
 	free(a->pev);
 	a->pev = NULL;
-	/* managerd sees the end of file and answers the STDIN. */
-	pipe_writer_close(&a->in);
+	/*
+	 * What the client sent still goes in, then the end of file, and
+	 * managerd answers the STDIN; the pipe keeps the socket's place
+	 * under the cap until then (stdin_end).
+	 */
+	pipe_writer_finish(&a->in);
 	if (a->timer != NULL)
 		event_free(a->timer);
 	a->timer = NULL;
@@ -102,7 +117,6 @@ attach_end(struct attach *a)
 	a->ws = NULL;
 	bufferevent_free(a->bev);
 	a->bev = NULL;
-	http_server_untake(a->srv);
 	attach_maybe_free(a);
 }
 
@@ -297,14 +311,25 @@ stdin_reply(struct apid_request *ar, struct imsg *imsg)
 static void
 stdin_drained(void *arg)
 {
-	attach_pump(arg);
+	struct attach	*a = arg;
+
+	if (!a->ended)
+		attach_pump(a);
 }
 
-/* managerd closed its end; its answer says why. */
+/*
+ * managerd closed its end (its answer says why), or, once the socket
+ * ended, the pipe took the rest and was closed.
+ */
 static void
-stdin_broken(void *arg, int ok)
+stdin_end(void *arg, int ok)
 {
-	attach_pump(arg);
+	struct attach	*a = arg;
+
+	if (a->ended)
+		attach_maybe_free(a);
+	else
+		attach_pump(a);
 }
 
 static int
@@ -678,8 +703,7 @@ attach_start(struct bufferevent *bev, struct http_server *srv,
 	a->ref = *ref;
 	memset(ref, 0, sizeof(*ref));
 	pipe_reader_init(&a->out, "attach", NULL, out_data, out_end, a);
-	pipe_writer_init(&a->in, "attach stdin", stdin_drained, stdin_broken,
-	    a);
+	pipe_writer_init(&a->in, "attach stdin", stdin_drained, stdin_end, a);
 	if (attach_setup(a, out_fd) == -1) {
 		log_warnx("attach: cannot start the WebSocket");
 		attach_end(a);

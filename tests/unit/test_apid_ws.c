@@ -500,6 +500,76 @@ test_stdin(void **state)
 	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
 }
 
+/* fd, non-blocking, read to its end with the loop run: its bytes. */
+static size_t
+drain_fd(int fd)
+{
+	char	 buf[65536];
+	size_t	 got = 0;
+	ssize_t	 n;
+	int	 i;
+
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < 5000; i++) {
+		fixture_run(&fx, 1);
+		if ((n = read(fd, buf, sizeof(buf))) == 0)
+			return got;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	fail_msg("the pipe did not end");
+	return got;
+}
+
+/*
+ * More stdin than the pipe holds, then the client goes (a close frame,
+ * or just its end of file): what it sent still goes in whole before the
+ * pipe's end, and until then the pipe holds the socket's place under
+ * the connection cap.
+ */
+static void
+stdin_then_gone(int close_frame)
+{
+	struct standin_call	*c;
+	char			*big;
+	int			 fd;
+
+	assert_non_null(big = malloc(60000));
+	memset(big, 'q', 60000);
+	attach_open();
+	send_frame(1, 2, big, 60000, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	send_frame(1, 2, big, 60000, 1);
+	if (close_frame) {
+		close_back();
+		expect_close(1000);
+		assert_true(fixture_closed(&fx, 2000));
+	} else {
+		close(fx.client);
+		fx.client = -1;
+		fixture_run(&fx, 20);
+	}
+	assert_int_equal(fx.srv.taken, 1);
+	assert_int_equal(drain_fd(fd), 120000);
+	close(fd);
+	assert_int_equal(fx.srv.taken, 0);
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	free(big);
+}
+
+static void
+test_stdin_flushed_at_close(void **state)
+{
+	stdin_then_gone(1);
+}
+
+static void
+test_stdin_flushed_at_eof(void **state)
+{
+	stdin_then_gone(0);
+}
+
 static size_t
 heap_in_use(void)
 {
@@ -879,6 +949,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exit_killed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_flushed_at_close,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_flushed_at_eof,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_keeps_little, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_refused, setup,
