@@ -10,7 +10,11 @@
  *	{"type": "exit", ...}, then close 1000.
  *	client binary frames -> a stdin pipe (PROCESS_STDIN, opened at the
  *	first one); a text frame {"type": "resize", ...} -> PROCESS_RESIZE.
- *	managerd refusing either -> a text frame {"type": "error", ...}.
+ *	{"type": "stdin_close"} -> that pipe finished, and once managerd
+ *	answered it (its bytes are in), a PROCESS_STDIN with close_at_end
+ *	and an empty pipe: the process's stdin ends after every byte sent
+ *	before.  Binary frames after it are refused.
+ *	managerd refusing any -> a text frame {"type": "error", ...}.
  *
  * Everything is bounded: a client message is at most ATTACH_MSG_MAX
  * bytes in at most ATTACH_MSG_FRAMES frames (1009 beyond), the output
@@ -60,6 +64,8 @@ struct attach {
 	struct pipe_writer	 in;		/* to the process's stdin */
 	struct apid_request	*stdin_call;	/* until managerd answers */
 	int			 stdin_refused;	/* frames are dropped */
+	int			 stdin_closing;	/* the client's stdin_close */
+	int			 close_sent;	/* its PROCESS_STDIN */
 	struct apid_request	*resize_call;
 	int			 resize_waiting;
 	uint32_t		 cols, rows;	/* the newest size asked */
@@ -284,6 +290,8 @@ after_call(struct attach *a)
 		attach_pump(a);
 }
 
+static void	stdin_close_step(struct attach *);
+
 /* OK once the pipe's end of file went in (we closed it), or refused. */
 static int
 stdin_reply(struct apid_request *ar, struct imsg *imsg)
@@ -303,6 +311,7 @@ stdin_reply(struct apid_request *ar, struct imsg *imsg)
 		peer_bad_message(&apid->parent, imsg, "wrong reply");
 	else if (pipe_writer_is_open(&a->in))
 		peer_bad_message(&apid->parent, imsg, "before the end");
+	stdin_close_step(a);
 	after_call(a);
 	return APID_REPLY_DONE;
 }
@@ -332,12 +341,26 @@ stdin_end(void *arg, int ok)
 		attach_pump(a);
 }
 
+/* PROCESS_STDIN with a pipe's read end, which is ours no more. */
 static int
-stdin_open(struct attach *a)
+stdin_call_send(struct attach *a, int fd, int close_at_end)
 {
 	struct process_stdin	 s;
 	struct msgw		 w;
-	int			 fds[2];
+
+	s.ref = a->ref;
+	s.close_at_end = close_at_end;
+	msgw_init(&w);
+	msg_put_process_stdin(&w, &s);
+	a->stdin_call = apid_request_send(NULL, MSG_PROCESS_STDIN, &w, fd,
+	    stdin_reply, a);
+	return a->stdin_call != NULL ? 0 : -1;
+}
+
+static int
+stdin_open(struct attach *a)
+{
+	int	 fds[2];
 
 	if (pipe2(fds, O_CLOEXEC) == -1)
 		return -1;
@@ -345,23 +368,56 @@ stdin_open(struct attach *a)
 		close(fds[0]);
 		return -1;
 	}
-	s.ref = a->ref;
-	s.close_at_end = 0;
-	msgw_init(&w);
-	msg_put_process_stdin(&w, &s);
-	/* The read end goes with the message, ours no more. */
-	if ((a->stdin_call = apid_request_send(NULL, MSG_PROCESS_STDIN, &w,
-	    fds[0], stdin_reply, a)) == NULL) {
+	if (stdin_call_send(a, fds[0], 0) == -1) {
 		pipe_writer_close(&a->in);
 		return -1;
 	}
 	return 0;
 }
 
+/*
+ * After stdin_close, once no call is out (the pipe's, answered when its
+ * bytes are in the process's stdin): an empty pipe with close_at_end,
+ * which managerd answers once it closed the process's stdin.  Also
+ * after the socket ended: the client asked for it.
+ */
+static void
+stdin_close_step(struct attach *a)
+{
+	int	 fds[2];
+
+	if (!a->stdin_closing || a->close_sent || a->stdin_call != NULL)
+		return;
+	a->close_sent = 1;
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		if (!a->ended)
+			queue_error(a, "cannot close the process's stdin");
+		return;
+	}
+	close(fds[1]);
+	if (stdin_call_send(a, fds[0], 1) == -1 && !a->ended)
+		queue_error(a, "cannot close the process's stdin");
+}
+
+/* {"type": "stdin_close"}: the pipe's bytes go in, then its end. */
+static void
+client_stdin_close(struct attach *a)
+{
+	if (a->stdin_closing)
+		return;		/* a second one changes nothing */
+	a->stdin_closing = 1;
+	pipe_writer_finish(&a->in);
+	stdin_close_step(a);
+}
+
 /* A binary frame: to stdin, its pipe opened at the first. */
 static void
 client_stdin(struct attach *a, const uint8_t *data, size_t len)
 {
+	if (a->stdin_closing) {
+		queue_error(a, "stdin is closed");
+		return;
+	}
 	if (a->stdin_refused || len == 0)
 		return;
 	/* Closed under a call still out: managerd's answer is coming. */
@@ -432,8 +488,9 @@ tty_size(const struct jv *v)
 
 /*
  * A text frame (wslay checked its UTF-8): {"type": "resize", "cols": C,
- * "rows": R} and nothing else.  Other JSON is a message we do not take
- * (1003); text that is no such object breaks the protocol's data (1007).
+ * "rows": R} or {"type": "stdin_close"}, and nothing else.  Other JSON
+ * is a message we do not take (1003); text that is no such object
+ * breaks the protocol's data (1007).
  */
 static void
 client_text(struct attach *a, const uint8_t *msg, size_t len)
@@ -452,10 +509,17 @@ client_text(struct attach *a, const uint8_t *msg, size_t len)
 	if (type == NULL || type->type != JV_STRING)
 		queue_close(a, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
 		    "a text frame needs a type");
-	else if (strcmp(type->u.s.s, "resize") != 0 || has_nul(type))
+	else if (has_nul(type) || (strcmp(type->u.s.s, "resize") != 0 &&
+	    strcmp(type->u.s.s, "stdin_close") != 0))
 		queue_close(a, WSLAY_CODE_UNSUPPORTED_DATA,
-		    "only resize messages are taken");
-	else if (v.u.o.n != 3 || (cols = tty_size(member(&v, "cols"))) == 0 ||
+		    "only resize and stdin_close messages are taken");
+	else if (strcmp(type->u.s.s, "stdin_close") == 0) {
+		if (v.u.o.n != 1)
+			queue_close(a, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
+			    "stdin_close takes nothing else");
+		else
+			client_stdin_close(a);
+	} else if (v.u.o.n != 3 || (cols = tty_size(member(&v, "cols"))) == 0 ||
 	    (rows = tty_size(member(&v, "rows"))) == 0)
 		queue_close(a, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
 		    "resize takes cols and rows, 1 to 1000");

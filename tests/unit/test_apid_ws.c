@@ -570,6 +570,119 @@ test_stdin_flushed_at_eof(void **state)
 	stdin_then_gone(0);
 }
 
+static void	resize_is(struct standin_call *, uint32_t, uint32_t);
+
+static void
+stdin_call_is(struct standin_call *c, int close_at_end)
+{
+	struct process_stdin	 s;
+	struct imsg		 m = standin_imsg(c);
+
+	assert_int_equal(msg_get_process_stdin(&m, &s), 0);
+	assert_int_equal(s.close_at_end, close_at_end);
+	assert_string_equal(s.ref.process_id, PROC);
+	process_ref_free(&s.ref);
+}
+
+#define STDIN_CLOSE	"{\"type\": \"stdin_close\"}"
+#define STDIN_CLOSED	"{\"type\": \"error\", \"message\": " \
+	"\"stdin is closed\"}"
+
+/*
+ * stdin_close: every byte sent before it goes in (the pipe finished,
+ * managerd's answer awaited), then an empty pipe with close_at_end.
+ * Binary frames after it are refused; a second stdin_close is nothing.
+ */
+static void
+test_stdin_close(void **state)
+{
+	struct standin_call	*c, *e;
+	char			*big;
+	int			 fd;
+
+	assert_non_null(big = malloc(60000));
+	memset(big, 's', 60000);
+	attach_open();
+	send_frame(1, 2, big, 60000, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(c, 0);
+	fd = standin_take_fd(c);
+	send_frame(1, 2, big, 60000, 1);
+	send_text(STDIN_CLOSE);
+	send_binary("late");
+	/* The frame after it waits while the pipe is full. */
+	assert_int_equal(drain_fd(fd), 120000);
+	close(fd);
+	expect_frame(1, STDIN_CLOSED);
+	send_text("{\"type\":\"stdin_close\"}");
+	expect_quiet(20);
+	/* Not before managerd says the bytes are in. */
+	assert_int_equal(standin_count(), 2);
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	assert_int_equal(standin_count(), 3);
+	e = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(e, 1);
+	fd = standin_take_fd(e);
+	assert_int_equal(drain_fd(fd), 0);	/* empty, ended */
+	close(fd);
+	standin_reply(e, MSG_OK, NULL, -1);
+	expect_quiet(20);
+	send_binary("later");
+	expect_frame(1, STDIN_CLOSED);
+	assert_int_equal(standin_count(), 3);
+	/* A resize still goes. */
+	send_text("{\"type\": \"resize\", \"cols\": 80, \"rows\": 24}");
+	resize_is(sent(MSG_PROCESS_RESIZE), 80, 24);
+	standin_reply(sent(MSG_PROCESS_RESIZE), MSG_OK, NULL, -1);
+	free(big);
+}
+
+/* No stdin pipe yet: only the close; managerd may refuse it. */
+static void
+test_stdin_close_only(void **state)
+{
+	struct standin_call	*e;
+
+	attach_open();
+	send_text(STDIN_CLOSE);
+	e = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(e, 1);
+	assert_int_equal(drain_fd(standin_take_fd(e)), 0);
+	assert_int_equal(standin_count(), 2);
+	standin_reply_error(e, ERR_CONFLICT, "the process has no stdin");
+	expect_frame(1, "{\"type\": \"error\", \"message\": \"the process has "
+	    "no stdin\"}");
+	send_binary("x");
+	expect_frame(1, STDIN_CLOSED);
+	assert_int_equal(standin_count(), 2);
+}
+
+/* The client leaves right after stdin_close: the close still goes. */
+static void
+test_stdin_close_then_gone(void **state)
+{
+	struct standin_call	*c, *e;
+	int			 fd;
+
+	attach_open();
+	send_binary("x");
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	send_text(STDIN_CLOSE);
+	close(fx.client);
+	fx.client = -1;
+	fixture_run(&fx, 20);
+	assert_int_equal(fx.srv.taken, 0);
+	assert_int_equal(drain_fd(fd), 1);
+	close(fd);
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	e = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(e, 1);
+	close(standin_take_fd(e));
+	assert_int_equal(standin_reply(e, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	assert_int_equal(standin_count(), 3);
+}
+
 static size_t
 heap_in_use(void)
 {
@@ -689,6 +802,8 @@ test_bad_text(void **state)
 	bad_text("{\"type\": \"resize\", \"cols\": 1, \"rows\": 1, "
 	    "\"x\": 1}", 1007);
 	bad_text("{\"type\": \"resize\", \"cols\": 1}", 1007);
+	bad_text("{\"type\": \"stdin_close\", \"now\": true}", 1007);
+	bad_text("{\"type\": \"stdin_closed\"}", 1003);
 	/* Not UTF-8: wslay's own check. */
 	bad_text("\"\377\"", 1007);
 }
@@ -952,6 +1067,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stdin_flushed_at_close,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_flushed_at_eof,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_close, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_close_only, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_close_then_gone,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_keeps_little, setup,
 		    teardown),
