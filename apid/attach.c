@@ -72,6 +72,7 @@ struct attach {
 	struct event		*timer;		/* ping, or the close wait */
 	unsigned int		 frames;	/* of the message coming */
 	int			 closing;	/* our close frame is queued */
+	int			 failed;	/* a framing error: it is out */
 	int			 draining;	/* over once its output left */
 	int			 ended;		/* the socket is closed */
 };
@@ -603,6 +604,42 @@ ws_msg(wslay_event_context_ptr ctx,
 /* --- the socket ----------------------------------------------------------- */
 
 /*
+ * wslay's frame layer refuses a control frame over 125 bytes or not
+ * final, or a length not in its shortest form, by failing outright
+ * (WSLAY_ERR_CALLBACK_FAILURE, since our recv never fails), with a
+ * close frame without a code queued.  RFC 6455 §7.1.7 asks for 1002
+ * before the socket goes: unless our own close is queued already, that
+ * one is written by hand instead (wslay writes no more), then the
+ * socket drains and ends.
+ */
+static void
+ws_failed(struct attach *a)
+{
+	static const unsigned char	 close_1002[] = { 0x88, 2, 0x03, 0xea };
+
+	if (!a->closing) {
+		wslay_event_shutdown_write(a->ws);
+		(void)evbuffer_add(bufferevent_get_output(a->bev), close_1002,
+		    sizeof(close_1002));
+		a->closing = 1;
+	}
+	a->failed = 1;
+}
+
+/* What came, through wslay: -1 if it failed (no memory). */
+static int
+ws_read(struct attach *a)
+{
+	int	 rc;
+
+	if ((rc = wslay_event_recv(a->ws)) == WSLAY_ERR_CALLBACK_FAILURE) {
+		ws_failed(a);
+		return 0;
+	}
+	return rc == 0 ? 0 : -1;
+}
+
+/*
  * Read the client only while what it makes us hold is small; what came
  * while it was paused is read on resuming, since no new byte may come
  * to say it is there.  -1 if wslay failed (no memory).
@@ -623,7 +660,7 @@ client_flow(struct attach *a)
 		return 0;
 	bufferevent_enable(a->bev, EV_READ);
 	if (evbuffer_get_length(in) > 0)
-		return wslay_event_recv(a->ws) == 0 ? 0 : -1;
+		return ws_read(a);
 	return 0;
 }
 
@@ -631,22 +668,23 @@ client_flow(struct attach *a)
  * After anything happened: the client's flow, what wslay queued sent,
  * and whether the session is over.  It is when our close frame is out
  * and the client's came (or wslay stopped reading, after a protocol
- * error): once that frame has left the buffer.  Or at once when wslay
- * failed.  Each caller calls it last: a may be gone after it.
+ * error), or a framing error's close is written: once that frame has
+ * left the buffer.  Or at once when wslay failed otherwise.  Each
+ * caller calls it last: a may be gone after it.
  */
 static void
 attach_pump(struct attach *a)
 {
 	if ((!a->draining && client_flow(a) == -1) ||
 	    wslay_event_send(a->ws) != 0 ||
-	    (!wslay_event_get_write_enabled(a->ws) &&
+	    (!a->failed && !wslay_event_get_write_enabled(a->ws) &&
 	    !wslay_event_get_close_sent(a->ws))) {
 		attach_end(a);
 		return;
 	}
-	if (!wslay_event_get_close_sent(a->ws) ||
+	if (!a->failed && (!wslay_event_get_close_sent(a->ws) ||
 	    (!wslay_event_get_close_received(a->ws) &&
-	    wslay_event_want_read(a->ws)))
+	    wslay_event_want_read(a->ws))))
 		return;
 	a->draining = 1;
 	bufferevent_disable(a->bev, EV_READ);
@@ -659,7 +697,7 @@ attach_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct attach	*a = arg;
 
-	if (wslay_event_recv(a->ws) != 0) {
+	if (ws_read(a) == -1) {
 		attach_end(a);
 		return;
 	}

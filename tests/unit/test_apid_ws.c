@@ -884,6 +884,33 @@ test_too_many_fragments(void **state)
 	standin_reply(c, MSG_OK, NULL, -1);
 }
 
+/*
+ * RFC 6455 §5.5, §7.1.7: a control frame over 125 bytes, or one in
+ * fragments, fails the connection, with close 1002 sent first.
+ */
+static void
+bad_control(int fin, int opcode, size_t len)
+{
+	char	 data[200];
+
+	setup(NULL);
+	memset(data, 'p', sizeof(data));
+	attach_open();
+	send_frame(fin, opcode, data, len, 1);
+	expect_close(1002);
+	expect_gone();
+	teardown(NULL);
+}
+
+static void
+test_bad_control(void **state)
+{
+	bad_control(1, 9, 126);
+	bad_control(0, 9, 4);
+	bad_control(1, 10, 200);
+	bad_control(0, 8, 2);
+}
+
 static void
 test_ping(void **state)
 {
@@ -1085,6 +1112,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_fragments, setup,
 		    teardown),
+		cmocka_unit_test(test_bad_control),
 		cmocka_unit_test_setup_teardown(test_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_vanishes, setup,
