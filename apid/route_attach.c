@@ -3,10 +3,11 @@
  * "Processes"): the opening handshake of an attachment's WebSocket
  * (RFC 6455 §4.2), up to the 101; attach.c runs the socket after it.
  *
- * Authentication is this route's own (the router leaves it alone): the
- * usual key in a header, or else ?token= from .../attach-token, which
- * opens only the process it was made for (attach_token.c).  Then the
- * handshake's fields; then PROCESS_OUTPUT with after 0 and follow 1 and
+ * A request with a body is refused (400) before any of it is read: the
+ * router leaves the body to this route, and authentication too.  That
+ * is the usual key in a header, or else ?token= from .../attach-token,
+ * which opens only the process it was made for (attach_token.c).  Then
+ * the handshake's fields; then PROCESS_OUTPUT with after 0 and follow 1 and
  * a pipe's write end.  managerd answers PROCESS_OUTPUT_STARTED (the 101
  * goes now) or MSG_ERROR, a normal JSON error: an unknown process is a
  * 404 before any upgrade.  A client that left before the answer gets
@@ -197,6 +198,10 @@ route_process_attach(struct http_request *req, char **params)
 	struct attach_request	*st;
 	char			 accept[WS_ACCEPT_LEN + 1];
 
+	if (req->head.chunked || req->head.length > 0) {
+		(void)refuse(req, 400, "an attach request has no body");
+		return;
+	}
 	if (attach_auth(req, params) == -1 ||
 	    process_ref_check(req, params) == -1 ||
 	    attach_handshake(req, accept) == -1)

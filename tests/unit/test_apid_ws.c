@@ -56,7 +56,8 @@ static int			 out_fd;	/* managerd's end of output */
 static void
 router(struct http_request *req)
 {
-	standin_route(req, routes, 1);
+	/* As http.c routes it: its body is its own. */
+	standin_route_stream(req, routes, 1);
 }
 
 static int
@@ -374,6 +375,29 @@ test_handshake_refused(void **state)
 	    "process " PROC " not found");
 	answer_is(404);
 	assert_int_equal(fx.srv.taken, 0);
+}
+
+/* A body is refused before any of it is read, and before any key. */
+static void
+test_body_refused(void **state)
+{
+	handshake(ATTACH, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
+	    "Content-Length: 1048576\r\n");
+	answer_is(400);
+	assert_non_null(strstr(resp.body, "has no body"));
+	/* Not read: the connection closes. */
+	assert_true(fixture_closed(&fx, 2000));
+	close(fx.client);
+	fx.client = fixture_connect(&fx);
+	fx.inlen = 0;
+	fx.eof = 0;
+	handshake(ATTACH, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
+	    "Authorization: Bearer the-key\r\n"
+	    "Transfer-Encoding: chunked\r\n");
+	answer_is(400);
+	assert_int_equal(standin_count(), 0);
 }
 
 #define UPGRADE_FIELDS	"Upgrade: websocket\r\nConnection: Upgrade\r\n" \
@@ -1082,6 +1106,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_handshake_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_body_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_frames, setup,
