@@ -6,8 +6,9 @@
  * A request with a body is refused (400) before any of it is read: the
  * router leaves the body to this route, and authentication too.  That
  * is the usual key in a header, or else ?token= from .../attach-token,
- * which opens only the process it was made for (attach_token.c).  Then
- * the handshake's fields; then PROCESS_OUTPUT with after 0 and follow 1 and
+ * which opens only the process it was made for (attach_token.c), checked
+ * after the handshake's fields so that a refused handshake leaves the
+ * token good.  Then PROCESS_OUTPUT with after 0 and follow 1 and
  * a pipe's write end.  managerd answers PROCESS_OUTPUT_STARTED (the 101
  * goes now) or MSG_ERROR, a normal JSON error: an unknown process is a
  * 404 before any upgrade.  A client that left before the answer gets
@@ -202,9 +203,10 @@ route_process_attach(struct http_request *req, char **params)
 		(void)refuse(req, 400, "an attach request has no body");
 		return;
 	}
-	if (attach_auth(req, params) == -1 ||
-	    process_ref_check(req, params) == -1 ||
-	    attach_handshake(req, accept) == -1)
+	/* The handshake first: one refused must not use a token up. */
+	if (attach_handshake(req, accept) == -1 ||
+	    attach_auth(req, params) == -1 ||
+	    process_ref_check(req, params) == -1)
 		return;
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
 	    (st->ref.sandbox_id = strdup(params[0])) == NULL ||

@@ -377,6 +377,17 @@ test_handshake_refused(void **state)
 	assert_int_equal(fx.srv.taken, 0);
 }
 
+/* A new connection: the last one may be closed. */
+static void
+reconnect(void)
+{
+	if (fx.client != -1)
+		close(fx.client);
+	fx.client = fixture_connect(&fx);
+	fx.inlen = 0;
+	fx.eof = 0;
+}
+
 /* A body is refused before any of it is read, and before any key. */
 static void
 test_body_refused(void **state)
@@ -388,10 +399,7 @@ test_body_refused(void **state)
 	assert_non_null(strstr(resp.body, "has no body"));
 	/* Not read: the connection closes. */
 	assert_true(fixture_closed(&fx, 2000));
-	close(fx.client);
-	fx.client = fixture_connect(&fx);
-	fx.inlen = 0;
-	fx.eof = 0;
+	reconnect();
 	handshake(ATTACH, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
 	    "Authorization: Bearer the-key\r\n"
@@ -422,6 +430,27 @@ test_token(void **state)
 	handshake(target, UPGRADE_FIELDS);
 	answer_is(401);
 	assert_int_equal(standin_count(), 1);
+}
+
+/* A handshake refused (426, 400) leaves the token good. */
+static void
+test_token_kept_by_refusal(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
+
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
+	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 8\r\n");
+	answer_is(426);
+	reconnect();
+	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\n");
+	answer_is(400);
+	reconnect();
+	handshake(target, UPGRADE_FIELDS);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
+	answer_is(404);
 }
 
 static void
@@ -1110,6 +1139,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_body_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_kept_by_refusal,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_frames, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_client_closes, setup,
