@@ -45,19 +45,27 @@ attach_request_free(struct attach_request *st)
 	free(st);
 }
 
-/* The key in a header, or this process's token in the query. */
+/*
+ * The key in a header, or this process's token in the query.  A key
+ * header present decides: a wrong key is refused whatever the token.
+ */
 static int
 attach_auth(struct http_request *req, char **params)
 {
-	char	*token;
-	size_t	 len;
-	int	 rc, ok;
+	const char	*authz = http_request_field(req, "Authorization");
+	const char	*key = http_request_field(req, "X-API-Key");
+	char		*token;
+	size_t		 len;
+	int		 rc, ok;
 
-	if (apid->insecure_no_auth ||
-	    auth_check(http_request_field(req, "Authorization"),
-	    http_request_field(req, "X-API-Key"), apid->api_keys,
+	if (apid->insecure_no_auth || auth_check(authz, key, apid->api_keys,
 	    apid->api_keys_count) == AUTH_OK)
 		return 0;
+	if (authz != NULL || key != NULL) {
+		respond_error_status(req, 401, "unauthorized",
+		    "missing or invalid API key");
+		return -1;
+	}
 	if ((rc = query_get(req, "token", &token, &len)) == -1) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return -1;

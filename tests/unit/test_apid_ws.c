@@ -432,6 +432,29 @@ test_token(void **state)
 	assert_int_equal(standin_count(), 1);
 }
 
+/* A key header present decides: a wrong one with a good token is 401. */
+static void
+test_wrong_key_with_token(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
+
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
+	handshake(target, UPGRADE_FIELDS "Authorization: Bearer not-the-key"
+	    "\r\n");
+	answer_is(401);
+	assert_non_null(strstr(resp.body, "invalid API key"));
+	reconnect();
+	handshake(target, UPGRADE_FIELDS "X-API-Key: not-the-key\r\n");
+	answer_is(401);
+	assert_int_equal(standin_count(), 0);
+	/* The token alone still opens it. */
+	reconnect();
+	handshake(target, UPGRADE_FIELDS);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
+	answer_is(404);
+}
+
 /* A handshake refused (426, 400) leaves the token good. */
 static void
 test_token_kept_by_refusal(void **state)
@@ -1140,6 +1163,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_kept_by_refusal,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_key_with_token,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_frames, setup,
 		    teardown),
