@@ -207,6 +207,12 @@ route_process_attach(struct http_request *req, char **params)
 	struct attach_request	*st;
 	char			 accept[WS_ACCEPT_LEN + 1];
 
+	/*
+	 * The connection is the WebSocket's or nothing: after any other
+	 * answer, what the client sent on (its first frames, perhaps) is
+	 * no next request.
+	 */
+	req->close_after = 1;
 	if (req->head.chunked || req->head.length > 0) {
 		(void)refuse(req, 400, "an attach request has no body");
 		return;

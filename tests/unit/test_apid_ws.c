@@ -52,6 +52,7 @@ static const struct standin_route routes[] = {
 static struct http_fixture	 fx;
 static struct http_response	 resp;
 static int			 out_fd;	/* managerd's end of output */
+static int			 shaken;	/* a handshake was sent */
 
 static void
 router(struct http_request *req)
@@ -72,6 +73,7 @@ setup(void **state)
 	apid->api_keys_count = 1;
 	memset(&resp, 0, sizeof(resp));
 	out_fd = -1;
+	shaken = 0;
 	return 0;
 }
 
@@ -92,11 +94,24 @@ teardown(void **state)
 	return 0;
 }
 
-/* The handshake, with extra fields (each ending in \r\n) or defaults. */
+/*
+ * The handshake, with extra fields (each ending in \r\n) or defaults,
+ * each on a connection of its own: after any answer but the 101 the
+ * server closes.
+ */
 static void
 handshake(const char *target, const char *fields)
 {
 	char	 head[2048];
+
+	if (shaken) {
+		if (fx.client != -1)
+			close(fx.client);
+		fx.client = fixture_connect(&fx);
+		fx.inlen = 0;
+		fx.eof = 0;
+	}
+	shaken = 1;
 
 	snprintf(head, sizeof(head), "GET %s HTTP/1.1\r\nHost: t\r\n%s\r\n",
 	    target, fields != NULL ? fields : "Upgrade: websocket\r\n"
@@ -377,15 +392,32 @@ test_handshake_refused(void **state)
 	assert_int_equal(fx.srv.taken, 0);
 }
 
-/* A new connection: the last one may be closed. */
+/*
+ * A client may send frames right after its handshake: refused (here,
+ * or by managerd), the connection closes rather than read them as the
+ * next request.
+ */
 static void
-reconnect(void)
+test_refusal_closes(void **state)
 {
-	if (fx.client != -1)
-		close(fx.client);
-	fx.client = fixture_connect(&fx);
-	fx.inlen = 0;
-	fx.eof = 0;
+	static const char	 frame[] = "\x82\x83\x37\xfa\x21\x3dls\n";
+
+	handshake(ATTACH, "Authorization: Bearer the-key\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 8\r\n");
+	fixture_send(&fx, frame, sizeof(frame) - 1);
+	answer_is(426);
+	assert_true(fixture_closed(&fx, 2000));
+	assert_int_equal(fx.inlen, 0);
+	handshake(ATTACH, NULL);
+	fixture_send(&fx, frame, sizeof(frame) - 1);
+	fixture_run(&fx, 5);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND,
+	    "process " PROC " not found");
+	answer_is(404);
+	assert_string_equal(response_field(&resp, "connection"), "close");
+	assert_true(fixture_closed(&fx, 2000));
+	assert_int_equal(fx.inlen, 0);
 }
 
 /* A body is refused before any of it is read, and before any key. */
@@ -399,7 +431,6 @@ test_body_refused(void **state)
 	assert_non_null(strstr(resp.body, "has no body"));
 	/* Not read: the connection closes. */
 	assert_true(fixture_closed(&fx, 2000));
-	reconnect();
 	handshake(ATTACH, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
 	    "Authorization: Bearer the-key\r\n"
@@ -444,12 +475,10 @@ test_wrong_key_with_token(void **state)
 	    "\r\n");
 	answer_is(401);
 	assert_non_null(strstr(resp.body, "invalid API key"));
-	reconnect();
 	handshake(target, UPGRADE_FIELDS "X-API-Key: not-the-key\r\n");
 	answer_is(401);
 	assert_int_equal(standin_count(), 0);
 	/* The token alone still opens it. */
-	reconnect();
 	handshake(target, UPGRADE_FIELDS);
 	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
 	answer_is(404);
@@ -466,11 +495,9 @@ test_token_kept_by_refusal(void **state)
 	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 8\r\n");
 	answer_is(426);
-	reconnect();
 	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 	    "Sec-WebSocket-Version: 13\r\n");
 	answer_is(400);
-	reconnect();
 	handshake(target, UPGRADE_FIELDS);
 	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
 	answer_is(404);
@@ -1160,6 +1187,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_handshake_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_body_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_closes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_kept_by_refusal,
