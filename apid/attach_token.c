@@ -113,7 +113,9 @@ attach_token_make(const char *sandbox_id, const char *process_id,
 /*
  * 1 if token was made for exactly this process and is still good; it
  * is then used up.  Else 0.  Every live token is compared, in constant
- * time, so that the timing says nothing of how close a guess came.
+ * time, so that the timing says nothing of how close a guess came; one
+ * of another length is none (its length is no secret), and comparing
+ * it would cost its length times the tokens.
  */
 int
 attach_token_take(const char *sandbox_id, const char *process_id,
@@ -124,6 +126,8 @@ attach_token_take(const char *sandbox_id, const char *process_id,
 	int			 eq;
 
 	tokens_sweep(monotonic_now());
+	if (len != ATTACH_TOKEN_LEN)
+		return 0;
 	for (i = 0; i < ATTACH_TOKENS_MAX; i++) {
 		t = &tokens[i];
 		if (t->token[0] == '\0')

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -482,6 +483,43 @@ test_wrong_key_with_token(void **state)
 	handshake(target, UPGRADE_FIELDS);
 	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
 	answer_is(404);
+}
+
+static double
+seconds_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A token of another length is refused without a comparison: against
+ * a full table, a long one would cost its length times the tokens.
+ */
+static void
+test_token_length(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], other[ATTACH_TOKEN_LEN + 1];
+	char	*big;
+	size_t	 i, len = 1 << 20;
+	double	 t0;
+
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
+		assert_int_equal(attach_token_make(SB, PROC, other), 0);
+	assert_non_null(big = malloc(len));
+	memset(big, 'A', len);
+	memcpy(big, tok, ATTACH_TOKEN_LEN);
+	t0 = seconds_now();
+	assert_false(attach_token_take(SB, PROC, big, len));
+	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN + 1));
+	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN - 1));
+	if (seconds_now() - t0 > 0.1)
+		fail_msg("a long token took %.3f s", seconds_now() - t0);
+	assert_true(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN));
+	free(big);
 }
 
 /* A handshake refused (426, 400) leaves the token good. */
@@ -1193,6 +1231,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_kept_by_refusal,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_length, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_key_with_token,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_frames, setup,
