@@ -64,6 +64,7 @@ struct attach {
 	struct pipe_writer	 in;		/* to the process's stdin */
 	struct apid_request	*stdin_call;	/* until managerd answers */
 	int			 stdin_refused;	/* frames are dropped */
+	int			 stdin_broken;	/* managerd closed its end */
 	int			 stdin_closing;	/* the client's stdin_close */
 	int			 close_sent;	/* its PROCESS_STDIN */
 	struct apid_request	*resize_call;
@@ -312,6 +313,9 @@ stdin_reply(struct apid_request *ar, struct imsg *imsg)
 		peer_bad_message(&apid->parent, imsg, "wrong reply");
 	else if (pipe_writer_is_open(&a->in))
 		peer_bad_message(&apid->parent, imsg, "before the end");
+	else if (a->stdin_broken)
+		peer_bad_message(&apid->parent, imsg, "after its pipe broke");
+	a->stdin_broken = 0;
 	stdin_close_step(a);
 	after_call(a);
 	return APID_REPLY_DONE;
@@ -336,6 +340,7 @@ stdin_end(void *arg, int ok)
 {
 	struct attach	*a = arg;
 
+	a->stdin_broken = !ok;
 	if (a->ended)
 		attach_maybe_free(a);
 	else

@@ -37,6 +37,7 @@ struct stdin_state {
 	struct pipe_writer	 pw;
 	size_t			 bytes;		/* in apid->stdin_bytes */
 	int			 writing;	/* the pipe is still ours */
+	int			 broken;	/* managerd closed its end */
 	int			 taken;		/* counted as a taken socket */
 };
 
@@ -71,6 +72,7 @@ stdin_written(void *arg, int ok)
 	struct stdin_state	*st = arg;
 
 	st->writing = 0;
+	st->broken = !ok;
 	stdin_unhold(st);
 }
 
@@ -98,6 +100,9 @@ stdin_reply(struct apid_request *ar, struct imsg *imsg)
 	else if (st->writing)
 		/* managerd cannot have read to an end of file not yet made. */
 		peer_bad_message(&apid->parent, imsg, "before the end");
+	else if (st->broken)
+		/* Nor to one it closed its end before. */
+		peer_bad_message(&apid->parent, imsg, "after its pipe broke");
 	else
 		http_reply(st->req, 204, NULL, NULL);
 	stdin_free(st);

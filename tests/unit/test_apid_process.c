@@ -1212,6 +1212,21 @@ lie_ok_before_eof(void)
 }
 
 static void
+lie_ok_after_broken(void)
+{
+	static char		 body[256 * 1024];
+	struct standin_call	*c;
+
+	memset(body, 'x', sizeof(body) - 1);
+	lie_setup("POST", STDIN, body);
+	c = sent(MSG_PROCESS_STDIN);
+	/* managerd's end closed before the body was in: no EOF read. */
+	close(standin_take_fd(c));
+	fixture_run(&fx, 20);
+	standin_reply(c, MSG_OK, NULL, -1);
+}
+
+static void
 lie_malformed_info(void)
 {
 	struct msgw	 w;
@@ -1269,6 +1284,8 @@ test_lies(void **state)
 {
 	assert_fatal(lie_ok_before_eof, "bad OK message from managerd: before "
 	    "the end");
+	assert_fatal(lie_ok_after_broken, "bad OK message from managerd: "
+	    "after its pipe broke");
 	assert_fatal(lie_malformed_info, "bad PROCESS_INFO message from "
 	    "managerd: malformed process");
 	assert_fatal(lie_second_started, "bad PROCESS_OUTPUT_STARTED message "

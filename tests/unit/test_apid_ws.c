@@ -1169,6 +1169,24 @@ lie_stdin_ok_early(void)
 }
 
 static void
+lie_stdin_ok_broken(void)
+{
+	static char		 big[60000];
+	struct standin_call	*c;
+
+	setup(NULL);
+	memset(big, 'b', sizeof(big));
+	attach_open();
+	send_frame(1, 2, big, 60000, 1);
+	send_frame(1, 2, big, 60000, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	/* managerd's end closed before all was in: no EOF read. */
+	close(standin_take_fd(c));
+	fixture_run(&fx, 20);
+	standin_reply(c, MSG_OK, NULL, -1);
+}
+
+static void
 lie_resize_reply(void)
 {
 	setup(NULL);
@@ -1210,6 +1228,8 @@ test_lies(void **state)
 {
 	assert_fatal(lie_stdin_ok_early, "bad OK message from managerd: "
 	    "before the end");
+	assert_fatal(lie_stdin_ok_broken, "bad OK message from managerd: "
+	    "after its pipe broke");
 	assert_fatal(lie_resize_reply, "bad PROCESS_LIST_END message from "
 	    "managerd: wrong reply");
 	assert_fatal(lie_started_payload, "bad PROCESS_OUTPUT_STARTED message "
