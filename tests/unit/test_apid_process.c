@@ -1279,6 +1279,40 @@ lie_delete_info(void)
 	    -1);
 }
 
+/* The token would be minted for another process than the route's. */
+static void
+lie_token_for_another(int which)
+{
+	struct process_info	 pi;
+	struct msgw		 w;
+	char			 a0[] = "sh", *argv[] = { a0, NULL };
+	char			 other[] = "proc_fedcba9876543210";
+	char			 sb[] = "sb_fedcba9876543210";
+
+	lie_setup("POST", "/v1/sandboxes/" SB "/processes/" PROC
+	    "/attach-token", NULL);
+	info_init(&pi, argv, 1);
+	if (which == 0)
+		pi.id = other;
+	else
+		pi.sandbox_id = sb;
+	msgw_init(&w);
+	msg_put_process_info(&w, &pi);
+	standin_reply(sent(MSG_PROCESS_GET), MSG_PROCESS_INFO, &w, -1);
+}
+
+static void
+lie_token_process(void)
+{
+	lie_token_for_another(0);
+}
+
+static void
+lie_token_sandbox(void)
+{
+	lie_token_for_another(1);
+}
+
 static void
 test_lies(void **state)
 {
@@ -1286,6 +1320,10 @@ test_lies(void **state)
 	    "the end");
 	assert_fatal(lie_ok_after_broken, "bad OK message from managerd: "
 	    "after its pipe broke");
+	assert_fatal(lie_token_process, "bad PROCESS_INFO message from "
+	    "managerd: another process");
+	assert_fatal(lie_token_sandbox, "bad PROCESS_INFO message from "
+	    "managerd: another process");
 	assert_fatal(lie_malformed_info, "bad PROCESS_INFO message from "
 	    "managerd: malformed process");
 	assert_fatal(lie_second_started, "bad PROCESS_OUTPUT_STARTED message "
