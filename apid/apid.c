@@ -27,7 +27,8 @@
  * The HTTP server caps the clients itself (http_server.c); descriptors
  * beyond them are the reserve: each request in progress may hold two
  * pipe ends (a download: Docker's tar and the file's bytes), and apid
- * has a few of its own.
+ * has a few of its own.  A request that still holds a pipe after its
+ * client left counts as a client (http_server_take).
  */
 #define APID_FDS_PER_CONNECTION	3
 #define APID_FD_RESERVE		64
@@ -154,6 +155,8 @@ main(int argc, char *argv[])
 	apid_read_settings(&settings, &s);
 	TAILQ_INIT(&apid->pending);
 	apid->next_id = 1;
+	apid->stdin_calls_max = STDIN_CALLS_MAX;
+	apid->stdin_bytes_max = STDIN_BYTES_MAX;
 
 	warm_up();
 	route_openapi_init();

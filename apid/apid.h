@@ -58,6 +58,9 @@ struct apid {
 	size_t			 api_keys_count;
 	uint64_t		 max_file_bytes;
 	uint64_t		 max_exec_output_bytes;
+	/* POST .../stdin calls managerd has not answered, and their bytes. */
+	size_t			 stdin_calls, stdin_calls_max;
+	size_t			 stdin_bytes, stdin_bytes_max;
 };
 
 extern struct apid	*apid;
@@ -385,6 +388,8 @@ int	process_ref_check(struct http_request *, char **params);
 void	process_ref_put(struct msgw *, char **params);
 
 /* route_process_output.c, route_process_stdin.c */
+#define STDIN_CALLS_MAX		256		/* waiting for managerd */
+#define STDIN_BYTES_MAX		(32 << 20)	/* not yet written */
 void	route_process_output(struct http_request *, char **params);
 void	route_process_stdin(struct http_request *, char **params);
 
@@ -401,6 +406,12 @@ void	route_process_attach_token(struct http_request *, char **params);
 
 /* route_attach.c: .../attach's handshake; attach.c: its WebSocket. */
 #define ATTACH_MSG_MAX		(64 * 1024)	/* a client's message */
+/*
+ * Its frames.  wslay bounds a message's bytes only, and keeps each
+ * frame's piece apart (two allocations and a queue entry): 65,000
+ * fragments of a byte would cost it some 6 MB.
+ */
+#define ATTACH_MSG_FRAMES	128
 #define ATTACH_OUT_HIGH		HTTP_BACKLOG_HIGH
 void	route_process_attach(struct http_request *, char **params);
 struct bufferevent;

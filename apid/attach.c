@@ -10,21 +10,29 @@
  *	{"type": "exit", ...}, then close 1000.
  *	client binary frames -> a stdin pipe (PROCESS_STDIN, opened at the
  *	first one); a text frame {"type": "resize", ...} -> PROCESS_RESIZE.
- *	managerd refusing either -> a text frame {"type": "error", ...}.
+ *	{"type": "stdin_close"} -> that pipe finished, and once managerd
+ *	answered it (its bytes are in), a PROCESS_STDIN with close_at_end
+ *	and an empty pipe: the process's stdin ends after every byte sent
+ *	before.  Binary frames after it are refused.
+ *	managerd refusing any -> a text frame {"type": "error", ...}.
  *
  * Everything is bounded: a client message is at most ATTACH_MSG_MAX
- * (wslay closes 1009 beyond), the output pipe is read only while less
- * than ATTACH_OUT_HIGH waits for the client, and the client is read only
- * while its stdin backlog (and whatever it makes us answer) is small.
+ * bytes in at most ATTACH_MSG_FRAMES frames (1009 beyond), the output
+ * pipe is read only while less than ATTACH_OUT_HIGH waits for the
+ * client, and the client is read only while its stdin backlog (and
+ * whatever it makes us answer) is small.
  * One resize is out at a time; a newer one waits, replacing any other.
  * A quiet client is pinged, so that a dead one is found by TCP (and a
  * send that does not move by the connection's send timeout) rather than
  * held for ever; nothing else times an attachment.
  *
- * When the client goes (or the socket fails) the pipes are closed, which
- * is all managerd needs: the process runs on.  The attachment itself is
+ * When the client goes (or the socket fails) the output pipe is closed,
+ * which is all managerd needs: the process runs on; what the client sent
+ * for stdin still goes in, then the pipe's end.  The attachment itself is
  * freed once managerd has answered its calls (a STDIN is answered when
- * its pipe ends), since their replies point to it.
+ * its pipe ends), since their replies point to it; until then it keeps
+ * only what they need, the socket's side (wslay, the buffers, the event
+ * parser) freed at the end.
  */
 #include <sys/queue.h>
 
@@ -52,31 +60,49 @@ struct attach {
 	wslay_event_context_ptr	 ws;
 	struct process_ref	 ref;		/* ours, for STDIN and RESIZE */
 	struct pipe_reader	 out;		/* the output's events */
-	struct pev_parser	 pev;
+	struct pev_parser	*pev;		/* 32 KiB: freed at the end */
 	struct pipe_writer	 in;		/* to the process's stdin */
 	struct apid_request	*stdin_call;	/* until managerd answers */
 	int			 stdin_refused;	/* frames are dropped */
+	int			 stdin_broken;	/* managerd closed its end */
+	int			 stdin_closing;	/* the client's stdin_close */
+	int			 close_sent;	/* its PROCESS_STDIN */
 	struct apid_request	*resize_call;
 	int			 resize_waiting;
 	uint32_t		 cols, rows;	/* the newest size asked */
 	struct event		*timer;		/* ping, or the close wait */
+	unsigned int		 frames;	/* of the message coming */
 	int			 closing;	/* our close frame is queued */
+	int			 failed;	/* a framing error: it is out */
 	int			 draining;	/* over once its output left */
 	int			 ended;		/* the socket is closed */
 };
 
 static void	attach_pump(struct attach *);
 
+/*
+ * Once ended: the socket, then the stdin pipe, held a place under the
+ * connection cap, given back once the pipe is closed; a is freed once
+ * nothing more will call back.
+ */
 static void
 attach_maybe_free(struct attach *a)
 {
-	if (!a->ended || a->stdin_call != NULL || a->resize_call != NULL)
+	if (!a->ended || pipe_writer_is_open(&a->in))
+		return;
+	if (a->srv != NULL)
+		http_server_untake(a->srv);
+	a->srv = NULL;
+	if (a->stdin_call != NULL || a->resize_call != NULL)
 		return;
 	process_ref_free(&a->ref);
 	free(a);
 }
 
-/* The socket side is over; what waits for managerd keeps a. */
+/*
+ * The socket side is over; what waits for managerd keeps a, and only
+ * what its replies need: the rest goes now.
+ */
 static void
 attach_end(struct attach *a)
 {
@@ -84,14 +110,21 @@ attach_end(struct attach *a)
 		return;
 	a->ended = 1;
 	pipe_reader_close(&a->out);
-	/* managerd sees the end of file and answers the STDIN. */
-	pipe_writer_close(&a->in);
+	free(a->pev);
+	a->pev = NULL;
+	/*
+	 * What the client sent still goes in, then the end of file, and
+	 * managerd answers the STDIN; the pipe keeps the socket's place
+	 * under the cap until then (stdin_end).
+	 */
+	pipe_writer_finish(&a->in);
 	if (a->timer != NULL)
 		event_free(a->timer);
 	a->timer = NULL;
 	wslay_event_context_free(a->ws);
+	a->ws = NULL;
 	bufferevent_free(a->bev);
-	http_server_untake(a->srv);
+	a->bev = NULL;
 	attach_maybe_free(a);
 }
 
@@ -204,7 +237,7 @@ out_data(void *arg, const unsigned char *buf, size_t n)
 {
 	struct attach	*a = arg;
 
-	if (pev_parser_feed(&a->pev, buf, n, out_event, a) == -1) {
+	if (pev_parser_feed(a->pev, buf, n, out_event, a) == -1) {
 		log_warnx("attach: a malformed event stream from managerd");
 		return -1;
 	}
@@ -222,7 +255,7 @@ out_end(void *arg)
 {
 	struct attach	*a = arg;
 
-	if (!a->pev.ended || a->out.failed || !pev_parser_clean(&a->pev)) {
+	if (!a->pev->ended || a->out.failed || !pev_parser_clean(a->pev)) {
 		log_warnx("attach: the output stream was cut");
 		queue_close(a, WSLAY_CODE_INTERNAL_SERVER_ERROR,
 		    "the output stream was cut");
@@ -259,6 +292,8 @@ after_call(struct attach *a)
 		attach_pump(a);
 }
 
+static void	stdin_close_step(struct attach *);
+
 /* OK once the pipe's end of file went in (we closed it), or refused. */
 static int
 stdin_reply(struct apid_request *ar, struct imsg *imsg)
@@ -278,6 +313,10 @@ stdin_reply(struct apid_request *ar, struct imsg *imsg)
 		peer_bad_message(&apid->parent, imsg, "wrong reply");
 	else if (pipe_writer_is_open(&a->in))
 		peer_bad_message(&apid->parent, imsg, "before the end");
+	else if (a->stdin_broken)
+		peer_bad_message(&apid->parent, imsg, "after its pipe broke");
+	a->stdin_broken = 0;
+	stdin_close_step(a);
 	after_call(a);
 	return APID_REPLY_DONE;
 }
@@ -286,22 +325,48 @@ stdin_reply(struct apid_request *ar, struct imsg *imsg)
 static void
 stdin_drained(void *arg)
 {
-	attach_pump(arg);
+	struct attach	*a = arg;
+
+	if (!a->ended)
+		attach_pump(a);
 }
 
-/* managerd closed its end; its answer says why. */
+/*
+ * managerd closed its end (its answer says why), or, once the socket
+ * ended, the pipe took the rest and was closed.
+ */
 static void
-stdin_broken(void *arg, int ok)
+stdin_end(void *arg, int ok)
 {
-	attach_pump(arg);
+	struct attach	*a = arg;
+
+	a->stdin_broken = !ok;
+	if (a->ended)
+		attach_maybe_free(a);
+	else
+		attach_pump(a);
+}
+
+/* PROCESS_STDIN with a pipe's read end, which is ours no more. */
+static int
+stdin_call_send(struct attach *a, int fd, int close_at_end)
+{
+	struct process_stdin	 s;
+	struct msgw		 w;
+
+	s.ref = a->ref;
+	s.close_at_end = close_at_end;
+	msgw_init(&w);
+	msg_put_process_stdin(&w, &s);
+	a->stdin_call = apid_request_send(NULL, MSG_PROCESS_STDIN, &w, fd,
+	    stdin_reply, a);
+	return a->stdin_call != NULL ? 0 : -1;
 }
 
 static int
 stdin_open(struct attach *a)
 {
-	struct process_stdin	 s;
-	struct msgw		 w;
-	int			 fds[2];
+	int	 fds[2];
 
 	if (pipe2(fds, O_CLOEXEC) == -1)
 		return -1;
@@ -309,23 +374,56 @@ stdin_open(struct attach *a)
 		close(fds[0]);
 		return -1;
 	}
-	s.ref = a->ref;
-	s.close_at_end = 0;
-	msgw_init(&w);
-	msg_put_process_stdin(&w, &s);
-	/* The read end goes with the message, ours no more. */
-	if ((a->stdin_call = apid_request_send(NULL, MSG_PROCESS_STDIN, &w,
-	    fds[0], stdin_reply, a)) == NULL) {
+	if (stdin_call_send(a, fds[0], 0) == -1) {
 		pipe_writer_close(&a->in);
 		return -1;
 	}
 	return 0;
 }
 
+/*
+ * After stdin_close, once no call is out (the pipe's, answered when its
+ * bytes are in the process's stdin): an empty pipe with close_at_end,
+ * which managerd answers once it closed the process's stdin.  Also
+ * after the socket ended: the client asked for it.
+ */
+static void
+stdin_close_step(struct attach *a)
+{
+	int	 fds[2];
+
+	if (!a->stdin_closing || a->close_sent || a->stdin_call != NULL)
+		return;
+	a->close_sent = 1;
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		if (!a->ended)
+			queue_error(a, "cannot close the process's stdin");
+		return;
+	}
+	close(fds[1]);
+	if (stdin_call_send(a, fds[0], 1) == -1 && !a->ended)
+		queue_error(a, "cannot close the process's stdin");
+}
+
+/* {"type": "stdin_close"}: the pipe's bytes go in, then its end. */
+static void
+client_stdin_close(struct attach *a)
+{
+	if (a->stdin_closing)
+		return;		/* a second one changes nothing */
+	a->stdin_closing = 1;
+	pipe_writer_finish(&a->in);
+	stdin_close_step(a);
+}
+
 /* A binary frame: to stdin, its pipe opened at the first. */
 static void
 client_stdin(struct attach *a, const uint8_t *data, size_t len)
 {
+	if (a->stdin_closing) {
+		queue_error(a, "stdin is closed");
+		return;
+	}
 	if (a->stdin_refused || len == 0)
 		return;
 	/* Closed under a call still out: managerd's answer is coming. */
@@ -396,8 +494,9 @@ tty_size(const struct jv *v)
 
 /*
  * A text frame (wslay checked its UTF-8): {"type": "resize", "cols": C,
- * "rows": R} and nothing else.  Other JSON is a message we do not take
- * (1003); text that is no such object breaks the protocol's data (1007).
+ * "rows": R} or {"type": "stdin_close"}, and nothing else.  Other JSON
+ * is a message we do not take (1003); text that is no such object
+ * breaks the protocol's data (1007).
  */
 static void
 client_text(struct attach *a, const uint8_t *msg, size_t len)
@@ -416,10 +515,17 @@ client_text(struct attach *a, const uint8_t *msg, size_t len)
 	if (type == NULL || type->type != JV_STRING)
 		queue_close(a, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
 		    "a text frame needs a type");
-	else if (strcmp(type->u.s.s, "resize") != 0 || has_nul(type))
+	else if (has_nul(type) || (strcmp(type->u.s.s, "resize") != 0 &&
+	    strcmp(type->u.s.s, "stdin_close") != 0))
 		queue_close(a, WSLAY_CODE_UNSUPPORTED_DATA,
-		    "only resize messages are taken");
-	else if (v.u.o.n != 3 || (cols = tty_size(member(&v, "cols"))) == 0 ||
+		    "only resize and stdin_close messages are taken");
+	else if (strcmp(type->u.s.s, "stdin_close") == 0) {
+		if (v.u.o.n != 1)
+			queue_close(a, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
+			    "stdin_close takes nothing else");
+		else
+			client_stdin_close(a);
+	} else if (v.u.o.n != 3 || (cols = tty_size(member(&v, "cols"))) == 0 ||
 	    (rows = tty_size(member(&v, "rows"))) == 0)
 		queue_close(a, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA,
 		    "resize takes cols and rows, 1 to 1000");
@@ -464,6 +570,26 @@ ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
 	return (ssize_t)len;
 }
 
+/*
+ * A frame begins: a fragment past ATTACH_MSG_FRAMES closes 1009, and no
+ * more is read (of what wslay keeps, nothing more is added).
+ */
+static void
+ws_frame_start(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_start_arg *f, void *arg)
+{
+	struct attach	*a = arg;
+
+	if (f->opcode == WSLAY_TEXT_FRAME || f->opcode == WSLAY_BINARY_FRAME)
+		a->frames = 1;
+	else if (f->opcode == WSLAY_CONTINUATION_FRAME)
+		a->frames++;
+	if (a->frames <= ATTACH_MSG_FRAMES)
+		return;
+	queue_close(a, WSLAY_CODE_MESSAGE_TOO_BIG, "too many fragments");
+	wslay_event_shutdown_read(ctx);
+}
+
 /* A whole message; wslay answers pings and closes itself. */
 static void
 ws_msg(wslay_event_context_ptr ctx,
@@ -481,6 +607,42 @@ ws_msg(wslay_event_context_ptr ctx,
 }
 
 /* --- the socket ----------------------------------------------------------- */
+
+/*
+ * wslay's frame layer refuses a control frame over 125 bytes or not
+ * final, or a length not in its shortest form, by failing outright
+ * (WSLAY_ERR_CALLBACK_FAILURE, since our recv never fails), with a
+ * close frame without a code queued.  RFC 6455 §7.1.7 asks for 1002
+ * before the socket goes: unless our own close is queued already, that
+ * one is written by hand instead (wslay writes no more), then the
+ * socket drains and ends.
+ */
+static void
+ws_failed(struct attach *a)
+{
+	static const unsigned char	 close_1002[] = { 0x88, 2, 0x03, 0xea };
+
+	if (!a->closing) {
+		wslay_event_shutdown_write(a->ws);
+		(void)evbuffer_add(bufferevent_get_output(a->bev), close_1002,
+		    sizeof(close_1002));
+		a->closing = 1;
+	}
+	a->failed = 1;
+}
+
+/* What came, through wslay: -1 if it failed (no memory). */
+static int
+ws_read(struct attach *a)
+{
+	int	 rc;
+
+	if ((rc = wslay_event_recv(a->ws)) == WSLAY_ERR_CALLBACK_FAILURE) {
+		ws_failed(a);
+		return 0;
+	}
+	return rc == 0 ? 0 : -1;
+}
 
 /*
  * Read the client only while what it makes us hold is small; what came
@@ -503,7 +665,7 @@ client_flow(struct attach *a)
 		return 0;
 	bufferevent_enable(a->bev, EV_READ);
 	if (evbuffer_get_length(in) > 0)
-		return wslay_event_recv(a->ws) == 0 ? 0 : -1;
+		return ws_read(a);
 	return 0;
 }
 
@@ -511,22 +673,23 @@ client_flow(struct attach *a)
  * After anything happened: the client's flow, what wslay queued sent,
  * and whether the session is over.  It is when our close frame is out
  * and the client's came (or wslay stopped reading, after a protocol
- * error): once that frame has left the buffer.  Or at once when wslay
- * failed.  Each caller calls it last: a may be gone after it.
+ * error), or a framing error's close is written: once that frame has
+ * left the buffer.  Or at once when wslay failed otherwise.  Each
+ * caller calls it last: a may be gone after it.
  */
 static void
 attach_pump(struct attach *a)
 {
 	if ((!a->draining && client_flow(a) == -1) ||
 	    wslay_event_send(a->ws) != 0 ||
-	    (!wslay_event_get_write_enabled(a->ws) &&
+	    (!a->failed && !wslay_event_get_write_enabled(a->ws) &&
 	    !wslay_event_get_close_sent(a->ws))) {
 		attach_end(a);
 		return;
 	}
-	if (!wslay_event_get_close_sent(a->ws) ||
+	if (!a->failed && (!wslay_event_get_close_sent(a->ws) ||
 	    (!wslay_event_get_close_received(a->ws) &&
-	    wslay_event_want_read(a->ws)))
+	    wslay_event_want_read(a->ws))))
 		return;
 	a->draining = 1;
 	bufferevent_disable(a->bev, EV_READ);
@@ -539,7 +702,7 @@ attach_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct attach	*a = arg;
 
-	if (wslay_event_recv(a->ws) != 0) {
+	if (ws_read(a) == -1) {
 		attach_end(a);
 		return;
 	}
@@ -591,7 +754,7 @@ attach_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static const struct wslay_event_callbacks ws_callbacks = {
-	ws_recv, ws_send, NULL, NULL, NULL, NULL, ws_msg
+	ws_recv, ws_send, NULL, ws_frame_start, NULL, NULL, ws_msg
 };
 
 /* Takes out_fd, also on failure. */
@@ -600,6 +763,11 @@ attach_setup(struct attach *a, int out_fd)
 {
 	struct timeval	 ping = { ATTACH_PING_SEC, 0 };
 
+	if ((a->pev = malloc(sizeof(*a->pev))) == NULL) {
+		close(out_fd);
+		return -1;
+	}
+	pev_parser_init(a->pev);
 	if (pipe_reader_open(&a->out, out_fd) == -1)
 		return -1;
 	if (wslay_event_context_server_init(&a->ws, &ws_callbacks, a) != 0) {
@@ -642,9 +810,7 @@ attach_start(struct bufferevent *bev, struct http_server *srv,
 	a->ref = *ref;
 	memset(ref, 0, sizeof(*ref));
 	pipe_reader_init(&a->out, "attach", NULL, out_data, out_end, a);
-	pev_parser_init(&a->pev);
-	pipe_writer_init(&a->in, "attach stdin", stdin_drained, stdin_broken,
-	    a);
+	pipe_writer_init(&a->in, "attach stdin", stdin_drained, stdin_end, a);
 	if (attach_setup(a, out_fd) == -1) {
 		log_warnx("attach: cannot start the WebSocket");
 		attach_end(a);

@@ -113,7 +113,9 @@ attach_token_make(const char *sandbox_id, const char *process_id,
 /*
  * 1 if token was made for exactly this process and is still good; it
  * is then used up.  Else 0.  Every live token is compared, in constant
- * time, so that the timing says nothing of how close a guess came.
+ * time, so that the timing says nothing of how close a guess came; one
+ * of another length is none (its length is no secret), and comparing
+ * it would cost its length times the tokens.
  */
 int
 attach_token_take(const char *sandbox_id, const char *process_id,
@@ -124,6 +126,8 @@ attach_token_take(const char *sandbox_id, const char *process_id,
 	int			 eq;
 
 	tokens_sweep(monotonic_now());
+	if (len != ATTACH_TOKEN_LEN)
+		return 0;
 	for (i = 0; i < ATTACH_TOKENS_MAX; i++) {
 		t = &tokens[i];
 		if (t->token[0] == '\0')
@@ -169,21 +173,32 @@ token_answer(struct http_request *req, const char *token)
 	json_object_put(o);
 }
 
-/* PROCESS_INFO: the process exists, the token is made. */
+/*
+ * PROCESS_INFO: the process exists, the token is made, for the process
+ * the route named (managerd's answer is about that one, or a lie).
+ */
 static int
 token_reply(struct apid_request *ar, struct imsg *imsg)
 {
+	struct process_ref	*ref = ar->arg;
 	struct process_info	 pi;
 	char			 token[ATTACH_TOKEN_LEN + 1];
 	int			 rc, saved;
 
 	if (imsg->hdr.type == MSG_ERROR) {
 		reply_error_msg(ar->req, imsg);
+		process_ref_free(ref);
+		free(ref);
 		return APID_REPLY_DONE;
 	}
 	if (imsg->hdr.type != MSG_PROCESS_INFO ||
 	    msg_get_process_info(imsg, &pi) == -1)
 		peer_bad_message(&apid->parent, imsg, "not a process");
+	if (strcmp(pi.sandbox_id, ref->sandbox_id) != 0 ||
+	    strcmp(pi.id, ref->process_id) != 0)
+		peer_bad_message(&apid->parent, imsg, "another process");
+	process_ref_free(ref);
+	free(ref);
 	rc = attach_token_make(pi.sandbox_id, pi.id, token);
 	saved = errno;
 	process_info_free(&pi);
@@ -201,10 +216,29 @@ token_reply(struct apid_request *ar, struct imsg *imsg)
 void
 route_process_attach_token(struct http_request *req, char **params)
 {
-	struct msgw	 w;
+	struct process_ref	*ref;
+	struct msgw		 w;
 
 	if (process_ref_check(req, params) == -1)
 		return;
+	if ((ref = calloc(1, sizeof(*ref))) == NULL ||
+	    (ref->sandbox_id = strdup(params[0])) == NULL ||
+	    (ref->process_id = strdup(params[1])) == NULL) {
+		if (ref != NULL)
+			process_ref_free(ref);
+		free(ref);
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
 	process_ref_put(&w, params);
-	route_forward(req, MSG_PROCESS_GET, &w, token_reply, NULL);
+	if (!w.overflow && apid_request_send(req, MSG_PROCESS_GET, &w, -1,
+	    token_reply, ref) != NULL)
+		return;
+	if (w.overflow)
+		respond_error(req, ERR_INVALID_REQUEST,
+		    "request too large to forward");
+	else
+		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
+	process_ref_free(ref);
+	free(ref);
 }

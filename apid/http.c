@@ -82,8 +82,9 @@ static const struct route routes[] = {
 	    ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*/processes/*/output", "GET", route_process_output,
 	    ROUTE_BODY_WHOLE },
+	/* It refuses a body itself, before any is read. */
 	{ "/v1/sandboxes/*/processes/*/attach", "GET", route_process_attach,
-	    ROUTE_BODY_WHOLE },
+	    ROUTE_BODY_STREAM },
 	{ "/v1/sandboxes/*/processes/*/attach-token", "POST",
 	    route_process_attach_token, ROUTE_BODY_WHOLE },
 };
@@ -237,7 +238,8 @@ http_route(struct http_request *req)
 		return;
 	/*
 	 * An attachment checks its own: a browser's WebSocket carries an
-	 * attach token, not a key (route_attach.c).
+	 * attach token, not a key (route_attach.c).  It reads no body: an
+	 * unauthenticated client cannot make us read one.
 	 */
 	if (strncmp(route->pattern, "/v1/", 4) == 0 &&
 	    route->handler != route_process_attach &&

@@ -284,7 +284,12 @@ struct bufferevent *http_conn_take(struct http_conn *);
 void	 http_route(struct http_request *);
 /* http_server.c: a connection went away; accepting may resume. */
 void	 http_server_conn_gone(struct http_server *);
-/* A socket a route took (http_conn_take) is closed. */
+/*
+ * A request whose client left keeps a descriptor: it counts against the
+ * cap as a taken socket does, until http_server_untake().
+ */
+void	 http_server_take(struct http_server *);
+/* A socket a route took (http_conn_take) is closed, or that descriptor. */
 void	 http_server_untake(struct http_server *);
 /* http_request.c: the path and query of a parsed head; -1 if malformed. */
 int	 http_request_prepare(struct http_request *);

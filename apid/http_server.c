@@ -12,7 +12,8 @@
  * descriptor held in reserve lets waiting clients be answered 503 while
  * accepting pauses.  A socket a route took over (a WebSocket) is no
  * connection any more, but it still holds its descriptors and counts
- * against the cap until the route closes it.
+ * against the cap until the route closes it; so does a request whose
+ * client left while it still holds a pipe (http_server_take).
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -237,6 +238,12 @@ http_server_conn_gone(struct http_server *srv)
 	    !event_pending(srv->accept_ev, EV_READ, NULL) &&
 	    !evtimer_pending(srv->accept_resume, NULL))
 		event_add(srv->accept_ev, NULL);
+}
+
+void
+http_server_take(struct http_server *srv)
+{
+	srv->taken++;
 }
 
 void

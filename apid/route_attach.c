@@ -3,10 +3,12 @@
  * "Processes"): the opening handshake of an attachment's WebSocket
  * (RFC 6455 §4.2), up to the 101; attach.c runs the socket after it.
  *
- * Authentication is this route's own (the router leaves it alone): the
- * usual key in a header, or else ?token= from .../attach-token, which
- * opens only the process it was made for (attach_token.c).  Then the
- * handshake's fields; then PROCESS_OUTPUT with after 0 and follow 1 and
+ * A request with a body is refused (400) before any of it is read: the
+ * router leaves the body to this route, and authentication too.  That
+ * is the usual key in a header, or else ?token= from .../attach-token,
+ * which opens only the process it was made for (attach_token.c), checked
+ * after the handshake's fields so that a refused handshake leaves the
+ * token good.  Then PROCESS_OUTPUT with after 0 and follow 1 and
  * a pipe's write end.  managerd answers PROCESS_OUTPUT_STARTED (the 101
  * goes now) or MSG_ERROR, a normal JSON error: an unknown process is a
  * 404 before any upgrade.  A client that left before the answer gets
@@ -43,19 +45,27 @@ attach_request_free(struct attach_request *st)
 	free(st);
 }
 
-/* The key in a header, or this process's token in the query. */
+/*
+ * The key in a header, or this process's token in the query.  A key
+ * header present decides: a wrong key is refused whatever the token.
+ */
 static int
 attach_auth(struct http_request *req, char **params)
 {
-	char	*token;
-	size_t	 len;
-	int	 rc, ok;
+	const char	*authz = http_request_field(req, "Authorization");
+	const char	*key = http_request_field(req, "X-API-Key");
+	char		*token;
+	size_t		 len;
+	int		 rc, ok;
 
-	if (apid->insecure_no_auth ||
-	    auth_check(http_request_field(req, "Authorization"),
-	    http_request_field(req, "X-API-Key"), apid->api_keys,
+	if (apid->insecure_no_auth || auth_check(authz, key, apid->api_keys,
 	    apid->api_keys_count) == AUTH_OK)
 		return 0;
+	if (authz != NULL || key != NULL) {
+		respond_error_status(req, 401, "unauthorized",
+		    "missing or invalid API key");
+		return -1;
+	}
 	if ((rc = query_get(req, "token", &token, &len)) == -1) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return -1;
@@ -197,9 +207,20 @@ route_process_attach(struct http_request *req, char **params)
 	struct attach_request	*st;
 	char			 accept[WS_ACCEPT_LEN + 1];
 
-	if (attach_auth(req, params) == -1 ||
-	    process_ref_check(req, params) == -1 ||
-	    attach_handshake(req, accept) == -1)
+	/*
+	 * The connection is the WebSocket's or nothing: after any other
+	 * answer, what the client sent on (its first frames, perhaps) is
+	 * no next request.
+	 */
+	req->close_after = 1;
+	if (req->head.chunked || req->head.length > 0) {
+		(void)refuse(req, 400, "an attach request has no body");
+		return;
+	}
+	/* The handshake first: one refused must not use a token up. */
+	if (attach_handshake(req, accept) == -1 ||
+	    attach_auth(req, params) == -1 ||
+	    process_ref_check(req, params) == -1)
 		return;
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
 	    (st->ref.sandbox_id = strdup(params[0])) == NULL ||

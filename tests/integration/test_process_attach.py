@@ -1,10 +1,11 @@
 """Attaching to processes over a real WebSocket client (Debian's
 python3-websockets) against the real dockerd (docs/rest-api.md, ".../attach"):
 a tty process sees its window size and its resize, stdin goes in as binary
-frames, two attachments see the same bytes, a re-attach gets the ring
-first, the exit frame and close 1000, tokens for browsers, and the
-refusals (no key, a wrong or used token, a bad handshake, a text frame
-that is not a resize)."""
+frames and ends with a stdin_close frame after all of them, two
+attachments see the same bytes, a re-attach gets the ring first, the exit
+frame and close 1000, tokens for browsers, and the refusals (no key, a
+wrong or used token, a bad handshake, a text frame that is not a
+resize)."""
 import asyncio
 import http.client
 import json
@@ -146,6 +147,24 @@ class Terminal(AttachCase):
                 data, _ = await read_until(ws, b"binary\n")
                 return data
         self.assertIn(b"\x00\xffbinary\n", run(go()))
+
+    def test_stdin_close_after_its_bytes(self):
+        doc = self.start(["wc", "-c"], stdin=True)
+
+        async def go():
+            async with self.connect(doc["id"]) as ws:
+                chunk = b"z" * 60000
+                for _ in range(50):
+                    await ws.send(chunk)
+                await ws.send(json.dumps({"type": "stdin_close"}))
+                data, texts = await read_until_closed(ws)
+                return data, texts, ws.close_code
+        data, texts, code = run(go())
+        self.assertIn(b"3000000", data)
+        exits = [t for t in texts if t.get("type") == "exit"]
+        self.assertEqual(len(exits), 1, texts)
+        self.assertEqual(exits[0]["exit_code"], 0)
+        self.assertEqual(code, 1000)
 
 
 async def read_until_closed(ws):

@@ -217,9 +217,9 @@ routed(void *arg, int ok)
 	routing.handler(req, routing.params);
 }
 
-void
-standin_route(struct http_request *req, const struct standin_route *t,
-    size_t n)
+static void
+route_one(struct http_request *req, const struct standin_route *t,
+    size_t n, int stream)
 {
 	size_t	 i;
 
@@ -234,6 +234,22 @@ standin_route(struct http_request *req, const struct standin_route *t,
 		return;
 	}
 	routing.handler = t[i].handler;
-	if (http_body_collect(req, BODY_MAX_JSON, routed) == -1)
+	if (stream)
+		routing.handler(req, routing.params);
+	else if (http_body_collect(req, BODY_MAX_JSON, routed) == -1)
 		routed(req, 0);
+}
+
+void
+standin_route(struct http_request *req, const struct standin_route *t,
+    size_t n)
+{
+	route_one(req, t, n, 0);
+}
+
+void
+standin_route_stream(struct http_request *req,
+    const struct standin_route *t, size_t n)
+{
+	route_one(req, t, n, 1);
 }

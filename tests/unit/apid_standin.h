@@ -50,5 +50,8 @@ struct standin_route {
 };
 void	standin_route(struct http_request *, const struct standin_route *,
 	    size_t n);
+/* The same for routes that read their own body (ROUTE_BODY_STREAM). */
+void	standin_route_stream(struct http_request *,
+	    const struct standin_route *, size_t n);
 
 #endif /* AS_TEST_APID_STANDIN_H */

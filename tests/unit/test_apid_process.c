@@ -614,6 +614,9 @@ setup(void **state)
 	fixture_init(&fx, router, NULL);
 	apid->base = fx.base;
 	apid->parent.name = "managerd";
+	apid->stdin_calls = apid->stdin_bytes = 0;
+	apid->stdin_calls_max = STDIN_CALLS_MAX;
+	apid->stdin_bytes_max = STDIN_BYTES_MAX;
 	memset(&resp, 0, sizeof(resp));
 	return 0;
 }
@@ -1044,6 +1047,150 @@ test_stdin_large(void **state)
 	free(body);
 }
 
+/* Reads fd (non-blocking) to its end, the loop run: how many bytes. */
+static size_t
+drain_fd(int fd)
+{
+	char	 buf[65536];
+	size_t	 got = 0;
+	ssize_t	 n;
+	int	 i;
+
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < 5000; i++) {
+		fixture_run(&fx, 1);
+		if ((n = read(fd, buf, sizeof(buf))) == 0)
+			return got;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	fail_msg("the pipe did not end");
+	return got;
+}
+
+static char *
+body_of(size_t len)
+{
+	char	*b;
+
+	assert_non_null(b = malloc(len + 1));
+	memset(b, 'b', len);
+	b[len] = '\0';
+	return b;
+}
+
+/* Another client, now fx's: the one before is returned. */
+static int
+next_client(void)
+{
+	int	 before = fx.client;
+
+	fx.client = fixture_connect(&fx);
+	fx.inlen = 0;
+	fx.eof = 0;
+	return before;
+}
+
+/* managerd may never answer: the calls waiting for it are bounded. */
+static void
+test_stdin_calls_bounded(void **state)
+{
+	struct standin_call	*a, *b;
+	int			 c1, c2;
+
+	apid->stdin_calls_max = 2;
+	request("POST", STDIN, "one");
+	a = sent(MSG_PROCESS_STDIN);
+	c1 = next_client();
+	request("POST", STDIN, "two");
+	b = sent(MSG_PROCESS_STDIN);
+	assert_ptr_not_equal(a, b);
+	c2 = next_client();
+	request("POST", STDIN, "three");
+	answer_is(503, NULL);
+	assert_non_null(strstr(resp.body, "\"unavailable\""));
+	assert_string_equal(response_field(&resp, "retry-after"), "1");
+	assert_int_equal(standin_count(), 2);
+	/* One answered: room for the next. */
+	assert_int_equal(drain_fd(standin_take_fd(a)), 3);
+	standin_reply(a, MSG_OK, NULL, -1);
+	request("POST", STDIN, "four");
+	a = sent(MSG_PROCESS_STDIN);
+	assert_int_equal(standin_count(), 3);
+	assert_int_equal(drain_fd(standin_take_fd(a)), 4);
+	standin_reply(a, MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+	assert_int_equal(drain_fd(standin_take_fd(b)), 3);
+	standin_reply(b, MSG_OK, NULL, -1);
+	assert_int_equal(apid->stdin_calls, 0);
+	close(c1);
+	close(c2);
+}
+
+/* And so are the bytes they hold that are not yet in their pipes. */
+static void
+test_stdin_bytes_bounded(void **state)
+{
+	struct standin_call	*a, *b;
+	char			*big, *more;
+	int			 c1, fd;
+
+	big = body_of(80 * 1024);
+	more = body_of(30000);
+
+	apid->stdin_bytes_max = 100 * 1024;
+	request("POST", STDIN, big);
+	a = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(a);
+	assert_int_equal(apid->stdin_bytes, 80 * 1024);
+	c1 = next_client();
+	request("POST", STDIN, more);
+	answer_is(503, NULL);
+	assert_int_equal(standin_count(), 1);
+	/* Written: the bytes no longer count, the call still does. */
+	assert_int_equal(drain_fd(fd), 80 * 1024);
+	close(fd);
+	assert_int_equal(apid->stdin_bytes, 0);
+	assert_int_equal(apid->stdin_calls, 1);
+	request("POST", STDIN, more);
+	b = sent(MSG_PROCESS_STDIN);
+	assert_int_equal(drain_fd(standin_take_fd(b)), 30000);
+	standin_reply(b, MSG_OK, NULL, -1);
+	answer_is(204, NULL);
+	standin_reply(a, MSG_OK, NULL, -1);
+	assert_int_equal(apid->stdin_calls, 0);
+	close(c1);
+	free(big);
+	free(more);
+}
+
+/*
+ * The client left while its body was still being written: the pipe's
+ * descriptor counts against the connection cap until it is closed.
+ */
+static void
+test_stdin_detached(void **state)
+{
+	struct standin_call	*a;
+	char			*big = body_of(80 * 1024);
+	int			 fd;
+
+	request("POST", STDIN, big);
+	a = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(a);
+	close(fx.client);
+	fx.client = -1;
+	fixture_run(&fx, 20);
+	assert_int_equal(fx.srv.nconns, 0);
+	assert_int_equal(fx.srv.taken, 1);
+	assert_int_equal(drain_fd(fd), 80 * 1024);
+	close(fd);
+	assert_int_equal(fx.srv.taken, 0);
+	assert_int_equal(standin_reply(a, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	assert_int_equal(apid->stdin_calls, 0);
+	free(big);
+}
+
 /* --- lies ----------------------------------------------------------------- */
 
 static void
@@ -1062,6 +1209,21 @@ lie_ok_before_eof(void)
 	memset(body, 'x', sizeof(body) - 1);
 	lie_setup("POST", STDIN, body);
 	standin_reply(sent(MSG_PROCESS_STDIN), MSG_OK, NULL, -1);
+}
+
+static void
+lie_ok_after_broken(void)
+{
+	static char		 body[256 * 1024];
+	struct standin_call	*c;
+
+	memset(body, 'x', sizeof(body) - 1);
+	lie_setup("POST", STDIN, body);
+	c = sent(MSG_PROCESS_STDIN);
+	/* managerd's end closed before the body was in: no EOF read. */
+	close(standin_take_fd(c));
+	fixture_run(&fx, 20);
+	standin_reply(c, MSG_OK, NULL, -1);
 }
 
 static void
@@ -1117,11 +1279,51 @@ lie_delete_info(void)
 	    -1);
 }
 
+/* The token would be minted for another process than the route's. */
+static void
+lie_token_for_another(int which)
+{
+	struct process_info	 pi;
+	struct msgw		 w;
+	char			 a0[] = "sh", *argv[] = { a0, NULL };
+	char			 other[] = "proc_fedcba9876543210";
+	char			 sb[] = "sb_fedcba9876543210";
+
+	lie_setup("POST", "/v1/sandboxes/" SB "/processes/" PROC
+	    "/attach-token", NULL);
+	info_init(&pi, argv, 1);
+	if (which == 0)
+		pi.id = other;
+	else
+		pi.sandbox_id = sb;
+	msgw_init(&w);
+	msg_put_process_info(&w, &pi);
+	standin_reply(sent(MSG_PROCESS_GET), MSG_PROCESS_INFO, &w, -1);
+}
+
+static void
+lie_token_process(void)
+{
+	lie_token_for_another(0);
+}
+
+static void
+lie_token_sandbox(void)
+{
+	lie_token_for_another(1);
+}
+
 static void
 test_lies(void **state)
 {
 	assert_fatal(lie_ok_before_eof, "bad OK message from managerd: before "
 	    "the end");
+	assert_fatal(lie_ok_after_broken, "bad OK message from managerd: "
+	    "after its pipe broke");
+	assert_fatal(lie_token_process, "bad PROCESS_INFO message from "
+	    "managerd: another process");
+	assert_fatal(lie_token_sandbox, "bad PROCESS_INFO message from "
+	    "managerd: another process");
 	assert_fatal(lie_malformed_info, "bad PROCESS_INFO message from "
 	    "managerd: malformed process");
 	assert_fatal(lie_second_started, "bad PROCESS_OUTPUT_STARTED message "
@@ -1249,6 +1451,12 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_large, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_calls_bounded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_bytes_bounded,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_detached, setup,
 		    teardown),
 		cmocka_unit_test(test_lies),
 		cmocka_unit_test_setup_teardown(test_attach_token_route, setup,

@@ -6,13 +6,15 @@
  * and read by hand, so that the client side trusts nothing of wslay)
  * and managerd (apid_standin.c): output as binary frames, the exit
  * frame and close, stdin through one pipe, resizes one at a time,
- * refused frames (unmasked, too large, bad text), pings, an idle
- * attachment, backpressure, a client that vanishes, and lies.
+ * refused frames (unmasked, too large, too many fragments, bad text),
+ * pings, an idle attachment, backpressure, a client that vanishes, and
+ * lies.
  */
 #include <sys/queue.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -50,11 +53,13 @@ static const struct standin_route routes[] = {
 static struct http_fixture	 fx;
 static struct http_response	 resp;
 static int			 out_fd;	/* managerd's end of output */
+static int			 shaken;	/* a handshake was sent */
 
 static void
 router(struct http_request *req)
 {
-	standin_route(req, routes, 1);
+	/* As http.c routes it: its body is its own. */
+	standin_route_stream(req, routes, 1);
 }
 
 static int
@@ -69,6 +74,7 @@ setup(void **state)
 	apid->api_keys_count = 1;
 	memset(&resp, 0, sizeof(resp));
 	out_fd = -1;
+	shaken = 0;
 	return 0;
 }
 
@@ -89,11 +95,24 @@ teardown(void **state)
 	return 0;
 }
 
-/* The handshake, with extra fields (each ending in \r\n) or defaults. */
+/*
+ * The handshake, with extra fields (each ending in \r\n) or defaults,
+ * each on a connection of its own: after any answer but the 101 the
+ * server closes.
+ */
 static void
 handshake(const char *target, const char *fields)
 {
 	char	 head[2048];
+
+	if (shaken) {
+		if (fx.client != -1)
+			close(fx.client);
+		fx.client = fixture_connect(&fx);
+		fx.inlen = 0;
+		fx.eof = 0;
+	}
+	shaken = 1;
 
 	snprintf(head, sizeof(head), "GET %s HTTP/1.1\r\nHost: t\r\n%s\r\n",
 	    target, fields != NULL ? fields : "Upgrade: websocket\r\n"
@@ -374,6 +393,53 @@ test_handshake_refused(void **state)
 	assert_int_equal(fx.srv.taken, 0);
 }
 
+/*
+ * A client may send frames right after its handshake: refused (here,
+ * or by managerd), the connection closes rather than read them as the
+ * next request.
+ */
+static void
+test_refusal_closes(void **state)
+{
+	static const char	 frame[] = "\x82\x83\x37\xfa\x21\x3dls\n";
+
+	handshake(ATTACH, "Authorization: Bearer the-key\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 8\r\n");
+	fixture_send(&fx, frame, sizeof(frame) - 1);
+	answer_is(426);
+	assert_true(fixture_closed(&fx, 2000));
+	assert_int_equal(fx.inlen, 0);
+	handshake(ATTACH, NULL);
+	fixture_send(&fx, frame, sizeof(frame) - 1);
+	fixture_run(&fx, 5);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND,
+	    "process " PROC " not found");
+	answer_is(404);
+	assert_string_equal(response_field(&resp, "connection"), "close");
+	assert_true(fixture_closed(&fx, 2000));
+	assert_int_equal(fx.inlen, 0);
+}
+
+/* A body is refused before any of it is read, and before any key. */
+static void
+test_body_refused(void **state)
+{
+	handshake(ATTACH, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
+	    "Content-Length: 1048576\r\n");
+	answer_is(400);
+	assert_non_null(strstr(resp.body, "has no body"));
+	/* Not read: the connection closes. */
+	assert_true(fixture_closed(&fx, 2000));
+	handshake(ATTACH, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
+	    "Authorization: Bearer the-key\r\n"
+	    "Transfer-Encoding: chunked\r\n");
+	answer_is(400);
+	assert_int_equal(standin_count(), 0);
+}
+
 #define UPGRADE_FIELDS	"Upgrade: websocket\r\nConnection: Upgrade\r\n" \
 	"Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 13\r\n"
 
@@ -396,6 +462,83 @@ test_token(void **state)
 	handshake(target, UPGRADE_FIELDS);
 	answer_is(401);
 	assert_int_equal(standin_count(), 1);
+}
+
+/* A key header present decides: a wrong one with a good token is 401. */
+static void
+test_wrong_key_with_token(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
+
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
+	handshake(target, UPGRADE_FIELDS "Authorization: Bearer not-the-key"
+	    "\r\n");
+	answer_is(401);
+	assert_non_null(strstr(resp.body, "invalid API key"));
+	handshake(target, UPGRADE_FIELDS "X-API-Key: not-the-key\r\n");
+	answer_is(401);
+	assert_int_equal(standin_count(), 0);
+	/* The token alone still opens it. */
+	handshake(target, UPGRADE_FIELDS);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
+	answer_is(404);
+}
+
+static double
+seconds_now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A token of another length is refused without a comparison: against
+ * a full table, a long one would cost its length times the tokens.
+ */
+static void
+test_token_length(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], other[ATTACH_TOKEN_LEN + 1];
+	char	*big;
+	size_t	 i, len = 1 << 20;
+	double	 t0;
+
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
+		assert_int_equal(attach_token_make(SB, PROC, other), 0);
+	assert_non_null(big = malloc(len));
+	memset(big, 'A', len);
+	memcpy(big, tok, ATTACH_TOKEN_LEN);
+	t0 = seconds_now();
+	assert_false(attach_token_take(SB, PROC, big, len));
+	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN + 1));
+	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN - 1));
+	if (seconds_now() - t0 > 0.1)
+		fail_msg("a long token took %.3f s", seconds_now() - t0);
+	assert_true(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN));
+	free(big);
+}
+
+/* A handshake refused (426, 400) leaves the token good. */
+static void
+test_token_kept_by_refusal(void **state)
+{
+	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
+
+	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
+	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 8\r\n");
+	answer_is(426);
+	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\n");
+	answer_is(400);
+	handshake(target, UPGRADE_FIELDS);
+	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
+	answer_is(404);
 }
 
 static void
@@ -498,6 +641,221 @@ test_stdin(void **state)
 	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
 }
 
+/* fd, non-blocking, read to its end with the loop run: its bytes. */
+static size_t
+drain_fd(int fd)
+{
+	char	 buf[65536];
+	size_t	 got = 0;
+	ssize_t	 n;
+	int	 i;
+
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < 5000; i++) {
+		fixture_run(&fx, 1);
+		if ((n = read(fd, buf, sizeof(buf))) == 0)
+			return got;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	fail_msg("the pipe did not end");
+	return got;
+}
+
+/*
+ * More stdin than the pipe holds, then the client goes (a close frame,
+ * or just its end of file): what it sent still goes in whole before the
+ * pipe's end, and until then the pipe holds the socket's place under
+ * the connection cap.
+ */
+static void
+stdin_then_gone(int close_frame)
+{
+	struct standin_call	*c;
+	char			*big;
+	int			 fd;
+
+	assert_non_null(big = malloc(60000));
+	memset(big, 'q', 60000);
+	attach_open();
+	send_frame(1, 2, big, 60000, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	send_frame(1, 2, big, 60000, 1);
+	if (close_frame) {
+		close_back();
+		expect_close(1000);
+		assert_true(fixture_closed(&fx, 2000));
+	} else {
+		close(fx.client);
+		fx.client = -1;
+		fixture_run(&fx, 20);
+	}
+	assert_int_equal(fx.srv.taken, 1);
+	assert_int_equal(drain_fd(fd), 120000);
+	close(fd);
+	assert_int_equal(fx.srv.taken, 0);
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	free(big);
+}
+
+static void
+test_stdin_flushed_at_close(void **state)
+{
+	stdin_then_gone(1);
+}
+
+static void
+test_stdin_flushed_at_eof(void **state)
+{
+	stdin_then_gone(0);
+}
+
+static void	resize_is(struct standin_call *, uint32_t, uint32_t);
+
+static void
+stdin_call_is(struct standin_call *c, int close_at_end)
+{
+	struct process_stdin	 s;
+	struct imsg		 m = standin_imsg(c);
+
+	assert_int_equal(msg_get_process_stdin(&m, &s), 0);
+	assert_int_equal(s.close_at_end, close_at_end);
+	assert_string_equal(s.ref.process_id, PROC);
+	process_ref_free(&s.ref);
+}
+
+#define STDIN_CLOSE	"{\"type\": \"stdin_close\"}"
+#define STDIN_CLOSED	"{\"type\": \"error\", \"message\": " \
+	"\"stdin is closed\"}"
+
+/*
+ * stdin_close: every byte sent before it goes in (the pipe finished,
+ * managerd's answer awaited), then an empty pipe with close_at_end.
+ * Binary frames after it are refused; a second stdin_close is nothing.
+ */
+static void
+test_stdin_close(void **state)
+{
+	struct standin_call	*c, *e;
+	char			*big;
+	int			 fd;
+
+	assert_non_null(big = malloc(60000));
+	memset(big, 's', 60000);
+	attach_open();
+	send_frame(1, 2, big, 60000, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(c, 0);
+	fd = standin_take_fd(c);
+	send_frame(1, 2, big, 60000, 1);
+	send_text(STDIN_CLOSE);
+	send_binary("late");
+	/* The frame after it waits while the pipe is full. */
+	assert_int_equal(drain_fd(fd), 120000);
+	close(fd);
+	expect_frame(1, STDIN_CLOSED);
+	send_text("{\"type\":\"stdin_close\"}");
+	expect_quiet(20);
+	/* Not before managerd says the bytes are in. */
+	assert_int_equal(standin_count(), 2);
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	assert_int_equal(standin_count(), 3);
+	e = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(e, 1);
+	fd = standin_take_fd(e);
+	assert_int_equal(drain_fd(fd), 0);	/* empty, ended */
+	close(fd);
+	standin_reply(e, MSG_OK, NULL, -1);
+	expect_quiet(20);
+	send_binary("later");
+	expect_frame(1, STDIN_CLOSED);
+	assert_int_equal(standin_count(), 3);
+	/* A resize still goes. */
+	send_text("{\"type\": \"resize\", \"cols\": 80, \"rows\": 24}");
+	resize_is(sent(MSG_PROCESS_RESIZE), 80, 24);
+	standin_reply(sent(MSG_PROCESS_RESIZE), MSG_OK, NULL, -1);
+	free(big);
+}
+
+/* No stdin pipe yet: only the close; managerd may refuse it. */
+static void
+test_stdin_close_only(void **state)
+{
+	struct standin_call	*e;
+
+	attach_open();
+	send_text(STDIN_CLOSE);
+	e = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(e, 1);
+	assert_int_equal(drain_fd(standin_take_fd(e)), 0);
+	assert_int_equal(standin_count(), 2);
+	standin_reply_error(e, ERR_CONFLICT, "the process has no stdin");
+	expect_frame(1, "{\"type\": \"error\", \"message\": \"the process has "
+	    "no stdin\"}");
+	send_binary("x");
+	expect_frame(1, STDIN_CLOSED);
+	assert_int_equal(standin_count(), 2);
+}
+
+/* The client leaves right after stdin_close: the close still goes. */
+static void
+test_stdin_close_then_gone(void **state)
+{
+	struct standin_call	*c, *e;
+	int			 fd;
+
+	attach_open();
+	send_binary("x");
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	send_text(STDIN_CLOSE);
+	close(fx.client);
+	fx.client = -1;
+	fixture_run(&fx, 20);
+	assert_int_equal(fx.srv.taken, 0);
+	assert_int_equal(drain_fd(fd), 1);
+	close(fd);
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	e = sent(MSG_PROCESS_STDIN);
+	stdin_call_is(e, 1);
+	close(standin_take_fd(e));
+	assert_int_equal(standin_reply(e, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	assert_int_equal(standin_count(), 3);
+}
+
+static size_t
+heap_in_use(void)
+{
+	return mallinfo2().uordblks;
+}
+
+/*
+ * An ended attachment whose stdin call managerd has not answered (it
+ * may never) keeps only what that answer needs: not its 32 KiB event
+ * parser, nor the socket's buffers.
+ */
+static void
+test_ended_keeps_little(void **state)
+{
+	struct standin_call	*c;
+	size_t			 held, after;
+
+	attach_open();
+	send_binary("a");
+	c = sent(MSG_PROCESS_STDIN);
+	close(standin_take_fd(c));
+	close_back();
+	expect_close(1000);
+	expect_gone();
+	held = heap_in_use();
+	assert_int_equal(standin_reply(c, MSG_OK, NULL, -1), APID_REPLY_DONE);
+	after = heap_in_use();
+	assert_true(held >= after);
+	if (held - after >= 4096)
+		fail_msg("an ended attachment holds %zu bytes", held - after);
+}
+
 static void
 test_stdin_refused(void **state)
 {
@@ -585,6 +943,8 @@ test_bad_text(void **state)
 	bad_text("{\"type\": \"resize\", \"cols\": 1, \"rows\": 1, "
 	    "\"x\": 1}", 1007);
 	bad_text("{\"type\": \"resize\", \"cols\": 1}", 1007);
+	bad_text("{\"type\": \"stdin_close\", \"now\": true}", 1007);
+	bad_text("{\"type\": \"stdin_closed\"}", 1003);
 	/* Not UTF-8: wslay's own check. */
 	bad_text("\"\377\"", 1007);
 }
@@ -619,6 +979,77 @@ test_too_large(void **state)
 	free(big);
 	close(standin_take_fd(c));
 	standin_reply(c, MSG_OK, NULL, -1);
+}
+
+/* n frames of one byte in one write: a first, then continuations. */
+static void
+send_fragments(int n, int fin_last)
+{
+	static const unsigned char	 frame[7] = {
+		0x00, 0x81, 0x37, 0xfa, 0x21, 0x3d, 'x' ^ 0x37
+	};
+	unsigned char			*b;
+	int				 i;
+
+	assert_non_null(b = malloc((size_t)n * sizeof(frame)));
+	for (i = 0; i < n; i++) {
+		memcpy(b + i * sizeof(frame), frame, sizeof(frame));
+		b[i * sizeof(frame)] = (unsigned char)((i == 0 ? 2 : 0) |
+		    (i == n - 1 && fin_last ? 0x80 : 0));
+	}
+	fixture_send(&fx, b, (size_t)n * sizeof(frame));
+	free(b);
+	fixture_run(&fx, 5);
+}
+
+/* A message's frames are few: tiny fragments cost wslay far more. */
+static void
+test_too_many_fragments(void **state)
+{
+	struct standin_call	*c;
+	char			 buf[ATTACH_MSG_FRAMES + 1];
+	int			 fd;
+
+	attach_open();
+	send_fragments(ATTACH_MSG_FRAMES, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	fd = standin_take_fd(c);
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	memset(buf, 'x', sizeof(buf));
+	buf[ATTACH_MSG_FRAMES] = '\0';
+	read_is(fd, buf);
+	send_fragments(ATTACH_MSG_FRAMES + 1, 0);
+	expect_close(1009);
+	expect_gone();
+	close(fd);
+	standin_reply(c, MSG_OK, NULL, -1);
+}
+
+/*
+ * RFC 6455 §5.5, §7.1.7: a control frame over 125 bytes, or one in
+ * fragments, fails the connection, with close 1002 sent first.
+ */
+static void
+bad_control(int fin, int opcode, size_t len)
+{
+	char	 data[200];
+
+	setup(NULL);
+	memset(data, 'p', sizeof(data));
+	attach_open();
+	send_frame(fin, opcode, data, len, 1);
+	expect_close(1002);
+	expect_gone();
+	teardown(NULL);
+}
+
+static void
+test_bad_control(void **state)
+{
+	bad_control(1, 9, 126);
+	bad_control(0, 9, 4);
+	bad_control(1, 10, 200);
+	bad_control(0, 8, 2);
 }
 
 static void
@@ -738,6 +1169,24 @@ lie_stdin_ok_early(void)
 }
 
 static void
+lie_stdin_ok_broken(void)
+{
+	static char		 big[60000];
+	struct standin_call	*c;
+
+	setup(NULL);
+	memset(big, 'b', sizeof(big));
+	attach_open();
+	send_frame(1, 2, big, 60000, 1);
+	send_frame(1, 2, big, 60000, 1);
+	c = sent(MSG_PROCESS_STDIN);
+	/* managerd's end closed before all was in: no EOF read. */
+	close(standin_take_fd(c));
+	fixture_run(&fx, 20);
+	standin_reply(c, MSG_OK, NULL, -1);
+}
+
+static void
 lie_resize_reply(void)
 {
 	setup(NULL);
@@ -779,6 +1228,8 @@ test_lies(void **state)
 {
 	assert_fatal(lie_stdin_ok_early, "bad OK message from managerd: "
 	    "before the end");
+	assert_fatal(lie_stdin_ok_broken, "bad OK message from managerd: "
+	    "after its pipe broke");
 	assert_fatal(lie_resize_reply, "bad PROCESS_LIST_END message from "
 	    "managerd: wrong reply");
 	assert_fatal(lie_started_payload, "bad PROCESS_OUTPUT_STARTED message "
@@ -793,7 +1244,17 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_handshake_refused, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_body_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_closes, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_token, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_kept_by_refusal,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_length, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_key_with_token,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_frames, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_client_closes, setup,
@@ -801,6 +1262,18 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exit_killed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_flushed_at_close,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_flushed_at_eof,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_close, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_close_only, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_close_then_gone,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_keeps_little, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_resize, setup, teardown),
@@ -808,6 +1281,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unmasked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_large, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_fragments, setup,
+		    teardown),
+		cmocka_unit_test(test_bad_control),
 		cmocka_unit_test_setup_teardown(test_ping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_vanishes, setup,
