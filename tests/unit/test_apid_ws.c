@@ -485,18 +485,11 @@ test_wrong_key_with_token(void **state)
 	answer_is(404);
 }
 
-static double
-seconds_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
- * A token of another length is refused without a comparison: against
- * a full table, a long one would cost its length times the tokens.
+ * A token of another length is refused, also one whose first bytes are
+ * a good token's (attach_token_take refuses it by its length before any
+ * comparison: against a full table a long one would cost its length
+ * times the tokens).  Its cost is not measured here: no timed asserts.
  */
 static void
 test_token_length(void **state)
@@ -504,7 +497,6 @@ test_token_length(void **state)
 	char	 tok[ATTACH_TOKEN_LEN + 1], other[ATTACH_TOKEN_LEN + 1];
 	char	*big;
 	size_t	 i, len = 1 << 20;
-	double	 t0;
 
 	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
 	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
@@ -512,12 +504,9 @@ test_token_length(void **state)
 	assert_non_null(big = malloc(len));
 	memset(big, 'A', len);
 	memcpy(big, tok, ATTACH_TOKEN_LEN);
-	t0 = seconds_now();
 	assert_false(attach_token_take(SB, PROC, big, len));
 	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN + 1));
 	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN - 1));
-	if (seconds_now() - t0 > 0.1)
-		fail_msg("a long token took %.3f s", seconds_now() - t0);
 	assert_true(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN));
 	free(big);
 }
