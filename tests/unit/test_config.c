@@ -239,6 +239,8 @@ static const char *const int_vars[] = {
 	"AGENT_SANDBOX_MAX_EXEC_OUTPUT_BYTES",
 	"AGENT_SANDBOX_MAX_FILE_BYTES",
 	"AGENT_SANDBOX_MAX_SNAPSHOT_BYTES",
+	"AGENT_SANDBOX_MAX_PROCESSES_PER_SANDBOX",
+	"AGENT_SANDBOX_MAX_PROCESSES",
 };
 
 static const char *const float_vars[] = {
@@ -363,6 +365,33 @@ test_number_syntax(void **state)
 	assert_true(c.default_cpus == 0.25);
 	assert_true(c.reap_interval_seconds == 0.5);
 	config_free(&c);
+}
+
+/* Processes: their defaults, and the bounds dockerd-proxy can follow. */
+static void
+test_process_settings(void **state)
+{
+	struct config	 c;
+
+	expect_ok(&c, ENV(INSECURE));
+	assert_int_equal(c.process_output_bytes, 1048576);
+	assert_int_equal(c.max_processes_per_sandbox, 16);
+	assert_int_equal(c.max_processes, 256);
+	config_free(&c);
+	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_MAX_PROCESSES=256",
+	    "AGENT_SANDBOX_PROCESS_OUTPUT_BYTES=65536"));
+	assert_int_equal(c.max_processes, 256);
+	assert_int_equal(c.process_output_bytes, 65536);
+	config_free(&c);
+	expect_var_err("AGENT_SANDBOX_MAX_PROCESSES", "257",
+	    "invalid value for AGENT_SANDBOX_MAX_PROCESSES: '257'");
+	expect_var_err("AGENT_SANDBOX_MAX_PROCESSES_PER_SANDBOX", "257",
+	    "invalid value for AGENT_SANDBOX_MAX_PROCESSES_PER_SANDBOX: '257'");
+	expect_var_err("AGENT_SANDBOX_PROCESS_OUTPUT_BYTES", "65535",
+	    "invalid value for AGENT_SANDBOX_PROCESS_OUTPUT_BYTES: '65535'");
+	expect_var_err("AGENT_SANDBOX_PROCESS_OUTPUT_BYTES", "268435457",
+	    "invalid value for AGENT_SANDBOX_PROCESS_OUTPUT_BYTES: "
+	    "'268435457'");
 }
 
 static void
@@ -1172,6 +1201,7 @@ main(void)
 		cmocka_unit_test(test_float_var_errors),
 		cmocka_unit_test(test_number_syntax),
 		cmocka_unit_test(test_int_ranges),
+		cmocka_unit_test(test_process_settings),
 		cmocka_unit_test(test_cross_field),
 		cmocka_unit_test(test_check_order),
 		cmocka_unit_test(test_api_keys),
