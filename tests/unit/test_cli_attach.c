@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
+#include "memcheck.h"
 #include "websocket.h"
 
 #define KEY		"test-key-0123456789abcdef"
@@ -608,8 +609,13 @@ test_raw_signals(void **state)
 	raw_signalled(SIGALRM);
 	raw_signalled(SIGRTMIN + 1);
 	raw_signalled(SIGHUP);
-	/* A fault's signal, sent: the terminal back, the session ended. */
-	raw_signalled(SIGSEGV);
+	/*
+	 * A fault's signal, sent: the terminal back, the session ended.  Not
+	 * under valgrind, which takes a SIGSEGV for its own and ends the
+	 * process with its report (status 1) instead of the default action.
+	 */
+	if (!under_memcheck())
+		raw_signalled(SIGSEGV);
 }
 
 int
