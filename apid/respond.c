@@ -1,7 +1,8 @@
 /*
  * Writing responses: compact JSON bodies, and the error envelope
  * {"error":{"code":...,"message":...}}.  The mapping from error kinds to
- * HTTP statuses and codes lives here, in one table.
+ * HTTP statuses and codes is common/error_kind.c's (the audit log uses it
+ * too).
  */
 #include <sys/queue.h>
 
@@ -13,26 +14,8 @@
 #include <string.h>
 
 #include "apid.h"
+#include "error_kind.h"
 #include "log.h"
-
-static const struct {
-	enum error_kind	 kind;
-	int		 status;
-	const char	*code;
-} error_table[] = {
-	{ ERR_INVALID_REQUEST,	400, "invalid_request" },
-	{ ERR_UNAUTHORIZED,	401, "unauthorized" },
-	{ ERR_FORBIDDEN,	403, "forbidden" },
-	{ ERR_NOT_FOUND,	404, "not_found" },
-	{ ERR_CONFLICT,		409, "conflict" },
-	{ ERR_PAYLOAD_TOO_LARGE, 413, "payload_too_large" },
-	{ ERR_LIMIT_EXCEEDED,	429, "limit_exceeded" },
-	{ ERR_INTERNAL,		500, "internal_error" },
-	{ ERR_BACKEND,		502, "backend_error" },
-	{ ERR_INSUFFICIENT_STORAGE, 507, "insufficient_storage" },
-	{ ERR_UNAVAILABLE,	503, "unavailable" },
-	{ ERR_TIMEOUT,		504, "backend_timeout" },
-};
 
 const char *
 respond_reason(int status)
@@ -117,16 +100,8 @@ void
 respond_error(struct http_request *req, enum error_kind kind,
     const char *message)
 {
-	size_t	 i;
-
-	for (i = 0; i < sizeof(error_table) / sizeof(error_table[0]); i++) {
-		if (error_table[i].kind == kind) {
-			respond_error_status(req, error_table[i].status,
-			    error_table[i].code, message);
-			return;
-		}
-	}
-	respond_error_status(req, 500, "internal_error", message);
+	respond_error_status(req, error_kind_status(kind),
+	    error_kind_code(kind), message);
 }
 
 /*

@@ -334,6 +334,7 @@ config_load(struct config *conf, char *const *envp, char *err, size_t errlen)
 		err[0] = '\0';
 	if (load_vars(&ld) == -1 || load_http_vars(&ld) == -1 ||
 	    load_process_vars(&ld) == -1 ||
+	    config_load_audit(&ld) == -1 ||
 	    check_vars(&ld) == -1) {
 		config_free(conf);
 		return -1;
@@ -361,5 +362,6 @@ config_free(struct config *conf)
 	free(conf->managerd_user);
 	free(conf->allowed_images_match);
 	free(conf->instance_id);
+	free(conf->audit_log);
 	explicit_bzero(conf, sizeof(*conf));
 }

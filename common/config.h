@@ -68,6 +68,8 @@ struct config {
 	long long	  process_output_bytes;	/* the ring, per process */
 	long		  max_processes_per_sandbox;
 	long		  max_processes;
+	/* The audit log (managerd/audit.c): file|syslog|off. */
+	char		 *audit_log;
 };
 
 /*

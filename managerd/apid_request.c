@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 
+#include "audit.h"
 #include "log.h"
 #include "managerd.h"
 
@@ -65,6 +66,7 @@ struct apid_request {
 	uint32_t		 peerid;	/* apid's */
 	const struct request_kind *kind;
 	int			 orphan;
+	struct audit_pending	*audit;		/* NULL: not audited */
 };
 
 static int
@@ -172,6 +174,7 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 		fatal("%s", __func__);
 	r->peerid = imsg->hdr.peerid;
 	r->kind = kind;
+	r->audit = audit_begin(imsg);
 	RB_INSERT(requests_by_peerid, &by_peerid, r);
 	r->id = request_new_id();
 	RB_INSERT(requests_by_id, &by_id, r);
@@ -190,7 +193,8 @@ apid_request_find(uint32_t peerid)
 }
 
 int
-apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid)
+apid_request_reply(uint32_t id, uint32_t type, const struct msgw *w,
+    uint32_t *peerid)
 {
 	struct apid_request	*r;
 	int			 orphan;
@@ -202,8 +206,11 @@ apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid)
 	}
 	*peerid = r->peerid;
 	orphan = r->orphan;
-	if (!request_interim(r->kind, type))
+	if (!request_interim(r->kind, type)) {
+		audit_end(r->audit, type, w != NULL ? w->buf : NULL,
+		    w != NULL ? w->len : 0, orphan);
 		request_end(r);
+	}
 	return orphan ? -1 : 0;
 }
 
@@ -212,8 +219,10 @@ apid_request_close(uint32_t id)
 {
 	struct apid_request	*r;
 
-	if ((r = request_find(id)) != NULL)
+	if ((r = request_find(id)) != NULL) {
+		audit_end_unanswered(r->audit);
 		request_end(r);
+	}
 }
 
 /*

@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "managerd.h"
+#include "notify.h"
 #include "proc.h"
 
 /* --- the settings, built in the spawner ------------------------------------ */
@@ -291,9 +292,12 @@ child_ready(enum child_id id, struct imsg *imsg)
 	c->kind->ready(again);
 	if (again)
 		log_info("%s is back (pid %d)", c->kind->name, (int)c->pid);
-	else if (children_all_ready())
-		log_info("agent-sandbox %s ready on %s:%d", PACKAGE_VERSION,
-		    env->conf.host, env->conf.port);
+	else if (children_all_ready()) {
+		/* Reconciliation is over (apid starts after it): serving. */
+		log_info("agent-sandbox %s ready on %s", PACKAGE_VERSION,
+		    listener_where());
+		notify_ready(listener_where());
+	}
 }
 
 static void

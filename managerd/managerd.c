@@ -4,6 +4,8 @@
  * what it does not need (chroot into the data directory, a user of its
  * own, no capabilities, Landlock, seccomp), reconciles its records with Docker, and only then
  * has apid started.  Children that die are started again (children.c).
+ * Under systemd it notifies (notify.c) and may take its listener from
+ * socket activation (activation.c); SIGHUP reloads (reload_all).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,8 +24,10 @@
 
 #include <json-c/json.h>
 
+#include "audit.h"
 #include "log.h"
 #include "managerd.h"
+#include "notify.h"
 #include "privdrop.h"
 #include "seccomp.h"
 #include "xmalloc.h"
@@ -182,6 +186,8 @@ shutdown_all(int status)
 	struct timespec	 step = { 0, SHUTDOWN_WAIT_STEP_NS };
 	int		 n, st;
 
+	if (!env->stopping)
+		notify_stopping();
 	env->stopping = 1;
 	children_close();
 	if (env->spawner_peer.name != NULL) {
@@ -210,6 +216,27 @@ spawner_closed(struct peer *p)
 	shutdown_all(1);
 }
 
+/*
+ * SIGHUP: every reload in turn, each of its own area (the audit log's
+ * file after a rotation, ...).  A reload that fails keeps what it had
+ * and says so in the log; the others still run.
+ */
+static void (*const reloads[])(void) = {
+	audit_reopen,
+};
+
+static void
+reload_all(void)
+{
+	size_t	 i;
+
+	log_info("received SIGHUP, reloading");
+	notify_reloading();
+	for (i = 0; i < sizeof(reloads) / sizeof(reloads[0]); i++)
+		reloads[i]();
+	notify_ready(listener_where());
+}
+
 static void
 signal_cb(evutil_socket_t sig, short events, void *arg)
 {
@@ -228,6 +255,9 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 	case SIGINT:
 		log_info("received signal %d, shutting down", (int)sig);
 		shutdown_all(0);
+	case SIGHUP:
+		reload_all();
+		break;
 	default:
 		break;
 	}
@@ -371,6 +401,9 @@ main(int argc, char *argv[])
 		printf("configuration OK\n");
 		exit(0);
 	}
+	/* systemd's variables are managerd's alone: not the children's. */
+	notify_setup();
+	listener = activation_listener();
 	if (env->conf.insecure_no_auth)
 		log_warnx("authentication is DISABLED; never expose this server");
 	if (privdrop_is_root())
@@ -392,9 +425,10 @@ main(int argc, char *argv[])
 	if (privdrop_is_root() && mkdir(env->conf.chroot_dir, 0755) == -1 &&
 	    errno != EEXIST)
 		fatal("cannot create %s", env->conf.chroot_dir);
-	if ((listener = listener_open(env->conf.host, env->conf.port,
-	    err, sizeof(err))) == -1)
+	if (listener == -1 && (listener = listener_open(env->conf.host,
+	    env->conf.port, err, sizeof(err))) == -1)
 		fatalx("%s", err);
+	listener_set_where(listener, env->conf.host, env->conf.port);
 
 	/*
 	 * The spawner takes the listener and the keys with it, before there
@@ -405,6 +439,10 @@ main(int argc, char *argv[])
 	env->spawner_pid = spawner_fork(&env->conf, listener, &sock);
 	close(listener);
 	forget_api_keys();
+	/* After the fork (the spawner needs neither), before the chroot. */
+	notify_open();
+	notify_send("STATUS=reconciling with Docker");
+	audit_open(&env->conf, env->datadir_fd);
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((env->base = event_base_new()) == NULL)
@@ -418,6 +456,7 @@ main(int argc, char *argv[])
 	    dispatch_spawner, spawner_closed, NULL);
 	children_init();
 	children_start(0);
+	notify_watchdog_start(env->base);
 
 	/* json-c seeds its hash on first use (getrandom): do it now. */
 	warm = json_object_new_object();

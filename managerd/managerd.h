@@ -375,12 +375,14 @@ void	proxy_calls_fail(void);
  * has no line in request_kinds[]); find: the request a follow-up
  * (EXEC_CANCEL, SNAPSHOT_WRITTEN) names, 0 if it is over; reply: apid's
  * id for a message to send, ending the request with its last reply, -1
- * (drop it) if it is over or its apid died; close: a request that ends
- * without a reply; orphan: apid died.
+ * (drop it) if it is over or its apid died (w, NULL for none, is the
+ * payload: the audit log reads the outcome and new ids from the last
+ * reply); close: a request that ends without a reply; orphan: apid died.
  */
 uint32_t apid_request_open(struct peer *, struct imsg *);
 uint32_t apid_request_find(uint32_t peerid);
-int	 apid_request_reply(uint32_t id, uint32_t type, uint32_t *peerid);
+int	 apid_request_reply(uint32_t id, uint32_t type, const struct msgw *w,
+	    uint32_t *peerid);
 void	 apid_request_close(uint32_t id);
 void	 apid_requests_orphan(void);
 size_t	 apid_request_count(void);

@@ -6,7 +6,7 @@
  *	root) and Landlock, not by this filter; proc is only wait4(2), for
  *	the spawner.  No socket(2) (socketpair(2) only for a channel
  *	between two children), no connect(2), no exec, no fork, no kill,
- *	no ptrace.
+ *	no ptrace; send(2) only on a socket connected before the filter.
  *
  * Measured with strace -f over start-up, GET /healthz, a child's death
  * and shutdown.  The file and pipe lines are the store's and the streams'
@@ -28,6 +28,13 @@ static const struct seccomp_rule managerd_rules[] = {
 	/* imsg with its children, descriptors included. */
 	SC_ALLOW(sendmsg),
 	SC_ALLOW(recvmsg),
+	/*
+	 * systemd's notifications (notify.c) and the audit log's syslog
+	 * lines (audit.c): send(2) is sendto(2) with no address, on the
+	 * datagram sockets connected before the chroot.  With an address
+	 * (arg 4 not NULL) it stays forbidden: no new destination.
+	 */
+	SC_ALLOW_ARG(sendto, SC_ARG_EQ(4, 0)),
 	/* Streams are pipes whose ends go to the children. */
 	SC_ALLOW(pipe2),
 	/*

@@ -19,7 +19,7 @@ apid_reply_fd(uint32_t apid_id, uint32_t type, int fd, struct msgw *w)
 {
 	uint32_t	 peerid;
 
-	if (apid_request_reply(apid_id, type, &peerid) == -1) {
+	if (apid_request_reply(apid_id, type, w, &peerid) == -1) {
 		if (fd != -1)
 			close(fd);
 		return -1;

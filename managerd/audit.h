@@ -1,0 +1,60 @@
+/*
+ * The audit log (audit.c): one JSON line per request that changes state
+ * or runs a command, written when the request ends.
+ */
+#ifndef AS_AUDIT_H
+#define AS_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "imsg.h"
+
+/* What a line says; NULL strings are left out of it. */
+struct audit_record {
+	double		 time;		/* the request's arrival, epoch */
+	double		 duration;	/* seconds, to its last reply */
+	const char	*key;		/* the API key's name, never the key */
+	const char	*tenant;
+	const char	*client;	/* address */
+	const char	*route;		/* "POST /v1/sandboxes/{id}/exec" */
+	const char	*sandbox_id;
+	const char	*snapshot_id;
+	const char	*process_id;
+	int		 status;	/* HTTP; 0: ended without an answer */
+	const char	*error;		/* the error code; NULL: success */
+	int		 client_gone;	/* apid died before the answer */
+};
+
+/*
+ * The line for r, '\n' included, as valid JSON whatever bytes the
+ * strings hold (invalid UTF-8 becomes U+FFFD); malloc'd, length in *len.
+ */
+char	*audit_format(const struct audit_record *, size_t *len);
+
+/*
+ * Open the destination the setting names: the file in the data
+ * directory, or the syslog socket.  Before the chroot.
+ */
+void	 audit_open(const struct config *, int datadir_fd);
+/* SIGHUP: the file again by its name (after logrotate renamed it). */
+void	 audit_reopen(void);
+void	 audit_write(const struct audit_record *);
+/* Lines that could not be written since start-up. */
+uint64_t audit_lost(void);
+
+/*
+ * The pending part of one audited request (audit_request.c), kept by
+ * apid_request.c with the request.  audit_begin: NULL if a request of
+ * that type is not audited (it changes nothing).
+ */
+struct audit_pending;
+struct audit_pending *audit_begin(const struct imsg *request);
+/* Its last reply: type and payload (a msgw's bytes). */
+void	 audit_end(struct audit_pending *, uint32_t reply_type,
+	    const void *payload, size_t len, int client_gone);
+/* Ended without a reply (an upload whose body never came). */
+void	 audit_end_unanswered(struct audit_pending *);
+
+#endif /* AS_AUDIT_H */

@@ -1,0 +1,220 @@
+/*
+ * Which of apid's requests the audit log records, and what it takes from
+ * them: the clock from arrival, the ids from the request's leading
+ * fields and from its last reply (a new sandbox's id, a snapshot's, a
+ * process's), the outcome from that reply.  Taken here, centrally, from
+ * the payloads as common/msg.h declares them, so that no handler has to
+ * remember to tell the log anything.
+ *
+ * Requests that change nothing (health, gets, lists, reads, output) are
+ * not audited: they have no line here.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "error_kind.h"
+#include "log.h"
+#include "managerd.h"
+
+/* What the request's leading string fields are, in order. */
+enum audit_field { F_NONE, F_SANDBOX, F_SNAPSHOT, F_PROCESS };
+
+struct audit_kind {
+	uint32_t	 type;
+	const char	*route;		/* as apid routes it (API.md §4) */
+	int		 status;	/* its success status */
+	enum audit_field fields[2];
+};
+
+static const struct audit_kind audit_kinds[] = {
+	{ MSG_SANDBOX_CREATE, "POST /v1/sandboxes", 201, { F_NONE } },
+	{ MSG_SANDBOX_DELETE, "DELETE /v1/sandboxes/{id}", 204,
+	    { F_SANDBOX } },
+	{ MSG_SANDBOX_TIMEOUT, "POST /v1/sandboxes/{id}/timeout", 200,
+	    { F_SANDBOX } },
+	{ MSG_EXEC_START, "POST /v1/sandboxes/{id}/exec", 200, { F_SANDBOX } },
+	{ MSG_FILE_WRITE, "PUT /v1/sandboxes/{id}/files", 200, { F_SANDBOX } },
+	{ MSG_FILE_WRITE_BEGIN, "PUT /v1/sandboxes/{id}/files", 200,
+	    { F_SANDBOX } },
+	{ MSG_SNAPSHOT_CREATE, "POST /v1/sandboxes/{id}/snapshots", 201,
+	    { F_SANDBOX } },
+	{ MSG_SNAPSHOT_DELETE, "DELETE /v1/snapshots/{id}", 204,
+	    { F_SNAPSHOT } },
+	{ MSG_SANDBOX_ROLLBACK, "POST /v1/sandboxes/{id}/rollback", 200,
+	    { F_SANDBOX, F_SNAPSHOT } },
+	{ MSG_SNAPSHOT_FORK, "POST /v1/snapshots/{id}/fork", 201,
+	    { F_SNAPSHOT } },
+	{ MSG_PROCESS_START, "POST /v1/sandboxes/{id}/processes", 201,
+	    { F_SANDBOX } },
+	{ MSG_PROCESS_STDIN,
+	    "POST /v1/sandboxes/{id}/processes/{pid}/stdin", 204,
+	    { F_SANDBOX, F_PROCESS } },
+	{ MSG_PROCESS_SIGNAL,
+	    "POST /v1/sandboxes/{id}/processes/{pid}/signal", 204,
+	    { F_SANDBOX, F_PROCESS } },
+	{ MSG_PROCESS_DELETE, "DELETE /v1/sandboxes/{id}/processes/{pid}",
+	    204, { F_SANDBOX, F_PROCESS } },
+	{ MSG_PROCESS_RESIZE,
+	    "POST /v1/sandboxes/{id}/processes/{pid}/resize", 204,
+	    { F_SANDBOX, F_PROCESS } },
+};
+
+struct audit_pending {
+	const struct audit_kind	*kind;
+	double			 wall;
+	double			 mono;
+	char			*ids[4];	/* by enum audit_field */
+};
+
+static const struct audit_kind *
+audit_kind(uint32_t type)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(audit_kinds) / sizeof(audit_kinds[0]); i++) {
+		if (audit_kinds[i].type == type)
+			return &audit_kinds[i];
+	}
+	return NULL;
+}
+
+static void
+set_id(struct audit_pending *a, enum audit_field f, const char *id)
+{
+	if (f == F_NONE || id == NULL)
+		return;
+	free(a->ids[f]);
+	if ((a->ids[f] = strdup(id)) == NULL)
+		fatal("%s", __func__);
+}
+
+/*
+ * The ids as the client named them, before any check: a request for an
+ * id that does not exist is audited with that id.  A payload that does
+ * not decode is the handler's to refuse; here it just names nothing.
+ */
+static void
+request_ids(struct audit_pending *a, const struct imsg *imsg)
+{
+	struct msgr	 r;
+	char		*s;
+	size_t		 i;
+
+	msgr_init(&r, imsg);
+	for (i = 0; i < 2 && a->kind->fields[i] != F_NONE; i++) {
+		if ((s = msgr_str(&r, MSG_MAX_ID)) == NULL)
+			return;
+		set_id(a, a->kind->fields[i], s);
+		free(s);
+	}
+}
+
+struct audit_pending *
+audit_begin(const struct imsg *imsg)
+{
+	const struct audit_kind	*kind;
+	struct audit_pending	*a;
+
+	if ((kind = audit_kind(imsg->hdr.type)) == NULL)
+		return NULL;
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		fatal("%s", __func__);
+	a->kind = kind;
+	a->wall = clock_wall();
+	a->mono = clock_monotonic();
+	request_ids(a, imsg);
+	return a;
+}
+
+/* The ids a success made: a new sandbox, snapshot or process. */
+static void
+reply_ids(struct audit_pending *a, struct imsg *imsg, int *status)
+{
+	struct sandbox_info	 si;
+	struct snapshot_info	 sn;
+	struct process_info	 pi;
+
+	switch (imsg->hdr.type) {
+	case MSG_SANDBOX_INFO:
+		if (msg_get_sandbox_info(imsg, &si) == -1)
+			return;
+		set_id(a, F_SANDBOX, si.id);
+		sandbox_info_free(&si);
+		break;
+	case MSG_SNAPSHOT_INFO:
+		if (msg_get_snapshot_info(imsg, &sn) == -1)
+			return;
+		set_id(a, F_SNAPSHOT, sn.id);
+		snapshot_info_free(&sn);
+		break;
+	case MSG_PROCESS_INFO:
+		if (msg_get_process_info(imsg, &pi) == -1)
+			return;
+		set_id(a, F_PROCESS, pi.id);
+		/* A client_id retry found the first run: apid says 200. */
+		if (pi.existed)
+			*status = 200;
+		process_info_free(&pi);
+		break;
+	}
+}
+
+static void
+audit_finish(struct audit_pending *a, int status, const char *error,
+    int client_gone)
+{
+	struct audit_record	 r;
+
+	memset(&r, 0, sizeof(r));
+	r.time = a->wall;
+	r.duration = clock_monotonic() - a->mono;
+	r.route = a->kind->route;
+	r.sandbox_id = a->ids[F_SANDBOX];
+	r.snapshot_id = a->ids[F_SNAPSHOT];
+	r.process_id = a->ids[F_PROCESS];
+	r.status = status;
+	r.error = error;
+	r.client_gone = client_gone;
+	audit_write(&r);
+	free(a->ids[F_SANDBOX]);
+	free(a->ids[F_SNAPSHOT]);
+	free(a->ids[F_PROCESS]);
+	free(a);
+}
+
+void
+audit_end(struct audit_pending *a, uint32_t type, const void *payload,
+    size_t len, int client_gone)
+{
+	struct imsg	 imsg;
+	struct msgr	 r;
+	int		 status;
+	uint32_t	 kind;
+
+	if (a == NULL)
+		return;
+	memset(&imsg, 0, sizeof(imsg));
+	imsg.hdr.type = type;
+	imsg.fd = -1;
+	imsg.len = len;
+	imsg.data = (unsigned char *)(uintptr_t)payload;
+	if (type == MSG_ERROR) {
+		msgr_init(&r, &imsg);
+		kind = msgr_u32(&r);
+		audit_finish(a, error_kind_status(kind),
+		    error_kind_code(kind), client_gone);
+		return;
+	}
+	status = a->kind->status;
+	reply_ids(a, &imsg, &status);
+	audit_finish(a, status, NULL, client_gone);
+}
+
+void
+audit_end_unanswered(struct audit_pending *a)
+{
+	if (a != NULL)
+		audit_finish(a, 0, "no_answer", 0);
+}
