@@ -74,6 +74,18 @@ call_connect(void)
 	syscall(SYS_connect, 0, &sin, sizeof(sin));
 }
 
+/* send(2) is allowed on connected sockets; an address is a new one. */
+static void
+call_sendto_addr(void)
+{
+	struct sockaddr_un	 sun;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	strlcpy(sun.sun_path, "/dev/log", sizeof(sun.sun_path));
+	syscall(SYS_sendto, 0, "x", 1, 0, &sun, sizeof(sun));
+}
+
 static void
 call_mprotect_exec(void)
 {
@@ -195,6 +207,7 @@ test_managerd_forbidden(void **state)
 		{ "socket(AF_INET6)", call_socket_inet6 },
 		{ "socket(AF_UNIX)", call_socket_unix },
 		{ "connect", call_connect },
+		{ "sendto(address)", call_sendto_addr },
 		{ "ptrace", call_ptrace },
 		{ "fork", call_fork },
 		{ "mmap(PROT_EXEC)", call_mmap_exec },
@@ -742,6 +755,7 @@ test_apid_allowed(void **state)
 struct managerd_run {
 	int	 dirfd;
 	int	 sock;
+	int	 dgram;		/* connected before the filter (notify.c) */
 };
 
 static void
@@ -820,6 +834,9 @@ managerd_child(void *arg)
 	if (evtimer_add(timer, &tv) == -1 ||
 	    event_base_loop(base, EVLOOP_ONCE) == -1 || !fired)
 		return 14;
+	/* systemd's notifications and syslog lines: send(2), no address. */
+	if (send(run->dgram, "READY=1", 7, MSG_DONTWAIT | MSG_NOSIGNAL) != 7)
+		return 18;
 	event_free(timer);
 	event_base_free(base);
 	return 0;
@@ -830,8 +847,9 @@ test_managerd_allowed(void **state)
 {
 	struct managerd_run	 run;
 	char			 dir[] = "/tmp/test_seccomp.XXXXXX";
-	int			 pair[2], status, exchanged;
+	int			 pair[2], dg[2], status, exchanged;
 	pid_t			 pid;
+	char			 note[16];
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -839,6 +857,8 @@ test_managerd_allowed(void **state)
 	assert_true(run.dirfd != -1);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
 	run.sock = pair[1];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, dg), 0);
+	run.dgram = dg[1];
 
 	fflush(NULL);
 	pid = fork();
@@ -849,12 +869,16 @@ test_managerd_allowed(void **state)
 		_exit(managerd_child(&run));
 	}
 	close(pair[1]);
+	close(dg[1]);
 	exchanged = parent_fd_exchange(pair[0]) == 0;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	close(pair[0]);
 	close(run.dirfd);
 	expect_exit_zero(status, "managerd under its filter");
 	assert_true(exchanged);
+	assert_int_equal(recv(dg[0], note, sizeof(note), MSG_DONTWAIT), 7);
+	assert_memory_equal(note, "READY=1", 7);
+	close(dg[0]);
 	/* The child removed what it made; the directory is empty again. */
 	assert_int_equal(rmdir(dir), 0);
 }
