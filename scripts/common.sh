@@ -547,16 +547,23 @@ as_gen_key() {
 
 # --- systemd unit ----------------------------------------------------------------
 
+# The service, and the optional socket unit next to it (installed, never
+# enabled here: systemctl enable --now agent-sandbox.socket turns socket
+# activation on).
 as_install_unit() {
-	local src=$AS_REPO_ROOT/etc/agent-sandbox.service
+	local name src dst changed=0
 
-	[ -f "$src" ] || return 0
 	[ -d "$(dirname "$AS_UNIT_FILE")" ] || return 0
-	if ! cmp -s "$src" "$AS_UNIT_FILE"; then
-		log "installing $AS_UNIT_FILE"
-		install -m 0644 "$src" "$AS_UNIT_FILE"
-		if as_have_systemd; then
-			systemctl daemon-reload || warn "systemctl daemon-reload failed"
-		fi
+	for name in agent-sandbox.service agent-sandbox.socket; do
+		src=$AS_REPO_ROOT/etc/$name
+		dst=$(dirname "$AS_UNIT_FILE")/$name
+		[ -f "$src" ] || continue
+		cmp -s "$src" "$dst" && continue
+		log "installing $dst"
+		install -m 0644 "$src" "$dst"
+		changed=1
+	done
+	if [ "$changed" = 1 ] && as_have_systemd; then
+		systemctl daemon-reload || warn "systemctl daemon-reload failed"
 	fi
 }
