@@ -68,6 +68,10 @@ extern struct apid	*apid;
 /* http.c */
 struct apid_request *apid_request_send(struct http_request *, uint32_t type,
 	    struct msgw *, int fd, apid_reply_cb, void *arg);
+/* The same for a request of this caller's, req NULL or not. */
+struct apid_request *apid_request_send_as(const struct caller *,
+	    struct http_request *, uint32_t type, struct msgw *, int fd,
+	    apid_reply_cb, void *arg);
 /* Forget a request whose last reply already came (see route_exec.c). */
 void	apid_request_release(struct apid_request *);
 void	apid_dispatch_parent(struct peer *, struct imsg *);
@@ -120,6 +124,11 @@ int	reply_no_content(struct apid_request *, struct imsg *);
 #define AUTH_REJECT	0
 int	auth_check(const char *authorization, const char *x_api_key,
 	    char *const *keys, size_t nkeys);
+/*
+ * The request's key, checked: AUTH_OK with req->caller's key_name,
+ * tenant and admin set (also without auth), AUTH_REJECT, -1 ENOMEM.
+ */
+int	auth_identify(struct http_request *);
 /* 0: go on; -1: the 401 has been sent. */
 int	auth_request(struct http_request *, char *const *keys,
 	    size_t nkeys, int insecure_no_auth);
@@ -397,10 +406,12 @@ void	route_process_stdin(struct http_request *, char **params);
 #define ATTACH_TOKENS_MAX	1024
 #define ATTACH_TOKEN_TTL	30	/* seconds */
 #define ATTACH_TOKEN_LEN	43	/* base64url of 32 bytes */
-int	attach_token_make(const char *sandbox_id, const char *process_id,
-	    char out[ATTACH_TOKEN_LEN + 1]);
+/* The token remembers the caller's key (its name, tenant, admin). */
+int	attach_token_make(const struct caller *, const char *sandbox_id,
+	    const char *process_id, char out[ATTACH_TOKEN_LEN + 1]);
+/* On success, caller (if not NULL) gets the token's key, tenant, admin. */
 int	attach_token_take(const char *sandbox_id, const char *process_id,
-	    const char *token, size_t len);
+	    const char *token, size_t len, struct caller *);
 void	attach_tokens_clear(void);
 void	route_process_attach_token(struct http_request *, char **params);
 
@@ -416,7 +427,7 @@ void	route_process_attach_token(struct http_request *, char **params);
 void	route_process_attach(struct http_request *, char **params);
 struct bufferevent;
 int	attach_start(struct bufferevent *, struct http_server *,
-	    struct process_ref *, int out_fd);
+	    struct process_ref *, const struct caller *, int out_fd);
 
 /*
  * tar_job.c: apid parses no tar; each job runs in the archive worker

@@ -59,6 +59,7 @@ struct attach {
 	struct http_server	*srv;
 	wslay_event_context_ptr	 ws;
 	struct process_ref	 ref;		/* ours, for STDIN and RESIZE */
+	struct caller		 caller;	/* the handshake's, for them */
 	struct pipe_reader	 out;		/* the output's events */
 	struct pev_parser	*pev;		/* 32 KiB: freed at the end */
 	struct pipe_writer	 in;		/* to the process's stdin */
@@ -96,6 +97,7 @@ attach_maybe_free(struct attach *a)
 	if (a->stdin_call != NULL || a->resize_call != NULL)
 		return;
 	process_ref_free(&a->ref);
+	caller_free(&a->caller);
 	free(a);
 }
 
@@ -358,8 +360,8 @@ stdin_call_send(struct attach *a, int fd, int close_at_end)
 	s.close_at_end = close_at_end;
 	msgw_init(&w);
 	msg_put_process_stdin(&w, &s);
-	a->stdin_call = apid_request_send(NULL, MSG_PROCESS_STDIN, &w, fd,
-	    stdin_reply, a);
+	a->stdin_call = apid_request_send_as(&a->caller, NULL,
+	    MSG_PROCESS_STDIN, &w, fd, stdin_reply, a);
 	return a->stdin_call != NULL ? 0 : -1;
 }
 
@@ -477,8 +479,8 @@ resize_send(struct attach *a)
 	r.rows = a->rows;
 	msgw_init(&w);
 	msg_put_process_resize(&w, &r);
-	if ((a->resize_call = apid_request_send(NULL, MSG_PROCESS_RESIZE, &w,
-	    -1, resize_reply, a)) == NULL)
+	if ((a->resize_call = apid_request_send_as(&a->caller, NULL,
+	    MSG_PROCESS_RESIZE, &w, -1, resize_reply, a)) == NULL)
 		queue_error(a, "cannot reach managerd");
 }
 
@@ -794,11 +796,13 @@ attach_setup(struct attach *a, int out_fd)
  */
 int
 attach_start(struct bufferevent *bev, struct http_server *srv,
-    struct process_ref *ref, int out_fd)
+    struct process_ref *ref, const struct caller *caller, int out_fd)
 {
 	struct attach	*a;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL) {
+	if ((a = calloc(1, sizeof(*a))) == NULL ||
+	    caller_copy(&a->caller, caller) == -1) {
+		free(a);
 		close(out_fd);
 		process_ref_free(ref);
 		bufferevent_free(bev);

@@ -28,6 +28,7 @@ struct attach_token {
 	char		 token[ATTACH_TOKEN_LEN + 1];	/* "" when free */
 	char		*sandbox_id;
 	char		*process_id;
+	struct caller	 caller;	/* who asked for it */
 	time_t		 expires;	/* CLOCK_MONOTONIC seconds */
 };
 
@@ -49,6 +50,7 @@ token_clear(struct attach_token *t)
 	free(t->sandbox_id);
 	free(t->process_id);
 	t->sandbox_id = t->process_id = NULL;
+	caller_free(&t->caller);
 }
 
 static void
@@ -83,8 +85,8 @@ token_new(char out[ATTACH_TOKEN_LEN + 1])
  * with errno ENOSPC (the table is full) or ENOMEM.
  */
 int
-attach_token_make(const char *sandbox_id, const char *process_id,
-    char out[ATTACH_TOKEN_LEN + 1])
+attach_token_make(const struct caller *caller, const char *sandbox_id,
+    const char *process_id, char out[ATTACH_TOKEN_LEN + 1])
 {
 	struct attach_token	*t = NULL;
 	time_t			 now = monotonic_now();
@@ -99,7 +101,8 @@ attach_token_make(const char *sandbox_id, const char *process_id,
 		return -1;
 	}
 	if ((t->sandbox_id = strdup(sandbox_id)) == NULL ||
-	    (t->process_id = strdup(process_id)) == NULL) {
+	    (t->process_id = strdup(process_id)) == NULL ||
+	    caller_copy(&t->caller, caller) == -1) {
 		token_clear(t);
 		errno = ENOMEM;
 		return -1;
@@ -119,7 +122,7 @@ attach_token_make(const char *sandbox_id, const char *process_id,
  */
 int
 attach_token_take(const char *sandbox_id, const char *process_id,
-    const char *token, size_t len)
+    const char *token, size_t len, struct caller *caller)
 {
 	struct attach_token	*t, *hit = NULL;
 	size_t			 i;
@@ -140,6 +143,15 @@ attach_token_take(const char *sandbox_id, const char *process_id,
 	}
 	if (hit == NULL)
 		return 0;
+	/* Its key, tenant and admin; the address and route are the new. */
+	if (caller != NULL) {
+		free(caller->key_name);
+		free(caller->tenant);
+		caller->key_name = hit->caller.key_name;
+		caller->tenant = hit->caller.tenant;
+		caller->admin = hit->caller.admin;
+		hit->caller.key_name = hit->caller.tenant = NULL;
+	}
 	token_clear(hit);
 	return 1;
 }
@@ -199,7 +211,7 @@ token_reply(struct apid_request *ar, struct imsg *imsg)
 		peer_bad_message(&apid->parent, imsg, "another process");
 	process_ref_free(ref);
 	free(ref);
-	rc = attach_token_make(pi.sandbox_id, pi.id, token);
+	rc = attach_token_make(&ar->req->caller, pi.sandbox_id, pi.id, token);
 	saved = errno;
 	process_info_free(&pi);
 	if (rc == -1 && saved == ENOSPC)

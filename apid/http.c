@@ -227,6 +227,46 @@ route_body(struct http_request *req, const struct route *route,
 	}
 }
 
+/*
+ * The route as the OpenAPI document names it, for the caller (and so
+ * the audit log): "POST /v1/sandboxes/{sandbox_id}/exec".  A "*" takes
+ * the name of the collection before it.
+ */
+static char *
+route_template(const struct route *route)
+{
+	static const char *const	 names[][2] = {
+		{ "sandboxes", "{sandbox_id}" },
+		{ "snapshots", "{snapshot_id}" },
+		{ "processes", "{process_id}" },
+	};
+	char				 out[CALLER_MAX_ROUTE], prev[32] = "";
+	const char			*p = route->pattern, *name;
+	size_t				 len, i;
+
+	strlcpy(out, route->method, sizeof(out));
+	strlcat(out, " ", sizeof(out));
+	while (*p == '/') {
+		p++;
+		len = strcspn(p, "/");
+		name = NULL;
+		for (i = 0; len == 1 && *p == '*' &&
+		    i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcmp(prev, names[i][0]) == 0)
+				name = names[i][1];
+		strlcat(out, "/", sizeof(out));
+		if (name != NULL)
+			strlcat(out, name, sizeof(out));
+		else if (len < sizeof(prev)) {
+			memcpy(prev, p, len);
+			prev[len] = '\0';
+			strlcat(out, prev, sizeof(out));
+		}
+		p += len;
+	}
+	return strdup(out);
+}
+
 void
 http_route(struct http_request *req)
 {
@@ -236,6 +276,11 @@ http_route(struct http_request *req)
 	log_debug("%s %s", http_request_method(req), req->path);
 	if ((route = route_find(req, params)) == NULL)
 		return;
+	free(req->caller.route);
+	if ((req->caller.route = route_template(route)) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return;
+	}
 	/*
 	 * An attachment checks its own: a browser's WebSocket carries an
 	 * attach token, not a key (route_attach.c).  It reads no body: an
@@ -273,7 +318,22 @@ struct apid_request *
 apid_request_send(struct http_request *req, uint32_t type, struct msgw *w,
     int fd, apid_reply_cb reply, void *arg)
 {
+	static const struct caller	 nobody;
+
+	return apid_request_send_as(req != NULL ? &req->caller : &nobody, req,
+	    type, w, fd, reply, arg);
+}
+
+/*
+ * Every request is preceded by its caller (MSG_CALLER, msg.h), with the
+ * request's id: managerd refuses a request that comes without one.
+ */
+struct apid_request *
+apid_request_send_as(const struct caller *caller, struct http_request *req,
+    uint32_t type, struct msgw *w, int fd, apid_reply_cb reply, void *arg)
+{
 	struct apid_request	*ar;
+	struct msgw		 cw;
 
 	if ((ar = calloc(1, sizeof(*ar))) == NULL) {
 		if (fd != -1)
@@ -286,10 +346,22 @@ apid_request_send(struct http_request *req, uint32_t type, struct msgw *w,
 	ar->req = req;
 	ar->reply = reply;
 	ar->arg = arg;
-	if (peer_send(&apid->parent, type, ar->id, fd, w) == -1) {
+	msgw_init(&cw);
+	msg_put_caller(&cw, caller);
+	/* What cannot go goes not at all: no caller without its request. */
+	if (cw.overflow || (w != NULL && w->overflow) ||
+	    peer_send(&apid->parent, MSG_CALLER, ar->id, -1, &cw) == -1) {
+		if (w != NULL && w->overflow)
+			log_warnx("%s does not fit in one message",
+			    msg_type_name(type));
+		if (fd != -1)
+			close(fd);
 		free(ar);
 		return NULL;
 	}
+	/* Only out of memory now; managerd would take the next for a lie. */
+	if (peer_send(&apid->parent, type, ar->id, fd, w) == -1)
+		fatalx("cannot queue %s after its caller", msg_type_name(type));
 	ar->client_gone = req == NULL || req->conn == NULL;
 	if (req != NULL)
 		http_request_on_gone(req, apid_request_gone, ar);

@@ -8,12 +8,15 @@
 #define AS_APID_HTTP_H
 
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include <http_parser.h>
+
+#include "caller.h"
 
 struct bufferevent;
 struct event;
@@ -131,6 +134,10 @@ int	 http_server_init(struct http_server *, struct event_base *,
 int	 http_server_listen(struct http_server *, int fd);
 /* Adopt an accepted socket (tests, fuzzing): 0 or -1. */
 int	 http_server_adopt(struct http_server *, int fd);
+/* The same with the client's address (accept's), NULL for none. */
+struct sockaddr;
+int	 http_server_adopt_from(struct http_server *, int fd,
+	    const struct sockaddr *, socklen_t);
 void	 http_server_close(struct http_server *);
 
 /* http_conn.c: a connection, as OpenBSD httpd's struct client. */
@@ -156,6 +163,7 @@ struct http_conn {
 	struct http_request	*req;		/* the one being served */
 	int			 served;	/* requests so far */
 	struct timeval		 linger_end;
+	char			 addr[CALLER_MAX_ADDR];	/* the client's */
 };
 
 struct http_conn *http_conn_new(struct http_server *, int fd);
@@ -206,6 +214,12 @@ struct http_request {
 	http_notify_cb		 drained;
 	void			*drained_arg;
 	void			*route_data;	/* the router's, until routed */
+	/*
+	 * Who asks: client_addr from the connection, route from the
+	 * router, the key's name, tenant and admin from auth.c (or an
+	 * attach token).  Sent before each of its requests to managerd.
+	 */
+	struct caller		 caller;
 	/* The HTTP layer's, while it calls a route that may free it. */
 	int			 holds;
 	int			 free_pending;

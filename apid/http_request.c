@@ -25,6 +25,11 @@ http_request_new(struct http_conn *c)
 	if ((req = calloc(1, sizeof(*req))) == NULL)
 		return NULL;
 	req->conn = c;
+	/* Route and key come later: NULL travels as "" (caller.h). */
+	if (c != NULL && (req->caller.client_addr = strdup(c->addr)) == NULL) {
+		free(req);
+		return NULL;
+	}
 	return req;
 }
 
@@ -43,6 +48,7 @@ http_request_free(struct http_request *req)
 	if (req->out_fields != NULL)
 		evbuffer_free(req->out_fields);
 	free(req->path);
+	caller_free(&req->caller);
 	free(req);
 }
 

@@ -21,6 +21,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,7 +84,38 @@ can_take_one(struct http_server *srv)
 int
 http_server_adopt(struct http_server *srv, int fd)
 {
-	int	 on = 1;
+	return http_server_adopt_from(srv, fd, NULL, 0);
+}
+
+/*
+ * The client's address as the caller's client_addr (caller.h): "ip:port",
+ * "[ip6]:port"; "" for any other family (a socketpair in the tests).
+ */
+static void
+conn_addr(char *out, size_t size, const struct sockaddr *sa, socklen_t len)
+{
+	const struct sockaddr_in	*sin = (const void *)sa;
+	const struct sockaddr_in6	*sin6 = (const void *)sa;
+	char				 ip[INET6_ADDRSTRLEN];
+
+	out[0] = '\0';
+	if (sa == NULL)
+		return;
+	if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(*sin) &&
+	    inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip)) != NULL)
+		snprintf(out, size, "%s:%u", ip, ntohs(sin->sin_port));
+	else if (sa->sa_family == AF_INET6 &&
+	    len >= (socklen_t)sizeof(*sin6) &&
+	    inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip)) != NULL)
+		snprintf(out, size, "[%s]:%u", ip, ntohs(sin6->sin6_port));
+}
+
+int
+http_server_adopt_from(struct http_server *srv, int fd,
+    const struct sockaddr *sa, socklen_t salen)
+{
+	struct http_conn	*c;
+	int			 on = 1;
 
 	if (!can_take_one(srv)) {
 		close(fd);
@@ -93,11 +125,12 @@ http_server_adopt(struct http_server *srv, int fd)
 		http_conn_shed(TAILQ_FIRST(&srv->idle));
 	/* NDJSON lines and small replies go out at once (no Nagle wait). */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-	if (http_conn_new(srv, fd) == NULL) {
+	if ((c = http_conn_new(srv, fd)) == NULL) {
 		log_warnx("out of memory for a connection");
 		close(fd);
 		return -1;
 	}
+	conn_addr(c->addr, sizeof(c->addr), sa, salen);
 	return 0;
 }
 
@@ -197,6 +230,8 @@ static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct http_server	*srv = arg;
+	struct sockaddr_storage	 ss;
+	socklen_t		 salen;
 	int			 i, fd, got = 0;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
@@ -205,9 +240,12 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			accept_pause(srv, 0);
 			return;
 		}
-		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		salen = sizeof(ss);
+		fd = accept4(lfd, (struct sockaddr *)&ss, &salen,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd != -1) {
-			(void)http_server_adopt(srv, fd);
+			(void)http_server_adopt_from(srv, fd,
+			    (struct sockaddr *)&ss, salen);
 			got = 1;
 			continue;
 		}

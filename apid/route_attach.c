@@ -58,8 +58,11 @@ attach_auth(struct http_request *req, char **params)
 	size_t		 len;
 	int		 rc, ok;
 
-	if (apid->insecure_no_auth || auth_check(authz, key, apid->api_keys,
-	    apid->api_keys_count) == AUTH_OK)
+	if ((rc = auth_identify(req)) == -1) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		return -1;
+	}
+	if (rc == AUTH_OK)
 		return 0;
 	if (authz != NULL || key != NULL) {
 		respond_error_status(req, 401, "unauthorized",
@@ -70,7 +73,9 @@ attach_auth(struct http_request *req, char **params)
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return -1;
 	}
-	ok = rc == 1 && attach_token_take(params[0], params[1], token, len);
+	/* The token's caller is the one that made it (attach_token.c). */
+	ok = rc == 1 && attach_token_take(params[0], params[1], token, len,
+	    &req->caller);
 	if (rc == 1)
 		freezero(token, len);
 	if (ok)
@@ -139,7 +144,7 @@ attach_takeover(struct bufferevent *bev, void *arg)
 {
 	struct attach_request	*st = arg;
 
-	(void)attach_start(bev, st->srv, &st->ref, st->fd);
+	(void)attach_start(bev, st->srv, &st->ref, &st->req->caller, st->fd);
 	st->fd = -1;
 }
 

@@ -165,6 +165,8 @@ msg_type_name(uint32_t type)
 		return "PROCESS_DELETE";
 	case MSG_PROCESS_RESIZE:
 		return "PROCESS_RESIZE";
+	case MSG_CALLER:
+		return "CALLER";
 	case MSG_PROCESS_INFO:
 		return "PROCESS_INFO";
 	case MSG_PROCESS_LIST_END:

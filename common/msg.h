@@ -202,6 +202,14 @@ enum msg_type {
 	/* process_ref -> OK: the tree killed, the record gone */
 	MSG_PROCESS_DELETE = 228,
 	MSG_PROCESS_RESIZE = 229,	/* process_resize -> OK */
+	/*
+	 * caller (caller.h), peerid = the id of the request that follows:
+	 * who makes it (the key's name and tenant, admin, the client's
+	 * address, the route).  Sent immediately before every message that
+	 * opens a request (managerd/apid_request.c's request_kinds[]), and
+	 * before nothing else.  No reply.
+	 */
+	MSG_CALLER = 230,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */

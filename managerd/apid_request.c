@@ -8,6 +8,9 @@
  * (fatal there).  A request lives until its last reply: MSG_ERROR, or
  * any reply but its kind's interim one.
  *
+ * Each request comes right after its caller (MSG_CALLER: who asks, for
+ * the tenant checks and the audit log), which it keeps for its life.
+ *
  * When apid dies its requests become orphans.  What they set going runs
  * on (a create already with the proxy completes and its record stays)
  * except what serves only the client that is gone: a command is
@@ -16,6 +19,7 @@
 #include <sys/tree.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "audit.h"
 #include "log.h"
@@ -65,6 +69,7 @@ struct apid_request {
 	uint32_t		 id;		/* ours */
 	uint32_t		 peerid;	/* apid's */
 	const struct request_kind *kind;
+	struct caller		 caller;
 	int			 orphan;
 	struct audit_pending	*audit;		/* NULL: not audited */
 };
@@ -93,6 +98,10 @@ static struct requests_by_id	 by_id = RB_INITIALIZER(&by_id);
 static struct requests_by_peerid by_peerid = RB_INITIALIZER(&by_peerid);
 static uint32_t			 next_id = 1;
 static size_t			 nrequests;
+/* The caller that came, for the request that must come next. */
+static struct caller		 pending;
+static uint32_t			 pending_peerid;
+static int			 has_pending;
 
 static const struct request_kind *
 request_kind(uint32_t type)
@@ -105,6 +114,12 @@ request_kind(uint32_t type)
 			return &request_kinds[i];
 	}
 	return NULL;
+}
+
+int
+apid_request_opens(uint32_t type)
+{
+	return request_kind(type) != NULL;
 }
 
 /* MSG_ERROR, or any reply but the kind's interim ones, is the last. */
@@ -152,7 +167,41 @@ request_end(struct apid_request *r)
 	if (!r->orphan)
 		RB_REMOVE(requests_by_peerid, &by_peerid, r);
 	nrequests--;
+	caller_free(&r->caller);
 	free(r);
+}
+
+/*
+ * MSG_CALLER: kept until its request comes, which must be the very next
+ * message.  apid sends the two together: anything else between them, a
+ * second caller, or a caller for another id is a lie.
+ */
+void
+apid_request_caller_take(struct peer *p, struct imsg *imsg)
+{
+	if (has_pending)
+		peer_bad_message(p, imsg, "two callers in a row");
+	if (msg_get_caller(imsg, &pending) == -1)
+		peer_bad_message(p, imsg, "malformed caller");
+	pending_peerid = imsg->hdr.peerid;
+	has_pending = 1;
+}
+
+/* Any message but a request, while a caller waits for one: a lie. */
+void
+apid_request_no_caller(struct peer *p, struct imsg *imsg)
+{
+	if (has_pending)
+		peer_bad_message(p, imsg, "a caller not followed by its "
+		    "request");
+}
+
+const struct caller *
+apid_request_caller(uint32_t id)
+{
+	struct apid_request	*r;
+
+	return (r = request_find(id)) != NULL ? &r->caller : NULL;
 }
 
 /*
@@ -167,6 +216,10 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 
 	if ((kind = request_kind(imsg->hdr.type)) == NULL)
 		peer_bad_message(p, imsg, "not a request apid may make");
+	if (!has_pending)
+		peer_bad_message(p, imsg, "a request without its caller");
+	if (pending_peerid != imsg->hdr.peerid)
+		peer_bad_message(p, imsg, "its caller was for another request");
 	/* Looked up first: nothing is allocated for a message that lies. */
 	if (apid_request_find(imsg->hdr.peerid) != 0)
 		peer_bad_message(p, imsg, "a request id already in use");
@@ -174,6 +227,9 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 		fatal("%s", __func__);
 	r->peerid = imsg->hdr.peerid;
 	r->kind = kind;
+	r->caller = pending;
+	memset(&pending, 0, sizeof(pending));
+	has_pending = 0;
 	r->audit = audit_begin(imsg);
 	RB_INSERT(requests_by_peerid, &by_peerid, r);
 	r->id = request_new_id();
@@ -207,8 +263,8 @@ apid_request_reply(uint32_t id, uint32_t type, const struct msgw *w,
 	*peerid = r->peerid;
 	orphan = r->orphan;
 	if (!request_interim(r->kind, type)) {
-		audit_end(r->audit, type, w != NULL ? w->buf : NULL,
-		    w != NULL ? w->len : 0, orphan);
+		audit_end(r->audit, &r->caller, type, w != NULL ? w->buf :
+		    NULL, w != NULL ? w->len : 0, orphan);
 		request_end(r);
 	}
 	return orphan ? -1 : 0;
@@ -220,7 +276,7 @@ apid_request_close(uint32_t id)
 	struct apid_request	*r;
 
 	if ((r = request_find(id)) != NULL) {
-		audit_end_unanswered(r->audit);
+		audit_end_unanswered(r->audit, &r->caller);
 		request_end(r);
 	}
 }
@@ -237,6 +293,9 @@ apid_requests_orphan(void)
 	uint32_t		*ids;
 	size_t			 i, n = 0;
 
+	/* A caller whose request never came went with its apid. */
+	caller_free(&pending);
+	has_pending = 0;
 	if ((ids = reallocarray(NULL, nrequests + 1, sizeof(*ids))) == NULL)
 		fatal("%s", __func__);
 	while ((r = RB_ROOT(&by_peerid)) != NULL) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "caller.h"
 #include "config.h"
 #include "imsg.h"
 
@@ -18,7 +19,7 @@ struct audit_record {
 	const char	*key;		/* the API key's name, never the key */
 	const char	*tenant;
 	const char	*client;	/* address */
-	const char	*route;		/* "POST /v1/sandboxes/{id}/exec" */
+	const char	*route;		/* "POST /v1/sandboxes/{sandbox_id}/exec" */
 	const char	*sandbox_id;
 	const char	*snapshot_id;
 	const char	*process_id;
@@ -51,10 +52,14 @@ uint64_t audit_lost(void);
  */
 struct audit_pending;
 struct audit_pending *audit_begin(const struct imsg *request);
-/* Its last reply: type and payload (a msgw's bytes). */
-void	 audit_end(struct audit_pending *, uint32_t reply_type,
-	    const void *payload, size_t len, int client_gone);
+/*
+ * Its last reply: type and payload (a msgw's bytes); caller: who asked
+ * (MSG_CALLER, kept with the request by apid_request.c).
+ */
+void	 audit_end(struct audit_pending *, const struct caller *,
+	    uint32_t reply_type, const void *payload, size_t len,
+	    int client_gone);
 /* Ended without a reply (an upload whose body never came). */
-void	 audit_end_unanswered(struct audit_pending *);
+void	 audit_end_unanswered(struct audit_pending *, const struct caller *);
 
 #endif /* AS_AUDIT_H */

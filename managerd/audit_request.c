@@ -28,36 +28,30 @@ struct audit_kind {
 	enum audit_field fields[2];
 };
 
+#define SB	"/v1/sandboxes/{sandbox_id}"
+#define SNAP	"/v1/snapshots/{snapshot_id}"
+#define PROC	SB "/processes/{process_id}"
+
+/* Routes as apid's templates name them (apid/http.c route_template). */
 static const struct audit_kind audit_kinds[] = {
 	{ MSG_SANDBOX_CREATE, "POST /v1/sandboxes", 201, { F_NONE } },
-	{ MSG_SANDBOX_DELETE, "DELETE /v1/sandboxes/{id}", 204,
-	    { F_SANDBOX } },
-	{ MSG_SANDBOX_TIMEOUT, "POST /v1/sandboxes/{id}/timeout", 200,
-	    { F_SANDBOX } },
-	{ MSG_EXEC_START, "POST /v1/sandboxes/{id}/exec", 200, { F_SANDBOX } },
-	{ MSG_FILE_WRITE, "PUT /v1/sandboxes/{id}/files", 200, { F_SANDBOX } },
-	{ MSG_FILE_WRITE_BEGIN, "PUT /v1/sandboxes/{id}/files", 200,
-	    { F_SANDBOX } },
-	{ MSG_SNAPSHOT_CREATE, "POST /v1/sandboxes/{id}/snapshots", 201,
-	    { F_SANDBOX } },
-	{ MSG_SNAPSHOT_DELETE, "DELETE /v1/snapshots/{id}", 204,
-	    { F_SNAPSHOT } },
-	{ MSG_SANDBOX_ROLLBACK, "POST /v1/sandboxes/{id}/rollback", 200,
+	{ MSG_SANDBOX_DELETE, "DELETE " SB, 204, { F_SANDBOX } },
+	{ MSG_SANDBOX_TIMEOUT, "POST " SB "/timeout", 200, { F_SANDBOX } },
+	{ MSG_EXEC_START, "POST " SB "/exec", 200, { F_SANDBOX } },
+	{ MSG_FILE_WRITE, "PUT " SB "/files", 200, { F_SANDBOX } },
+	{ MSG_FILE_WRITE_BEGIN, "PUT " SB "/files", 200, { F_SANDBOX } },
+	{ MSG_SNAPSHOT_CREATE, "POST " SB "/snapshots", 201, { F_SANDBOX } },
+	{ MSG_SNAPSHOT_DELETE, "DELETE " SNAP, 204, { F_SNAPSHOT } },
+	{ MSG_SANDBOX_ROLLBACK, "POST " SB "/rollback", 200,
 	    { F_SANDBOX, F_SNAPSHOT } },
-	{ MSG_SNAPSHOT_FORK, "POST /v1/snapshots/{id}/fork", 201,
-	    { F_SNAPSHOT } },
-	{ MSG_PROCESS_START, "POST /v1/sandboxes/{id}/processes", 201,
-	    { F_SANDBOX } },
-	{ MSG_PROCESS_STDIN,
-	    "POST /v1/sandboxes/{id}/processes/{pid}/stdin", 204,
+	{ MSG_SNAPSHOT_FORK, "POST " SNAP "/fork", 201, { F_SNAPSHOT } },
+	{ MSG_PROCESS_START, "POST " SB "/processes", 201, { F_SANDBOX } },
+	{ MSG_PROCESS_STDIN, "POST " PROC "/stdin", 204,
 	    { F_SANDBOX, F_PROCESS } },
-	{ MSG_PROCESS_SIGNAL,
-	    "POST /v1/sandboxes/{id}/processes/{pid}/signal", 204,
+	{ MSG_PROCESS_SIGNAL, "POST " PROC "/signal", 204,
 	    { F_SANDBOX, F_PROCESS } },
-	{ MSG_PROCESS_DELETE, "DELETE /v1/sandboxes/{id}/processes/{pid}",
-	    204, { F_SANDBOX, F_PROCESS } },
-	{ MSG_PROCESS_RESIZE,
-	    "POST /v1/sandboxes/{id}/processes/{pid}/resize", 204,
+	{ MSG_PROCESS_DELETE, "DELETE " PROC, 204, { F_SANDBOX, F_PROCESS } },
+	{ MSG_PROCESS_RESIZE, "POST " PROC "/resize", 204,
 	    { F_SANDBOX, F_PROCESS } },
 };
 
@@ -161,16 +155,31 @@ reply_ids(struct audit_pending *a, struct imsg *imsg, int *status)
 	}
 }
 
+/* "" (no key without auth, the flat keys' tenant...) is left out. */
+static const char *
+nonempty(const char *s)
+{
+	return s != NULL && *s != '\0' ? s : NULL;
+}
+
 static void
-audit_finish(struct audit_pending *a, int status, const char *error,
-    int client_gone)
+audit_finish(struct audit_pending *a, const struct caller *c, int status,
+    const char *error, int client_gone)
 {
 	struct audit_record	 r;
 
 	memset(&r, 0, sizeof(r));
 	r.time = a->wall;
 	r.duration = clock_monotonic() - a->mono;
-	r.route = a->kind->route;
+	if (c != NULL) {
+		r.key = nonempty(c->key_name);
+		r.tenant = nonempty(c->tenant);
+		r.client = nonempty(c->client_addr);
+		r.route = nonempty(c->route);
+	}
+	/* apid's template names /exec and /exec/stream apart; ours not. */
+	if (r.route == NULL)
+		r.route = a->kind->route;
 	r.sandbox_id = a->ids[F_SANDBOX];
 	r.snapshot_id = a->ids[F_SNAPSHOT];
 	r.process_id = a->ids[F_PROCESS];
@@ -185,8 +194,8 @@ audit_finish(struct audit_pending *a, int status, const char *error,
 }
 
 void
-audit_end(struct audit_pending *a, uint32_t type, const void *payload,
-    size_t len, int client_gone)
+audit_end(struct audit_pending *a, const struct caller *c, uint32_t type,
+    const void *payload, size_t len, int client_gone)
 {
 	struct imsg	 imsg;
 	struct msgr	 r;
@@ -203,18 +212,18 @@ audit_end(struct audit_pending *a, uint32_t type, const void *payload,
 	if (type == MSG_ERROR) {
 		msgr_init(&r, &imsg);
 		kind = msgr_u32(&r);
-		audit_finish(a, error_kind_status(kind),
+		audit_finish(a, c, error_kind_status(kind),
 		    error_kind_code(kind), client_gone);
 		return;
 	}
 	status = a->kind->status;
 	reply_ids(a, &imsg, &status);
-	audit_finish(a, status, NULL, client_gone);
+	audit_finish(a, c, status, NULL, client_gone);
 }
 
 void
-audit_end_unanswered(struct audit_pending *a)
+audit_end_unanswered(struct audit_pending *a, const struct caller *c)
 {
 	if (a != NULL)
-		audit_finish(a, 0, "no_answer", 0);
+		audit_finish(a, c, 0, "no_answer", 0);
 }

@@ -341,7 +341,12 @@ request_id(struct peer *p, struct imsg *imsg)
 {
 	uint32_t	 id;
 
+	if (imsg->hdr.type != MSG_CALLER && !apid_request_opens(imsg->hdr.type))
+		apid_request_no_caller(p, imsg);
 	switch (imsg->hdr.type) {
+	case MSG_CALLER:
+		apid_request_caller_take(p, imsg);
+		break;
 	case MSG_READY:
 	case MSG_CHANNEL_AGAIN:
 	case MSG_TAR_CHECKED:	/* a reply to one of our calls: our id */
@@ -403,6 +408,8 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_CHANNEL_AGAIN:
 		worker_channel_again(p, imsg);
+		break;
+	case MSG_CALLER:	/* kept for its request (request_id) */
 		break;
 	case MSG_HEALTH_REQUEST:
 		apid_health(p, imsg);

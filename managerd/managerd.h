@@ -14,6 +14,7 @@
 /* Ours, which includes libseccomp's (see the comment there). */
 #include <seccomp.h>
 
+#include "caller.h"
 #include "config.h"
 #include "ids.h"
 #include "peer.h"
@@ -386,6 +387,13 @@ int	 apid_request_reply(uint32_t id, uint32_t type, const struct msgw *w,
 void	 apid_request_close(uint32_t id);
 void	 apid_requests_orphan(void);
 size_t	 apid_request_count(void);
+/* 1 if a message of this type opens a request (request_kinds[]). */
+int	 apid_request_opens(uint32_t type);
+/* MSG_CALLER, for the next request; any other message while one waits. */
+void	 apid_request_caller_take(struct peer *, struct imsg *);
+void	 apid_request_no_caller(struct peer *, struct imsg *);
+/* Who made request id (managerd's id); NULL if there is no such one. */
+const struct caller *apid_request_caller(uint32_t id);
 
 /* reply.c: answers to apid (apid_id is managerd's, apid_request.c). */
 int	apid_reply(uint32_t apid_id, uint32_t type, struct msgw *);

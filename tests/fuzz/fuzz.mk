@@ -12,7 +12,8 @@
 # apid: request bodies, query strings, an exec's output, listings, a
 # process's output events.
 APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
-	apid/http_request.c apid/http_reply.c common/log.c
+	apid/http_request.c apid/http_reply.c common/log.c common/caller.c \
+	common/msg.c
 fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
@@ -52,7 +53,7 @@ fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
 	common/log.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
-	common/process_msg.c common/ids.c
+	common/process_msg.c common/ids.c common/caller.c
 fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "imsg.h"
+#include "caller.h"
 #include "msg.h"
 #include "proc.h"
 #include "sandbox_msg.h"
@@ -47,6 +48,20 @@ send_or_die(uint32_t type, uint32_t peerid, const struct msgw *w)
 		fprintf(stderr, "standin: FAIL send: %s\n", strerror(errno));
 		exit(1);
 	}
+}
+
+/* What apid sends before every request: who makes it. */
+static void
+send_caller(uint32_t peerid)
+{
+	static char	 name[] = "key-1", tenant[] = "", addr[] = "127.0.0.1:1",
+			 route[] = "standin";
+	struct caller	 c = { name, tenant, 1, addr, route };
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_caller(&w, &c);
+	send_or_die(MSG_CALLER, peerid, &w);
 }
 
 /* The next message for peerid; 0 at end-of-file (managerd is gone). */
@@ -95,6 +110,7 @@ expect_error(const char *step, uint32_t type, const struct msgw *w,
 	uint32_t	 peerid = next_peerid++, got;
 	char		*msg, why[512];
 
+	send_caller(peerid);
 	send_or_die(type, peerid, w);
 	if (!next_for(peerid, &imsg)) {
 		verdict(step, "no answer");
@@ -205,6 +221,7 @@ malformed(void)
 
 	msgw_init(&w);
 	msgw_u8(&w, 1);
+	send_caller(peerid);
 	send_or_die(MSG_SANDBOX_CREATE, peerid, &w);
 	if (next_for(peerid, &imsg)) {
 		verdict("a malformed create ends managerd", "it answered");

@@ -87,6 +87,12 @@ def expect(line, route, status, error=None, **ids):
                "client_gone", "duration_ms"}
     check(set(line) <= allowed, "%s: no other field: %r" %
           (what, set(line) - allowed))
+    # The flat keys are named by position; they have no tenant.
+    check(line.get("key") == "key-1", "%s: key %r" % (what, line.get("key")))
+    check("tenant" not in line, "%s: no tenant %r" % (what,
+                                                      line.get("tenant")))
+    check(re.match(r"^127\.0\.0\.1:\d+$", line.get("client", "")) is not None,
+          "%s: client %r" % (what, line.get("client")))
 
 
 def life(server):
@@ -98,20 +104,20 @@ def life(server):
                     env={"SECRET_VAR": ENV_SECRET})
     check(OUTPUT_SECRET in r["stdout"] and ENV_SECRET in r["stdout"],
           "exec ran: %r" % r)
-    want.append(("POST /v1/sandboxes/{id}/exec", 200, None,
+    want.append(("POST /v1/sandboxes/{sandbox_id}/exec", 200, None,
                  {"sandbox_id": sb}))
     status, _ = server.api("PUT", "/v1/sandboxes/%s/files?path=/workspace/"
                            "notes.txt" % sb, FILE_SECRET.encode(),
                            headers={"Content-Type":
                                     "application/octet-stream"})
     check(status == 200, "file write: %s" % status)
-    want.append(("PUT /v1/sandboxes/{id}/files", 200, None,
+    want.append(("PUT /v1/sandboxes/{sandbox_id}/files", 200, None,
                  {"sandbox_id": sb}))
     status, snap = server.api("POST", "/v1/sandboxes/%s/snapshots" % sb,
                               {"name": "before"})
     check(status == 201, "snapshot: %s %r" % (status, snap))
     snap = snap["id"]
-    want.append(("POST /v1/sandboxes/{id}/snapshots", 201, None,
+    want.append(("POST /v1/sandboxes/{sandbox_id}/snapshots", 201, None,
                  {"sandbox_id": sb, "snapshot_id": snap}))
     # Reads: not audited.
     for path in ("/v1/sandboxes", "/v1/sandboxes/" + sb, "/v1/snapshots",
@@ -122,49 +128,49 @@ def life(server):
     status, fork = server.api("POST", "/v1/snapshots/%s/fork" % snap, {})
     check(status == 201, "fork: %s %r" % (status, fork))
     fork = fork["id"]
-    want.append(("POST /v1/snapshots/{id}/fork", 201, None,
+    want.append(("POST /v1/snapshots/{snapshot_id}/fork", 201, None,
                  {"sandbox_id": fork, "snapshot_id": snap}))
     status, _ = server.api("POST", "/v1/sandboxes/%s/rollback" % sb,
                            {"snapshot_id": snap})
     check(status == 200, "rollback: %s" % status)
-    want.append(("POST /v1/sandboxes/{id}/rollback", 200, None,
+    want.append(("POST /v1/sandboxes/{sandbox_id}/rollback", 200, None,
                  {"sandbox_id": sb, "snapshot_id": snap}))
     status, proc = server.api("POST", "/v1/sandboxes/%s/processes" % sb,
                               {"command": "sleep 300"})
     check(status == 201, "process start: %s %r" % (status, proc))
     proc = proc["id"]
     ref = {"sandbox_id": sb, "process_id": proc}
-    want.append(("POST /v1/sandboxes/{id}/processes", 201, None, ref))
+    want.append(("POST /v1/sandboxes/{sandbox_id}/processes", 201, None, ref))
     status, _ = server.api("POST", "/v1/sandboxes/%s/processes/%s/signal" %
                            (sb, proc), {"signal": "KILL"})
     check(status == 204, "signal: %s" % status)
-    want.append(("POST /v1/sandboxes/{id}/processes/{pid}/signal", 204,
+    want.append(("POST /v1/sandboxes/{sandbox_id}/processes/{process_id}/signal", 204,
                  None, ref))
     status, _ = server.api("DELETE", "/v1/sandboxes/%s/processes/%s" %
                            (sb, proc))
     check(status == 204, "process delete: %s" % status)
-    want.append(("DELETE /v1/sandboxes/{id}/processes/{pid}", 204, None,
+    want.append(("DELETE /v1/sandboxes/{sandbox_id}/processes/{process_id}", 204, None,
                  ref))
     # Failures, with their codes.
     status, _ = server.api("DELETE", "/v1/sandboxes/sb_00000000deadbeef")
     check(status == 404, "delete unknown: %s" % status)
-    want.append(("DELETE /v1/sandboxes/{id}", 404, "not_found",
+    want.append(("DELETE /v1/sandboxes/{sandbox_id}", 404, "not_found",
                  {"sandbox_id": "sb_00000000deadbeef"}))
     status, _ = server.api("POST", "/v1/sandboxes/%s/exec" % sb,
                            {"command": "   "})
     check(status == 400, "blank command: %s" % status)
-    want.append(("POST /v1/sandboxes/{id}/exec", 400, "invalid_request",
+    want.append(("POST /v1/sandboxes/{sandbox_id}/exec", 400, "invalid_request",
                  {"sandbox_id": sb}))
     status, _ = server.api("GET", "/v1/sandboxes/sb_00000000deadbeef")
     check(status == 404, "get unknown: %s" % status)
     for victim in (sb, fork):
         status, _ = server.api("DELETE", "/v1/sandboxes/" + victim)
         check(status == 204, "delete: %s" % status)
-        want.append(("DELETE /v1/sandboxes/{id}", 204, None,
+        want.append(("DELETE /v1/sandboxes/{sandbox_id}", 204, None,
                      {"sandbox_id": victim}))
     status, _ = server.api("DELETE", "/v1/snapshots/" + snap)
     check(status == 204, "snapshot delete: %s" % status)
-    want.append(("DELETE /v1/snapshots/{id}", 204, None,
+    want.append(("DELETE /v1/snapshots/{snapshot_id}", 204, None,
                  {"snapshot_id": snap}))
     return want
 
@@ -292,7 +298,7 @@ def test_syslog():
               % msg)
         if m:
             line = json.loads(m.group(2))
-            expect(line, "DELETE /v1/sandboxes/{id}", 404, "not_found",
+            expect(line, "DELETE /v1/sandboxes/{sandbox_id}", 404, "not_found",
                    sandbox_id="sb_00000000deadbeef")
         check(not os.path.exists(audit_path(server)), "syslog: no file")
     finally:

@@ -305,6 +305,31 @@ fake_imsg(struct imsg *imsg, uint32_t type, uint32_t peerid, int fd,
 	}
 }
 
+/* Who the test's requests come from; an admin by default. */
+static char	 tc_name[] = "key-1", tc_tenant[] = "",
+		 tc_addr[] = "127.0.0.1:40000", tc_route[] = "POST /test";
+struct caller	 test_caller = { tc_name, tc_tenant, 1, tc_addr, tc_route };
+
+void
+send_caller(uint32_t peerid, const struct caller *c)
+{
+	struct imsg	 imsg;
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_caller(&w, c);
+	fake_imsg(&imsg, MSG_CALLER, peerid, -1, &w);
+	dispatch_apid(&env->apid_peer, &imsg);
+	imsg_free(&imsg);
+}
+
+void
+caller_before(uint32_t type, uint32_t peerid)
+{
+	if (apid_request_opens(type))
+		send_caller(peerid, &test_caller);
+}
+
 /* apid -> managerd; returns the request's id. */
 uint32_t
 from_apid(uint32_t type, int fd, struct msgw *w)
@@ -312,6 +337,7 @@ from_apid(uint32_t type, int fd, struct msgw *w)
 	struct imsg	 imsg;
 	uint32_t	 id = next_apid_id++;
 
+	caller_before(type, id);
 	fake_imsg(&imsg, type, id, fd, w);
 	dispatch_apid(&env->apid_peer, &imsg);
 	imsg_free(&imsg);

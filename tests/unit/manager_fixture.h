@@ -43,6 +43,13 @@ int	 to_child(enum child_id, struct imsg *);
 /* The message boundary. */
 void	 fake_imsg(struct imsg *, uint32_t type, uint32_t peerid, int fd,
 	    struct msgw *);
+/*
+ * from_apid sends test_caller's MSG_CALLER before a type that opens a
+ * request (caller_before: for a test's own dispatch_apid calls).
+ */
+extern struct caller test_caller;
+void	 send_caller(uint32_t peerid, const struct caller *);
+void	 caller_before(uint32_t type, uint32_t peerid);
 uint32_t from_apid(uint32_t type, int fd, struct msgw *);
 void	 from_proxy(uint32_t type, uint32_t peerid, struct msgw *);
 int	 to_apid(struct imsg *);

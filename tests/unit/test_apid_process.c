@@ -31,6 +31,11 @@
 #include "http_fixture.h"
 #include "process_fixture.h"
 
+/* Who asked for the tests' tokens. */
+static char			 tok_name[] = "key-1", tok_tenant[] = "t";
+static const struct caller	 tok_caller = { tok_name, tok_tenant, 0,
+				    NULL, NULL };
+
 #define JSON		"application/json"
 
 static struct apid	 the_apid;
@@ -830,10 +835,11 @@ test_attach_token_route(void **state)
 	assert_int_equal(json_object_get_string(v)[strlen(
 	    json_object_get_string(v)) - 1], 'Z');
 	/* Good once, for this process only. */
-	assert_false(attach_token_take(SB, "proc_other", tok, strlen(tok)));
-	assert_false(attach_token_take(SB, PROC, tok, strlen(tok) - 1));
-	assert_true(attach_token_take(SB, PROC, tok, strlen(tok)));
-	assert_false(attach_token_take(SB, PROC, tok, strlen(tok)));
+	assert_false(attach_token_take(SB,
+	    "proc_other", tok, strlen(tok), NULL));
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok) - 1, NULL));
+	assert_true(attach_token_take(SB, PROC, tok, strlen(tok), NULL));
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok), NULL));
 	json_object_put(o);
 	request("POST", TOKEN, NULL);
 	standin_reply_error(sent(MSG_PROCESS_GET), ERR_NOT_FOUND, "no");
@@ -848,15 +854,16 @@ test_attach_token_table(void **state)
 	size_t	 i;
 
 	for (i = 0; i < ATTACH_TOKENS_MAX; i++)
-		assert_int_equal(attach_token_make(SB, PROC, i == 0 ? first :
+		assert_int_equal(attach_token_make(&tok_caller,
+		    SB, PROC, i == 0 ? first :
 		    tok), 0);
-	assert_int_equal(attach_token_make(SB, PROC, tok), -1);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), -1);
 	assert_int_equal(errno, ENOSPC);
 	request("POST", TOKEN, NULL);
 	reply_info(sent(MSG_PROCESS_GET), 0);
 	answer_is(429, NULL);
-	assert_true(attach_token_take(SB, PROC, first, strlen(first)));
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_true(attach_token_take(SB, PROC, first, strlen(first), NULL));
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	assert_string_not_equal(tok, first);
 }
 
@@ -867,18 +874,19 @@ test_attach_token_expiry(void **state)
 	char	 tok[ATTACH_TOKEN_LEN + 1], old[ATTACH_TOKEN_LEN + 1];
 	size_t	 i;
 
-	assert_int_equal(attach_token_make(SB, PROC, old), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, old), 0);
 	clock_shift = ATTACH_TOKEN_TTL - 1;
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
-	assert_true(attach_token_take(SB, PROC, tok, strlen(tok)));
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
+	assert_true(attach_token_take(SB, PROC, tok, strlen(tok), NULL));
 	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
-		assert_int_equal(attach_token_make(SB, PROC, tok), 0);
-	assert_int_equal(attach_token_make(SB, PROC, tok), -1);
+		assert_int_equal(attach_token_make(&tok_caller,
+		    SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), -1);
 	clock_shift = ATTACH_TOKEN_TTL;
-	assert_false(attach_token_take(SB, PROC, old, strlen(old)));
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_false(attach_token_take(SB, PROC, old, strlen(old), NULL));
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	clock_shift = 2 * ATTACH_TOKEN_TTL;
-	assert_false(attach_token_take(SB, PROC, tok, strlen(tok)));
+	assert_false(attach_token_take(SB, PROC, tok, strlen(tok), NULL));
 	clock_shift = 0;
 	attach_tokens_clear();
 }

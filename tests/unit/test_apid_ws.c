@@ -35,6 +35,11 @@
 #include "assert_fatal.h"
 #include "http_fixture.h"
 
+/* Who asked for the tests' tokens. */
+static char			 tok_name[] = "key-1", tok_tenant[] = "t";
+static const struct caller	 tok_caller = { tok_name, tok_tenant, 0,
+				    NULL, NULL };
+
 #define SB		"sb_0123456789abcdef"
 #define PROC		"proc_0123456789abcdef"
 #define ATTACH		"/v1/sandboxes/" SB "/processes/" PROC "/attach"
@@ -448,12 +453,13 @@ test_token(void **state)
 {
 	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
 
-	assert_int_equal(attach_token_make(SB, "proc_other", tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller,
+	    SB, "proc_other", tok), 0);
 	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
 	handshake(target, UPGRADE_FIELDS);
 	answer_is(401);
 	assert_non_null(strstr(resp.body, "invalid or expired attach token"));
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
 	handshake(target, UPGRADE_FIELDS);
 	standin_reply_error(sent(MSG_PROCESS_OUTPUT), ERR_NOT_FOUND, "gone");
@@ -470,7 +476,7 @@ test_wrong_key_with_token(void **state)
 {
 	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
 
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
 	handshake(target, UPGRADE_FIELDS "Authorization: Bearer not-the-key"
 	    "\r\n");
@@ -498,16 +504,19 @@ test_token_length(void **state)
 	char	*big;
 	size_t	 i, len = 1 << 20;
 
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
-		assert_int_equal(attach_token_make(SB, PROC, other), 0);
+		assert_int_equal(attach_token_make(&tok_caller,
+		    SB, PROC, other), 0);
 	assert_non_null(big = malloc(len));
 	memset(big, 'A', len);
 	memcpy(big, tok, ATTACH_TOKEN_LEN);
-	assert_false(attach_token_take(SB, PROC, big, len));
-	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN + 1));
-	assert_false(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN - 1));
-	assert_true(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN));
+	assert_false(attach_token_take(SB, PROC, big, len, NULL));
+	assert_false(attach_token_take(SB,
+	    PROC, big, ATTACH_TOKEN_LEN + 1, NULL));
+	assert_false(attach_token_take(SB,
+	    PROC, big, ATTACH_TOKEN_LEN - 1, NULL));
+	assert_true(attach_token_take(SB, PROC, big, ATTACH_TOKEN_LEN, NULL));
 	free(big);
 }
 
@@ -517,7 +526,7 @@ test_token_kept_by_refusal(void **state)
 {
 	char	 tok[ATTACH_TOKEN_LEN + 1], target[256];
 
-	assert_int_equal(attach_token_make(SB, PROC, tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	snprintf(target, sizeof(target), ATTACH "?token=%s", tok);
 	handshake(target, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 	    "Sec-WebSocket-Key: " KEY "\r\nSec-WebSocket-Version: 8\r\n");

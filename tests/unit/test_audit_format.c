@@ -70,13 +70,13 @@ test_plain(void **state)
 	r.key = "ci";
 	r.tenant = "team-a";
 	r.client = "127.0.0.1";
-	r.route = "POST /v1/sandboxes/{id}/exec";
+	r.route = "POST /v1/sandboxes/{sandbox_id}/exec";
 	r.sandbox_id = "sb_0123456789abcdef";
 	r.status = 200;
 	line = format_ok(&r, NULL);
 	assert_string_equal(line, "{\"time\":\"2025-12-02T01:02:03.456Z\","
 	    "\"key\":\"ci\",\"tenant\":\"team-a\",\"client\":\"127.0.0.1\","
-	    "\"route\":\"POST /v1/sandboxes/{id}/exec\","
+	    "\"route\":\"POST /v1/sandboxes/{sandbox_id}/exec\","
 	    "\"sandbox_id\":\"sb_0123456789abcdef\",\"status\":200,"
 	    "\"duration_ms\":12}\n");
 	free(line);

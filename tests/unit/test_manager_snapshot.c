@@ -62,6 +62,7 @@ from_apid_id(uint32_t type, uint32_t peerid, struct msgw *w)
 {
 	struct imsg	 imsg;
 
+	caller_before(type, peerid);
 	fake_imsg(&imsg, type, peerid, -1, w);
 	dispatch_apid(&env->apid_peer, &imsg);
 	imsg_free(&imsg);

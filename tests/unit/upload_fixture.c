@@ -26,6 +26,7 @@ from_apid_id(uint32_t type, uint32_t peerid, int fd, struct msgw *w)
 {
 	struct imsg	 imsg;
 
+	caller_before(type, peerid);
 	fake_imsg(&imsg, type, peerid, fd, w);
 	dispatch_apid(&env->apid_peer, &imsg);
 	imsg_free(&imsg);
