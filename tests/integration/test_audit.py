@@ -306,11 +306,71 @@ def test_syslog():
         server.cleanup()
 
 
+def fill(path):
+    """Write path until the file system is full; returns its size."""
+    n = 0
+    with open(path, "wb", buffering=0) as f:
+        chunk = b"\0" * 65536
+        while True:
+            try:
+                n += f.write(chunk)
+            except OSError:
+                break
+        while True:
+            try:
+                n += f.write(b"\0")
+            except OSError:
+                return n
+
+
+def test_full_disk():
+    """The data directory full: audited requests still succeed, the lost
+    lines are warned about (once) and counted, no torn line stays in the
+    file, and lines come again once there is room."""
+    server = harness.SandboxServer()
+    os.makedirs(server.data_dir)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=0755",
+                    "tmpfs", server.data_dir], check=True)
+    filler = os.path.join(server.data_dir, "filler")
+    try:
+        server.start()
+        sb = server.create()["id"]
+        fill(filler)
+        # More than the slack of the file's last page: some must fail.
+        for i in range(80):
+            status, _ = server.api("DELETE", "/v1/sandboxes/sb_%016x" % i)
+            check(status == 404, "full disk: the request is answered: %s"
+                  % status)
+        r = server.exec(sb, "echo ok")
+        check(r["stdout"] == "ok\n", "full disk: exec still runs")
+        log = server.log_text()
+        check(log.count("audit log: a line could not be written") == 1,
+              "full disk: warned once:\n" + log)
+        lines, raw = read_lines(audit_path(server))
+        check(0 < len(lines) < 82, "full disk: some lines lost (%d kept)" %
+              len(lines))
+        os.unlink(filler)
+        status, _ = server.api("DELETE", "/v1/sandboxes/" + sb)
+        check(status == 204, "room again: delete %s" % status)
+        after, _ = wait_lines(audit_path(server), len(lines) + 1)
+        check(len(after) == len(lines) + 1 and
+              after[-1].get("sandbox_id") == sb,
+              "room again: the next line is written")
+        check(re.search(r"audit log: writing again; \d+ line\(s\) lost",
+                        server.log_text()) is not None,
+              "room again: the loss is counted in the log")
+    finally:
+        server.stop()
+        subprocess.run(["umount", server.data_dir], check=False)
+        server.cleanup()
+
+
 def main():
     test_flow()
     test_odd_ids()
     test_off()
     test_syslog()
+    test_full_disk()
     if FAILURES:
         print("%d failure(s)" % len(FAILURES))
         sys.exit(1)
