@@ -234,7 +234,7 @@ reload_all(void)
 	notify_reloading();
 	for (i = 0; i < sizeof(reloads) / sizeof(reloads[0]); i++)
 		reloads[i]();
-	notify_ready(listener_where());
+	notify_reloaded(listener_where());
 }
 
 static void

@@ -42,6 +42,7 @@ static struct {
 	int			 fd;
 	uint64_t		 watchdog_usec;	/* 0: no watchdog */
 	struct event		*ev_watchdog;
+	int			 ready;		/* READY=1 was sent */
 } ntf = { .fd = -1 };
 
 int
@@ -177,7 +178,22 @@ notify_send(const char *fmt, ...)
 void
 notify_ready(const char *where)
 {
+	ntf.ready = 1;
 	notify_send("READY=1\nSTATUS=serving on %s", where);
+}
+
+/*
+ * After a reload: READY=1 again, unless the first one is still to come
+ * (a SIGHUP during reconciliation must not announce a server that does
+ * not serve yet).
+ */
+void
+notify_reloaded(const char *where)
+{
+	if (ntf.ready)
+		notify_ready(where);
+	else
+		notify_send("STATUS=reconciling with Docker");
 }
 
 void

@@ -36,6 +36,7 @@ void	notify_send(const char *fmt, ...)
 void	notify_ready(const char *where);
 void	notify_stopping(void);
 void	notify_reloading(void);
+void	notify_reloaded(const char *where);
 void	notify_watchdog_start(struct event_base *);
 
 /*
