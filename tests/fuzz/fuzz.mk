@@ -17,8 +17,9 @@ APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
 fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
-	apid/respond.c common/format.c common/msg.c common/sandbox_msg.c \
-	common/file_msg.c common/process_msg.c common/ids.c $(APID_HTTP)
+	apid/respond.c common/error_kind.c common/format.c common/msg.c \
+	common/sandbox_msg.c common/file_msg.c common/process_msg.c \
+	common/ids.c $(APID_HTTP)
 fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
 fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
 	common/format.c
