@@ -19,7 +19,10 @@
  *    so journald restarting keeps the connection: datagrams queue until
  *    it reads again.  Only if that socket itself is replaced is the
  *    connection dead; managerd cannot reconnect from its jail, and the
- *    lines are lost (counted, warned) until managerd restarts.
+ *    lines are lost (counted, warned) until managerd restarts.  Not
+ *    syslog(3): on a failed send glibc's closes and opens a new socket,
+ *    a socket(2) the filter would kill managerd for, and it says nothing
+ *    of what it lost.
  *  - off.
  *
  * A line that cannot be written never fails the request: it has already
