@@ -9,6 +9,7 @@ notifies: these run under the real filter (AGENT_SANDBOX_SECCOMP=kill).
 import os
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -39,7 +40,18 @@ class Notifications:
         else:
             self.address = os.path.join(tmp, "notify.sock")
             self.sock.bind(self.address)
+        # The sender's pid with each message: NotifyAccess=main takes
+        # only managerd's.
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self.messages = []
+        self.senders = set()
+
+    def recv(self):
+        data, anc, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(12))
+        for level, kind, cred in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                self.senders.add(struct.unpack("iII", cred[:12])[0])
+        return data
 
     def wait_for(self, needle, timeout=30):
         """The first message (after those seen) holding the line needle;
@@ -48,7 +60,7 @@ class Notifications:
         while time.time() < deadline:
             self.sock.settimeout(max(0.01, deadline - time.time()))
             try:
-                data = self.sock.recv(4096)
+                data = self.recv()
             except socket.timeout:
                 break
             msg = data.decode()
@@ -62,7 +74,7 @@ class Notifications:
         while time.time() < end:
             self.sock.settimeout(max(0.01, end - time.time()))
             try:
-                self.messages.append(self.sock.recv(4096).decode())
+                self.messages.append(self.recv().decode())
             except socket.timeout:
                 break
 
@@ -129,11 +141,33 @@ def notify_case(abstract):
         server.proc.send_signal(signal.SIGTERM)
         check(notes.wait_for("STOPPING=1", timeout=10) is not None,
               "%s: STOPPING=1 on SIGTERM" % what)
+        check(notes.senders == {server.proc.pid},
+              "%s: every notification from managerd (pid %d): %r" %
+              (what, server.proc.pid, notes.senders))
         server.proc.wait(15)
         check(server.proc.returncode == 0, "%s: exit 0 after SIGTERM" % what)
         check("SIGSYS" not in server.log_text() and
               "forbidden system call" not in server.log_text(),
               "%s: no forbidden system call" % what)
+    finally:
+        notes.close()
+        server.cleanup()
+
+
+def test_watchdog_other_pid():
+    """WATCHDOG_PID of another process: READY=1, but no WATCHDOG=1."""
+    server = harness.Server()
+    notes = Notifications(server.tmp, abstract=True)
+    server.env["NOTIFY_SOCKET"] = notes.address
+    server.env["WATCHDOG_USEC"] = "200000"
+    server.env["WATCHDOG_PID"] = "1"
+    try:
+        server.start(wait=False)
+        check(notes.wait_for("READY=1") is not None,
+              "other WATCHDOG_PID: READY=1")
+        notes.drain(1.0)
+        check("WATCHDOG=1" not in notes.messages,
+              "other WATCHDOG_PID: no WATCHDOG=1: %r" % notes.messages)
     finally:
         notes.close()
         server.cleanup()
@@ -322,6 +356,7 @@ def test_activation_two_fds():
 def main():
     notify_case(abstract=False)
     notify_case(abstract=True)
+    test_watchdog_other_pid()
     test_no_notify_socket()
     test_missing_notify_socket()
     test_bad_notify_socket()
