@@ -68,6 +68,8 @@ struct config {
 	long long	  process_output_bytes;	/* the ring, per process */
 	long		  max_processes_per_sandbox;
 	long		  max_processes;
+	/* Named keys of tenants (common/keys_file.h); "": none. */
+	char		 *keys_file;
 };
 
 /*

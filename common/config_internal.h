@@ -60,4 +60,7 @@ int	 cfg_get_abspath(struct loader *, const char *var, const char *def,
 int	 cfg_get_word(struct loader *, const char *var,
 	    const char *const *words, const char *def, enum rawmsg, char **);
 
+/* The areas' loaders (config_<area>.c), called from config_load. */
+int	 config_load_keys(struct loader *);
+
 #endif /* AS_CONFIG_INTERNAL_H */
