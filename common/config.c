@@ -277,7 +277,8 @@ check_vars(struct loader *ld)
 	struct config	*c = ld->conf;
 	size_t		 i;
 
-	if (c->api_keys_count == 0 && !c->insecure_no_auth)
+	if (c->api_keys_count == 0 && c->keys_file[0] == '\0' &&
+	    !c->insecure_no_auth)
 		return cfg_fail(ld, "set AGENT_SANDBOX_API_KEYS to one or more "
 		    "comma-separated keys, or set "
 		    "AGENT_SANDBOX_INSECURE_NO_AUTH=true "
@@ -333,7 +334,7 @@ config_load(struct config *conf, char *const *envp, char *err, size_t errlen)
 	if (ld.errlen > 0)
 		err[0] = '\0';
 	if (load_vars(&ld) == -1 || load_http_vars(&ld) == -1 ||
-	    load_process_vars(&ld) == -1 ||
+	    load_process_vars(&ld) == -1 || config_load_keys(&ld) == -1 ||
 	    config_load_audit(&ld) == -1 ||
 	    check_vars(&ld) == -1) {
 		config_free(conf);
@@ -363,5 +364,6 @@ config_free(struct config *conf)
 	free(conf->allowed_images_match);
 	free(conf->instance_id);
 	free(conf->audit_log);
+	free(conf->keys_file);
 	explicit_bzero(conf, sizeof(*conf));
 }

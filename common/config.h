@@ -70,6 +70,8 @@ struct config {
 	long		  max_processes;
 	/* The audit log (managerd/audit.c): file|syslog|off. */
 	char		 *audit_log;
+	/* Named keys of tenants (common/keys_file.h); "": none. */
+	char		 *keys_file;
 };
 
 /*

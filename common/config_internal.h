@@ -60,7 +60,8 @@ int	 cfg_get_abspath(struct loader *, const char *var, const char *def,
 int	 cfg_get_word(struct loader *, const char *var,
 	    const char *const *words, const char *def, enum rawmsg, char **);
 
-/* The settings of each area (config_<area>.c), called by config_load. */
+/* The areas' loaders (config_<area>.c), called from config_load. */
 int	 config_load_audit(struct loader *);
+int	 config_load_keys(struct loader *);
 
 #endif /* AS_CONFIG_INTERNAL_H */

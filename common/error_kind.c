@@ -22,6 +22,7 @@ static const struct {
 	{ ERR_INSUFFICIENT_STORAGE, 507, "insufficient_storage" },
 	{ ERR_UNAVAILABLE,	503, "unavailable" },
 	{ ERR_TIMEOUT,		504, "backend_timeout" },
+	{ ERR_QUOTA_EXCEEDED,	403, "quota_exceeded" },
 };
 
 static size_t

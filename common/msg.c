@@ -39,6 +39,12 @@ msg_type_name(uint32_t type)
 		return "SPAWN_FAILED";
 	case MSG_SPAWN_EXIT:
 		return "SPAWN_EXIT";
+	case MSG_SPAWN_KEYS_RELOAD:
+		return "SPAWN_KEYS_RELOAD";
+	case MSG_SPAWN_KEYS:
+		return "SPAWN_KEYS";
+	case MSG_APID_KEYS:
+		return "APID_KEYS";
 	case MSG_HEALTH_REQUEST:
 		return "HEALTH_REQUEST";
 	case MSG_SANDBOX_CREATE:

@@ -68,6 +68,14 @@ enum msg_type {
 	 * allow.  No reply.
 	 */
 	MSG_CHANNEL_AGAIN = 105,
+	/*
+	 * managerd -> apid, no fd: the keys file's table (keys_file.h's
+	 * chunks: names, tenants, admin flags, SHA-256 hashes, rates and
+	 * quotas, never a plain key), in as many messages as it takes.
+	 * Sent once apid is READY and after every reload; a whole table
+	 * replaces the one apid had.  No reply.
+	 */
+	MSG_APID_KEYS = 106,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
 	/*
@@ -90,6 +98,14 @@ enum msg_type {
 	MSG_SPAWN_FAILED = 123,
 	/* spawner -> managerd: u32 child, u32 pid, u32 wait status: reaped. */
 	MSG_SPAWN_EXIT = 124,
+	/*
+	 * managerd -> spawner, empty (SIGHUP): read the keys file again.
+	 * -> SPAWN_KEYS, or nothing when it does not parse (the spawner logs
+	 * why, and the table in use stays).
+	 */
+	MSG_SPAWN_KEYS_RELOAD = 125,
+	/* spawner -> managerd: the new table in keys_file.h's chunks. */
+	MSG_SPAWN_KEYS = 126,
 
 	/*
 	 * apid -> managerd.  Layouts are the struct codecs of sandbox_msg.h.
@@ -357,7 +373,8 @@ enum error_kind {
 	ERR_INSUFFICIENT_STORAGE,	/* 507 insufficient_storage */
 	ERR_UNAVAILABLE,		/* 503 unavailable */
 	ERR_TIMEOUT,			/* 504 backend_timeout */
-	ERR_KIND_MAX = ERR_TIMEOUT
+	ERR_QUOTA_EXCEEDED,		/* 403 quota_exceeded */
+	ERR_KIND_MAX = ERR_QUOTA_EXCEEDED
 };
 /*
  * What a failed write to the data directory or a spool is to a client:

@@ -135,6 +135,8 @@ static void
 apid_ready(int again)
 {
 	worker_channel_ready(CHILD_APID);
+	/* A restarted apid gets the keys file's table in use. */
+	keys_send_apid();
 }
 
 /* Its clients are gone with it: forget their requests (apid_request.c). */
@@ -529,6 +531,9 @@ dispatch_spawner(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_SPAWN_EXIT:
 		spawner_exit(p, imsg);
+		break;
+	case MSG_SPAWN_KEYS:
+		keys_spawner_chunk(p, imsg);
 		break;
 	default:
 		peer_bad_message(p, imsg, "not a message the spawner sends");

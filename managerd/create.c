@@ -373,7 +373,8 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 
 	if (create_check(apid_id, req, &spec, &ttl) == -1)
 		return;
-	if (create_reserve(apid_id) == -1) {
+	if (tenant_quota_check(apid_id, &spec) == -1 ||
+	    create_reserve(apid_id) == -1) {
 		sandbox_spec_free(&spec);
 		return;
 	}
@@ -389,6 +390,9 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 	cc->ttl = ttl;
 	sandbox_make_id(cc->sb->rec.id, sizeof(cc->sb->rec.id));
 	cc->sb->rec.spec = spec;
+	strlcpy(cc->sb->rec.tenant, tenant_of(apid_id),
+	    sizeof(cc->sb->rec.tenant));
+	tenant_pending_add(cc->sb);
 	if (sandbox_docker_create(cc->sb->rec.id, &spec, create_done,
 	    cc) == -1) {
 		quota_release();

@@ -195,7 +195,7 @@ sandbox_delete(uint32_t apid_id, const char *id)
 	struct destroy_op	*op;
 	struct sandbox		*sb;
 
-	if ((sb = sandbox_find(id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, id)) == NULL) {
 		apid_not_found(apid_id, id);
 		return;
 	}

@@ -170,7 +170,7 @@ exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 	char			*shell_argv[4];
 	double			 timeout;
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
 		goto fail;
 	}

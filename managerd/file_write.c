@@ -110,7 +110,7 @@ write_check(uint32_t apid_id, const struct file_write *req, char *path)
 	long long	 max = env->conf.max_file_bytes;
 	struct sandbox	*sb;
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
 		return NULL;
 	}

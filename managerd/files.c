@@ -433,7 +433,7 @@ file_read(uint32_t apid_id, struct file_request *req, int fd)
 	struct file_read_call	*rc;
 	char			 path[MSG_MAX_PATH + 1];
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
 		goto fail;
 	}
@@ -494,7 +494,7 @@ file_list(uint32_t apid_id, struct file_request *req, int fd)
 	struct list_args	*la = NULL;
 	char			 dir[MSG_MAX_PATH + 1];
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
 		goto fail;
 	}

@@ -163,8 +163,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	int64_t			 ttl;
 	int			 rc;
 
-	if (store_snapshot_load(env->datadir_fd, req->snapshot_id,
-	    &rec) == -1) {
+	if (snapshot_load_for(apid_id, req->snapshot_id, &rec) == -1) {
 		reply_snapshot_error(apid_id, req->snapshot_id);
 		return;
 	}
@@ -176,7 +175,8 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 		snapshot_record_free(&rec);
 		return;
 	}
-	if (create_reserve(apid_id) == -1) {
+	if (tenant_quota_check(apid_id, &spec) == -1 ||
+	    create_reserve(apid_id) == -1) {
 		snapshot_record_free(&rec);
 		sandbox_spec_free(&spec);
 		return;
@@ -198,6 +198,10 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	op->tar.check_fd = op->tar.put_fd = -1;
 	sandbox_make_id(op->sb->rec.id, sizeof(op->sb->rec.id));
 	op->sb->rec.spec = spec;
+	/* The fork is its caller's, whoever's the snapshot was. */
+	strlcpy(op->sb->rec.tenant, tenant_of(apid_id),
+	    sizeof(op->sb->rec.tenant));
+	tenant_pending_add(op->sb);
 	if (snapshot_tar_open(rec.id, &op->tar) == -1) {
 		reply_snapshot_error(apid_id, rec.id);
 		snapshot_record_free(&rec);

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "audit.h"
+#include "keys_file.h"
 #include "log.h"
 #include "managerd.h"
 #include "notify.h"
@@ -223,6 +224,7 @@ spawner_closed(struct peer *p)
  */
 static void (*const reloads[])(void) = {
 	audit_reopen,
+	keys_reload,	/* asks the spawner: the table comes later */
 };
 
 static void
@@ -251,16 +253,36 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 			shutdown_all(1);
 		}
 		break;
+	case SIGHUP:
+		reload_all();
+		break;
 	case SIGTERM:
 	case SIGINT:
 		log_info("received signal %d, shutting down", (int)sig);
 		shutdown_all(0);
-	case SIGHUP:
-		reload_all();
-		break;
 	default:
 		break;
 	}
+}
+
+/*
+ * The keys file, read while managerd still can (later its spawner reads
+ * it, keys.c): one that does not parse is a configuration error.
+ */
+static void
+keys_file_load(const struct config *conf)
+{
+	struct keys_table	 t;
+	char			 err[512];
+
+	if (conf->keys_file[0] == '\0')
+		return;
+	if (keys_file_read(conf->keys_file, &t, err, sizeof(err)) == -1) {
+		fprintf(stderr, "configuration error: AGENT_SANDBOX_KEYS_FILE: "
+		    "%s\n", err);
+		exit(2);
+	}
+	keys_startup(&t);
 }
 
 /* managerd's own user, looked up while the name service still works. */
@@ -397,6 +419,7 @@ main(int argc, char *argv[])
 	}
 	scrub_secret_environment();
 	log_setlevel(log_level_parse(env->conf.log_level));
+	keys_file_load(&env->conf);
 	if (checkonly) {
 		printf("configuration OK\n");
 		exit(0);

@@ -23,12 +23,17 @@
 #include "process_msg.h"
 
 /* A sandbox as managerd keeps it and as its record file stores it. */
+/* A tenant's name: keys_file.h's KEY_NAME_MAX. */
+#define TENANT_MAX	64
+
 struct sandbox_record {
 	char			 id[SANDBOX_ID_LEN + 1];
 	struct sandbox_spec	 spec;
 	double			 created_at;
 	double			 expires_at;
 	char			*source_snapshot_id;	/* NULL: none */
+	/* Whose (tenant.c); "": before tenants, or a flat key's. */
+	char			 tenant[TENANT_MAX + 1];
 };
 
 /*
@@ -194,6 +199,38 @@ int	child_up(enum child_id);
 void	children_close(void);
 void	dispatch_spawner(struct peer *, struct imsg *);
 
+/*
+ * keys.c: the keys file's table (keys_file.h): the start-up one, its
+ * reload on SIGHUP through the spawner, and the copy apid gets.
+ */
+struct keys_table;
+struct key_quota;
+void	keys_startup(const struct keys_table *);	/* takes it */
+const struct keys_table *keys_current(void);
+/* The quotas of the key of that name; NULL: none (a flat key, no key). */
+const struct key_quota *keys_quota(const char *key_name);
+void	keys_send_apid(void);
+void	keys_reload(void);
+void	keys_spawner_chunk(struct peer *, struct imsg *);
+
+/*
+ * tenant.c: who sees what, and the quotas of a request's key (see
+ * there).  The *_for lookups answer for another tenant's record exactly
+ * as for none (NULL; -1 with errno ENOENT).
+ */
+int	 tenant_sees(const struct caller *, const char *tenant);
+const char *tenant_of(uint32_t apid_id);
+int	 tenant_sandbox_visible(uint32_t apid_id, const struct sandbox *);
+struct sandbox *sandbox_find_for(uint32_t apid_id, const char *id);
+struct snapshot_record;
+int	 snapshot_load_for(uint32_t apid_id, const char *id,
+	    struct snapshot_record *);
+int	 tenant_quota_check(uint32_t apid_id, const struct sandbox_spec *);
+void	 tenant_pending_add(struct sandbox *);
+void	 tenant_pending_end(struct sandbox *);
+int64_t	 tenant_snapshot_room(uint32_t apid_id);
+int64_t	 tenant_snapshot_quota(uint32_t apid_id);
+
 /* restart.c: 1 (and counted) if a restart at now is within budget. */
 int	restart_allowed(struct restart_budget *, double now);
 
@@ -273,6 +310,13 @@ void	sbuf_add(struct sbuf *, const char *, size_t);
 void	sbuf_puts(struct sbuf *, const char *);
 /* A JSON string as json.dumps writes it (ensure_ascii). */
 void	store_json_put_string(struct sbuf *, const char *);
+/*
+ * A record's "tenant" (tenant.c), last of its keys: written only when it
+ * is not "", so records without one stay as they were; read the same
+ * way (absent: ""), -1 if present and no tenant's name.
+ */
+void	store_json_put_tenant(struct sbuf *, const char *tenant);
+int	store_json_get_tenant(struct json_object *, char *out);
 /* The spec object as it stands in a record, "{" to "  }"; -1 with errno. */
 int	store_json_put_spec(struct sbuf *, const struct sandbox_spec *);
 /* Text of at most STORE_RECORD_MAX bytes parsed as strictly as
@@ -603,6 +647,7 @@ struct snapshot_record {
 	uint64_t		 size_bytes;
 	double			 created_at;
 	struct sandbox_spec	 spec;		/* the source sandbox's */
+	char			 tenant[TENANT_MAX + 1];	/* as a sandbox's */
 };
 
 /* store_snapshot.c.  "snapshots/" + id + ".json.tmp" fits. */

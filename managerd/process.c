@@ -77,7 +77,7 @@ process_find_client(const char *sandbox_id, const char *client_id)
 void
 process_not_found(uint32_t apid_id, const struct process_ref *ref)
 {
-	if (sandbox_find(ref->sandbox_id) == NULL)
+	if (sandbox_find_for(apid_id, ref->sandbox_id) == NULL)
 		apid_not_found(apid_id, ref->sandbox_id);
 	else
 		apid_error(apid_id, ERR_NOT_FOUND, "process %s not found",
@@ -648,7 +648,7 @@ process_start(uint32_t apid_id, struct process_request *req,
 	struct sandbox	*sb;
 	struct process	*p;
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
 		return;
 	}

@@ -40,7 +40,9 @@ process_lookup(uint32_t apid_id, const struct process_ref *ref)
 {
 	struct process	*p;
 
-	if ((p = process_find(ref->sandbox_id, ref->process_id)) == NULL ||
+	/* Another tenant's sandbox's process is as none (tenant.c). */
+	if (sandbox_find_for(apid_id, ref->sandbox_id) == NULL ||
+	    (p = process_find(ref->sandbox_id, ref->process_id)) == NULL ||
 	    p->phase == PHASE_STARTING) {
 		process_not_found(apid_id, ref);
 		return NULL;
@@ -63,7 +65,7 @@ process_list(uint32_t apid_id, const char *sandbox_id)
 {
 	struct process	*p;
 
-	if (sandbox_find(sandbox_id) == NULL) {
+	if (sandbox_find_for(apid_id, sandbox_id) == NULL) {
 		apid_not_found(apid_id, sandbox_id);
 		return;
 	}

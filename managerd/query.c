@@ -65,7 +65,7 @@ sandbox_get(uint32_t apid_id, const char *id)
 	struct sandbox	*sb;
 	struct msgw	 w;
 
-	if ((sb = sandbox_find(id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, id)) == NULL) {
 		apid_not_found(apid_id, id);
 		return;
 	}
@@ -144,6 +144,8 @@ list_send(struct list_call *lc)
 	if (lc->count > 0)
 		qsort(lc->items, lc->count, sizeof(*lc->items), item_cmp);
 	for (i = 0; i < n; i++) {
+		if (!tenant_sandbox_visible(lc->apid_id, v[i]))
+			continue;
 		strlcpy(key.id, v[i]->rec.id, sizeof(key.id));
 		running = lc->count > 0 && bsearch(&key, lc->items, lc->count,
 		    sizeof(*lc->items), item_cmp) != NULL;

@@ -314,13 +314,12 @@ sandbox_rollback(uint32_t apid_id, struct rollback_request *req)
 	struct sandbox		*sb;
 
 	/* §4.13: the snapshot is looked up before the sandbox. */
-	if (store_snapshot_load(env->datadir_fd, req->snapshot_id,
-	    &rec) == -1) {
+	if (snapshot_load_for(apid_id, req->snapshot_id, &rec) == -1) {
 		reply_snapshot_error(apid_id, req->snapshot_id);
 		return;
 	}
 	snapshot_record_free(&rec);
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		apid_not_found(apid_id, req->sandbox_id);
 		return;
 	}

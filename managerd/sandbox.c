@@ -45,6 +45,7 @@ sandbox_new(void)
 static void
 sandbox_free(struct sandbox *sb)
 {
+	tenant_pending_end(sb);
 	sandbox_record_free(&sb->rec);
 	free(sb);
 }
@@ -68,6 +69,7 @@ sandbox_insert(struct sandbox *sb)
 		fatalx("%s: sandbox %s is already in the table", __func__,
 		    sb->rec.id);
 	sb->in_table = 1;
+	tenant_pending_end(sb);		/* counted in the table now */
 	sb->seq = next_seq++;
 	held++;
 }

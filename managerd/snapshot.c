@@ -44,6 +44,9 @@ struct snap_op {
 	int			 written;
 	int32_t			 errnum;
 	char			*message;
+	/* The server's bound, or what is left of the tenant's quota. */
+	uint64_t		 max_bytes;
+	int			 quota_bound;
 };
 
 static TAILQ_HEAD(, snap_op)	writing = TAILQ_HEAD_INITIALIZER(writing);
@@ -82,10 +85,20 @@ snapshot_make_id(char *buf, size_t len)
 		fatalx("%s: buffer too small", __func__);
 }
 
+/*
+ * Past the bound: the server's limit is a 413 as it always was; what is
+ * left of the tenant's quota, when smaller, a 403 quota_exceeded.
+ */
 static int
-reply_too_large(uint32_t apid_id)
+reply_too_large(const struct snap_op *op)
 {
-	return apid_error(apid_id, ERR_PAYLOAD_TOO_LARGE,
+	if (op->quota_bound)
+		return apid_error(op->apid_id, ERR_QUOTA_EXCEEDED,
+		    "quota exceeded: the workspace is larger than the %llu "
+		    "bytes left of its key's snapshot quota of %lld bytes",
+		    (unsigned long long)op->max_bytes,
+		    (long long)tenant_snapshot_quota(op->apid_id));
+	return apid_error(op->apid_id, ERR_PAYLOAD_TOO_LARGE,
 	    "workspace exceeds the snapshot limit of %lld bytes",
 	    env->conf.max_snapshot_bytes);
 }
@@ -134,8 +147,8 @@ snap_store(struct snap_op *op)
 	}
 	/* The file's size is authoritative, not what apid counted. */
 	if ((unsigned long long)st.st_size >
-	    (unsigned long long)env->conf.max_snapshot_bytes) {
-		reply_too_large(op->apid_id);
+	    (unsigned long long)op->max_bytes) {
+		reply_too_large(op);
 		return;
 	}
 	if (st.st_size == 0) {
@@ -175,6 +188,8 @@ snap_store(struct snap_op *op)
 	/* §4.12: the time after the export finished. */
 	rec.created_at = clock_wall();
 	rec.spec = op->sb->rec.spec;
+	/* A snapshot is its sandbox's tenant's (tenant.c). */
+	strlcpy(rec.tenant, op->sb->rec.tenant, sizeof(rec.tenant));
 	if (store_snapshot_write(env->datadir_fd, &rec) == -1) {
 		saved = errno;
 		log_warn("cannot record snapshot %s", op->id);
@@ -197,7 +212,7 @@ static void
 snap_finish(struct snap_op *op)
 {
 	if (op->errnum == EFBIG)
-		reply_too_large(op->apid_id);
+		reply_too_large(op);
 	else if (storage_error(op->errnum, 0) == ERR_INSUFFICIENT_STORAGE)
 		apid_error(op->apid_id, ERR_INSUFFICIENT_STORAGE, "cannot "
 		    "snapshot %s: the data directory is full (%s)",
@@ -334,7 +349,7 @@ snap_run(struct sandbox *sb, void *arg)
 		return;
 	}
 	msgw_init(&w);
-	msg_put_u64(&w, (uint64_t)env->conf.max_snapshot_bytes);
+	msg_put_u64(&w, op->max_bytes);
 	/* Not sent (apid died meanwhile): an error ends the request. */
 	if (apid_reply_fd(op->apid_id, MSG_SNAPSHOT_SINK, sink, &w) == -1) {
 		apid_error(op->apid_id, ERR_INTERNAL,
@@ -365,10 +380,18 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 {
 	struct snap_op	*op;
 	struct sandbox	*sb;
+	int64_t		 room;
 
-	if ((sb = sandbox_find(req->sandbox_id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, req->sandbox_id)) == NULL) {
 		close(fd);
 		apid_not_found(apid_id, req->sandbox_id);
+		return;
+	}
+	if ((room = tenant_snapshot_room(apid_id)) == 0) {
+		close(fd);
+		apid_error(apid_id, ERR_QUOTA_EXCEEDED, "quota exceeded: the "
+		    "tenant's snapshots already hold its key's snapshot quota "
+		    "of %lld bytes", (long long)tenant_snapshot_quota(apid_id));
 		return;
 	}
 	if ((op = calloc(1, sizeof(*op))) == NULL) {
@@ -377,6 +400,11 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 		return;
 	}
 	op->apid_id = apid_id;
+	op->max_bytes = (uint64_t)env->conf.max_snapshot_bytes;
+	if (room > 0 && (uint64_t)room < op->max_bytes) {
+		op->max_bytes = (uint64_t)room;
+		op->quota_bound = 1;
+	}
 	op->pipe_fd = fd;
 	op->file_fd = -1;
 	op->name = req->name;
@@ -498,6 +526,22 @@ snap_list_send(struct snap_list *l)
 	free(l);
 }
 
+/* Only the caller's tenant's (tenant.c); an admin sees them all. */
+static void
+snap_list_visible(struct snap_list *l)
+{
+	const struct caller	*c = apid_request_caller(l->apid_id);
+	size_t			 i, n = 0;
+
+	for (i = 0; i < l->count; i++) {
+		if (tenant_sees(c, l->v[i].tenant))
+			l->v[n++] = l->v[i];
+		else
+			snapshot_record_free(&l->v[i]);
+	}
+	l->count = n;
+}
+
 void
 snapshot_list(uint32_t apid_id, const char *sandbox_id)
 {
@@ -519,6 +563,7 @@ snapshot_list(uint32_t apid_id, const char *sandbox_id)
 		free(l);
 		return;
 	}
+	snap_list_visible(l);
 	if (l->count > 0)
 		qsort(l->v, l->count, sizeof(*l->v), snapshot_order);
 	snap_list_send(l);
@@ -529,7 +574,7 @@ static int
 snapshot_lookup(uint32_t apid_id, const char *id,
     struct snapshot_record *rec)
 {
-	if (store_snapshot_load(env->datadir_fd, id, rec) == 0)
+	if (snapshot_load_for(apid_id, id, rec) == 0)
 		return 0;
 	if (errno == ENOENT)
 		reply_snapshot_not_found(apid_id, id);

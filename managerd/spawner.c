@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "keys_file.h"
 #include "log.h"
 #include "managerd.h"
 #include "privdrop.h"
@@ -148,6 +149,37 @@ spawner_start(struct spawner *sp, unsigned int n)
 	spawner_send(sp, MSG_SPAWN_STARTED, pair[0], &w);
 }
 
+/*
+ * SIGHUP's keys file, read again for managerd, who cannot (keys.c).  One
+ * that does not parse is logged (never a line of it) and answered with
+ * nothing: the table in use stays.
+ */
+static void
+spawner_keys(struct spawner *sp, const struct imsg *imsg)
+{
+	struct keys_table	 t;
+	struct msgw		 w;
+	char			 err[512];
+	size_t			 first = 0;
+
+	if (imsg->len != 0)
+		spawner_lie(imsg, "unexpected payload");
+	if (sp->conf->keys_file[0] == '\0')
+		spawner_lie(imsg, "there is no keys file");
+	if (keys_file_read(sp->conf->keys_file, &t, err, sizeof(err)) == -1) {
+		log_warnx("the keys file was not reloaded, the keys in use "
+		    "stay: %s", err);
+		return;
+	}
+	do {
+		msgw_init(&w);
+		msg_put_keys_chunk(&w, &t, first);
+		spawner_send(sp, MSG_SPAWN_KEYS, -1, &w);
+		first += KEYS_PER_MESSAGE;
+	} while (first < t.n);
+	keys_table_free(&t);
+}
+
 /* The child a message names: a u32 index into child_kinds[], nothing more. */
 static unsigned int
 spawner_child_arg(const struct imsg *imsg)
@@ -179,6 +211,9 @@ spawner_dispatch(struct spawner *sp, struct imsg *imsg)
 		if (sp->pid[n] != 0)
 			spawner_lie(imsg, "that child runs");
 		spawner_start(sp, n);
+		break;
+	case MSG_SPAWN_KEYS_RELOAD:
+		spawner_keys(sp, imsg);
 		break;
 	case MSG_SPAWN_KILL:
 		/* It may have died since: nothing to kill is no lie. */

@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "format.h"
+#include "keys_file.h"
 #include "managerd.h"
 #include "utf8.h"
 
@@ -268,6 +269,7 @@ store_sandbox_to_json(const struct sandbox_record *r)
 	sbuf_puts(&b, ",\n  \"spec\": ");
 	if (store_json_put_spec(&b, &r->spec) == -1)
 		goto fail;
+	store_json_put_tenant(&b, r->tenant);
 	sbuf_puts(&b, "\n}");
 	if (b.failed) {
 		free(b.p);
@@ -297,6 +299,34 @@ store_json_get_string(struct json_object *o, const char *key, size_t max)
 	if (len > max || memchr(s, '\0', len) != NULL)
 		return NULL;
 	return strdup(s);
+}
+
+void
+store_json_put_tenant(struct sbuf *b, const char *tenant)
+{
+	if (tenant[0] == '\0')
+		return;
+	sbuf_puts(b, ",\n  \"tenant\": ");
+	store_json_put_string(b, tenant);
+}
+
+int
+store_json_get_tenant(struct json_object *o, char *out)
+{
+	char	*t;
+
+	out[0] = '\0';
+	if (!json_object_object_get_ex(o, "tenant", NULL))
+		return 0;
+	if ((t = store_json_get_string(o, "tenant", TENANT_MAX)) == NULL)
+		return -1;
+	if (!key_name_valid(t)) {
+		free(t);
+		return -1;
+	}
+	strlcpy(out, t, TENANT_MAX + 1);
+	free(t);
+	return 0;
 }
 
 /* A number (Python wrote a float, or maybe an int). */
@@ -423,6 +453,8 @@ get_record(struct json_object *o, void *arg)
 	    !json_object_is_type(v, json_type_null) &&
 	    (r->source_snapshot_id = store_json_get_string(o,
 	    "source_snapshot_id", SIZE_MAX)) == NULL)
+		return -1;
+	if (store_json_get_tenant(o, r->tenant) == -1)
 		return -1;
 	return store_json_get_spec(o, &r->spec);
 }

@@ -91,6 +91,7 @@ store_snapshot_to_json(const struct snapshot_record *r)
 		free(b.p);
 		return NULL;
 	}
+	store_json_put_tenant(&b, r->tenant);
 	sbuf_puts(&b, "\n}");
 	if (b.failed) {
 		free(b.p);
@@ -161,6 +162,8 @@ get_record(struct json_object *o, void *arg)
 	    size == INT64_MAX)
 		return -1;
 	r->size_bytes = (uint64_t)size;
+	if (store_json_get_tenant(o, r->tenant) == -1)
+		return -1;
 	return get_spec(o, &r->spec);
 }
 

@@ -82,7 +82,7 @@ sandbox_set_timeout(uint32_t apid_id, const char *id, int64_t secs)
 		    env->conf.max_timeout_seconds);
 		return;
 	}
-	if ((sb = sandbox_find(id)) == NULL) {
+	if ((sb = sandbox_find_for(apid_id, id)) == NULL) {
 		apid_not_found(apid_id, id);
 		return;
 	}

@@ -465,7 +465,7 @@ test_storage_error(void **state)
 	assert_int_equal(storage_error(EIO, ERR_INTERNAL), ERR_INTERNAL);
 	assert_int_equal(storage_error(EPIPE, ERR_BACKEND), ERR_BACKEND);
 	assert_int_equal(storage_error(0, ERR_INTERNAL), ERR_INTERNAL);
-	assert_int_equal(ERR_KIND_MAX, ERR_TIMEOUT);
+	assert_int_equal(ERR_KIND_MAX, ERR_QUOTA_EXCEEDED);
 }
 
 int
