@@ -53,6 +53,11 @@ uint64_t audit_lost(void);
 struct audit_pending;
 struct audit_pending *audit_begin(const struct imsg *request);
 /*
+ * 1 if a request of that type is audited or listed as changing nothing:
+ * a new request type must be one or the other (test_audit_kinds.c).
+ */
+int	 audit_decided(uint32_t type);
+/*
  * Its last reply: type and payload (a msgw's bytes); caller: who asked
  * (MSG_CALLER, kept with the request by apid_request.c).
  */

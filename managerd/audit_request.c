@@ -55,6 +55,13 @@ static const struct audit_kind audit_kinds[] = {
 	    { F_SANDBOX, F_PROCESS } },
 };
 
+/* Requests that change nothing: no line, on purpose. */
+static const uint32_t audit_reads[] = {
+	MSG_HEALTH_REQUEST, MSG_SANDBOX_LIST, MSG_SANDBOX_GET, MSG_FILE_READ,
+	MSG_FILE_LIST, MSG_SNAPSHOT_LIST, MSG_SNAPSHOT_GET, MSG_PROCESS_LIST,
+	MSG_PROCESS_GET, MSG_PROCESS_OUTPUT,
+};
+
 struct audit_pending {
 	const struct audit_kind	*kind;
 	double			 wall;
@@ -72,6 +79,18 @@ audit_kind(uint32_t type)
 			return &audit_kinds[i];
 	}
 	return NULL;
+}
+
+int
+audit_decided(uint32_t type)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(audit_reads) / sizeof(audit_reads[0]); i++) {
+		if (audit_reads[i] == type)
+			return 1;
+	}
+	return audit_kind(type) != NULL;
 }
 
 static void
