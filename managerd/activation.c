@@ -125,7 +125,7 @@ activation_listener(void)
  * must go.
  */
 void
-listener_set_where(int fd, const char *host, int port)
+listener_set_where(int fd, const char *host, int port, int activated)
 {
 	struct sockaddr_storage	 ss;
 	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
@@ -134,7 +134,7 @@ listener_set_where(int fd, const char *host, int port)
 	char			 a[INET6_ADDRSTRLEN];
 
 	snprintf(where, sizeof(where), "%s:%d", host, port);
-	if (fd == -1 || getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+	if (!activated || getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
 		return;
 	if (ss.ss_family == AF_INET &&
 	    inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a)) != NULL)

@@ -395,6 +395,7 @@ main(int argc, char *argv[])
 	static const int	 sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
 	char			 err[512], *datadir;
 	int			 ch, checkonly = 0, i, listener, sock;
+	int			 activated;
 	json_object		*warm;
 
 	while ((ch = getopt(argc, argv, "n")) != -1) {
@@ -448,10 +449,12 @@ main(int argc, char *argv[])
 	if (privdrop_is_root() && mkdir(env->conf.chroot_dir, 0755) == -1 &&
 	    errno != EEXIST)
 		fatal("cannot create %s", env->conf.chroot_dir);
-	if (listener == -1 && (listener = listener_open(env->conf.host,
+	activated = listener != -1;
+	if (!activated && (listener = listener_open(env->conf.host,
 	    env->conf.port, err, sizeof(err))) == -1)
 		fatalx("%s", err);
-	listener_set_where(listener, env->conf.host, env->conf.port);
+	listener_set_where(listener, env->conf.host, env->conf.port,
+	    activated);
 
 	/*
 	 * The spawner takes the listener and the keys with it, before there

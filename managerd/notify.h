@@ -55,8 +55,11 @@ int	activation_check_fd(int fd, char *err, size_t errlen);
  * LISTEN_* variables either way.
  */
 int	activation_listener(void);
-/* "host:port" of the listener, for the log and STATUS=. */
+/*
+ * Where the API listens, for the log and STATUS=: the configured
+ * "host:port", or with activation the passed socket's own address.
+ */
 const char *listener_where(void);
-void	listener_set_where(int fd, const char *host, int port);
+void	listener_set_where(int fd, const char *host, int port, int activated);
 
 #endif /* AS_NOTIFY_H */

@@ -111,9 +111,8 @@ def notify_case(abstract):
         # At that moment the API already answers.
         check(healthz(server) == 200,
               "%s: /healthz answers when READY=1 arrives" % what)
-        check(ready is not None and "STATUS=serving on 127.0.0.1:%d" %
-              server.port in ready, "%s: READY=1 says where: %r" %
-              (what, ready))
+        check(ready == "READY=1\nSTATUS=serving on 127.0.0.1:%d" %
+              server.port, "%s: READY=1 says where: %r" % (what, ready))
         check(any(m.startswith("STATUS=reconciling") for m in
                   notes.messages), "%s: a STATUS= before READY" % what)
         notes.drain(2.6)
@@ -273,7 +272,7 @@ def test_socket_activation():
         check(status == 200, "activation: an authenticated request: %s" %
               status)
         server.port = saved
-        check("ready on 127.0.0.1:%d (socket from systemd)" % act_port in
+        check("ready on 127.0.0.1:%d (socket from systemd)\n" % act_port in
               server.log_text(), "activation: the log says where")
         for name, pid in exec_children(server):
             with open("/proc/%d/environ" % pid, "rb") as f:
@@ -292,6 +291,8 @@ def test_activation_other_pid():
         lsock.close()
         server.wait_ready()
         check(healthz(server) == 200, "other LISTEN_PID: own port served")
+        check(("ready on 127.0.0.1:%d\n" % server.port) in server.log_text(),
+              "other LISTEN_PID: the log names the configured port")
     finally:
         server.cleanup()
 
