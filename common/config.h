@@ -68,6 +68,8 @@ struct config {
 	long long	  process_output_bytes;	/* the ring, per process */
 	long		  max_processes_per_sandbox;
 	long		  max_processes;
+	/* GET /metrics: the bearer token it asks for; NULL: none. */
+	char		 *metrics_key;
 };
 
 /*

@@ -60,4 +60,8 @@ int	 cfg_get_abspath(struct loader *, const char *var, const char *def,
 int	 cfg_get_word(struct loader *, const char *var,
 	    const char *const *words, const char *def, enum rawmsg, char **);
 
+/* The areas (config_<area>.c), called from config_load in this order. */
+int	 config_load_metrics(struct loader *);
+void	 config_free_metrics(struct config *);
+
 #endif /* AS_CONFIG_INTERNAL_H */

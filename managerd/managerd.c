@@ -417,6 +417,7 @@ main(int argc, char *argv[])
 	peer_init(&env->spawner_peer, env->base, sock, "spawner",
 	    dispatch_spawner, spawner_closed, NULL);
 	children_init();
+	metrics_init();
 	children_start(0);
 
 	/* json-c seeds its hash on first use (getrandom): do it now. */

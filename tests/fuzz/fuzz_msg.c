@@ -1,5 +1,6 @@
 /*
- * The message codecs (common/sandbox_msg.c, common/file_msg.c) and the
+ * The message codecs (common/sandbox_msg.c, common/file_msg.c,
+ * common/metrics_msg.c...) and the
  * payload reader under them (common/msg.c).  Input: a byte choosing a
  * decoder, then the payload a peer sent; past the decoders the byte
  * chooses a field list of msgr_* reads, given in the next bytes.
@@ -14,6 +15,7 @@
 
 #include "file_msg.h"
 #include "harness.h"
+#include "metrics_msg.h"
 #include "process_msg.h"
 
 union value {
@@ -47,6 +49,8 @@ union value {
 	struct docker_process_signal docker_process_signal;
 	struct docker_process_exec docker_process_exec;
 	struct docker_process_state docker_process_state;
+	struct metrics_text	 metrics_text;
+	struct metrics_rss	 metrics_rss;
 	uint64_t		 u64;
 	char			*str;
 };
@@ -97,6 +101,8 @@ CODEC(process_info)
 CODEC(process_ref)
 CODEC(docker_process)
 CODEC(docker_process_exec)
+CODEC(metrics_text)
+CODEC(metrics_rss)
 
 /* Process codecs whose values hold a ref or one string to free. */
 #define CODEC_REF(name)							\
@@ -251,6 +257,7 @@ static const struct codec codecs[] = {
 	C(process_resize), C(docker_process), C(docker_process_exec),
 	C(docker_process_started), C(docker_process_signal),
 	{ get_docker_process_state, put_docker_process_state, free_nothing },
+	C(metrics_text), C(metrics_rss),
 };
 #define NCODECS	(sizeof(codecs) / sizeof(codecs[0]))
 
