@@ -242,14 +242,18 @@ class Metrics(unittest.TestCase):
         for name in sc.families:
             self.assertTrue(name.startswith("agent_sandbox_"), name)
         self.check_bounded(sc)
-        # A method of another case is no method of ours: "other".
-        conn = http.client.HTTPConnection("127.0.0.1", self.server.port)
-        conn.request("FROB", "/metrics")
-        self.assertEqual(conn.getresponse().status, 405)
-        conn.close()
+        # A method outside the fixed set is counted as "other".
+        for method in ("PROPFIND", "PATCH"):
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.port)
+            conn.request(method, "/metrics")
+            self.assertEqual(conn.getresponse().status, 405)
+            conn.close()
         sc = scrape(self.server)
         self.assertEqual(sc.get(REQ, route="/metrics", method="other",
                                 status="405"), 1)
+        self.assertEqual(sc.get(REQ, route="/metrics", method="PATCH",
+                                status="405"), 1)
+        self.assertNotIn("PROPFIND", sc.text)
 
     def test_counters_follow_requests(self):
         s = self.server
@@ -386,25 +390,32 @@ class Metrics(unittest.TestCase):
     def test_scrape_while_streaming(self):
         s = self.server
         sb = s.create()["id"]
+        before = scrape(s).get("agent_sandbox_exec_duration_seconds_count",
+                               outcome="exited")
         conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
         hdrs = dict(harness.AUTH)
         hdrs["Content-Type"] = "application/json"
         conn.request("POST", "/v1/sandboxes/%s/exec/stream" % sb,
-                     body=json.dumps({"command": "echo a; sleep 2; "
+                     body=json.dumps({"command": "echo a; sleep 3; "
                                       "echo b"}),
                      headers=hdrs)
         resp = conn.getresponse()
         self.assertEqual(resp.status, 200)
         first = resp.readline()
         self.assertIn(b"a", first)
-        start = time.monotonic()
         sc = scrape(s)
-        self.assertLess(time.monotonic() - start, 1.5,
-                        "the scrape waited for the stream")
+        # Answered while the command still ran: its exit is not counted
+        # yet, its connection is open, and its end comes after.
+        self.assertEqual(sc.get("agent_sandbox_exec_duration_seconds_count",
+                                outcome="exited"), before)
         self.assertGreaterEqual(
             sc.get("agent_sandbox_http_connections", state="http"), 2)
         rest = resp.read()
         self.assertIn(b'"exit"', rest)
+        self.assertIn(b"b\\n", rest)
+        after = scrape(s)
+        self.assertEqual(after.get("agent_sandbox_exec_duration_seconds_"
+                                   "count", outcome="exited"), before + 1)
         conn.close()
         s.api("DELETE", "/v1/sandboxes/" + sb)
 
