@@ -348,6 +348,7 @@ class Metrics(unittest.TestCase):
             b"/odd6" + b"/a" * 3000,
             b"/v1/sandboxes/" + sb.encode() + b"/odd7",
             b"/v1/sandboxes/" + b"o" * 12000,
+            b"/v1/sandboxes/" + b"o" * 20000,   # past the target limit
         ]
         for t in targets:
             self.assertIn(raw_request(s, t), (400, 401, 404, 405, 414, 431))
@@ -355,14 +356,24 @@ class Metrics(unittest.TestCase):
         s.api("DELETE", "/v1/sandboxes/" + sb)
         self.check_bounded(b, [sb, "odd", "\u00e9t\u00e9", "aaaa", "oooo",
                                 "ZZ", "\ufffd"])
-        # Each was counted, under a route template or "other".
+        # Each was counted once, under a route template or "other" (and
+        # the scrape a before them).
         total = sum(v for k, v in b.samples.items() if k[0] == REQ)
         before = sum(v for k, v in a.samples.items() if k[0] == REQ)
-        self.assertGreaterEqual(total - before, len(targets) - 1)
-        self.assertGreater(b.get(REQ, route="other", method="GET",
-                                 status="404"),
-                           a.get(REQ, route="other", method="GET",
-                                 status="404"))
+        self.assertEqual(total - before, len(targets) + 1)
+        self.assertEqual(b.get(REQ, route="other", method="GET",
+                               status="404") -
+                         a.get(REQ, route="other", method="GET",
+                               status="404"), 6)
+        # Those that matched a pattern: under the pattern.
+        self.assertEqual(b.get(REQ, route="/v1/sandboxes/*", method="GET",
+                               status="401") -
+                         a.get(REQ, route="/v1/sandboxes/*", method="GET",
+                               status="401"), 2)
+        # The head refused for its length, before its method was read:
+        # no route, no method, its status.
+        self.assertEqual(b.get(REQ, route="other", method="other",
+                               status="414"), 1)
 
     def test_resident_memory(self):
         sc = scrape(self.server)
