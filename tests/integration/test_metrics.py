@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 import time
 import unittest
@@ -205,6 +206,22 @@ def raw_request(server, target):
     return int(data.split(b" ", 2)[1])
 
 
+CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
+
+
+def cli_metrics(server, **env):
+    """agent-sandbox metrics: (exit status, stdout bytes, stderr text)."""
+    e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+         "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % server.port,
+         "AGENT_SANDBOX_API_KEY": harness.TEST_KEY,
+         "AGENT_SANDBOX_SECCOMP": "kill"}
+    e.update(env)
+    p = subprocess.run([CLI, "metrics"], env=e, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
 REQ = "agent_sandbox_http_requests_total"
 DUR = "agent_sandbox_http_request_duration_seconds"
 DOCKER = "agent_sandbox_docker_request_duration_seconds"
@@ -375,6 +392,14 @@ class Metrics(unittest.TestCase):
         self.assertEqual(b.get(REQ, route="other", method="other",
                                status="414"), 1)
 
+    def test_cli(self):
+        rc, out, err = cli_metrics(self.server)
+        self.assertEqual(rc, 0, err)
+        sc = Scrape(out)
+        self.assertIn("agent_sandbox_sandboxes", sc.families)
+        rc, out, err = cli_metrics(self.server, AGENT_SANDBOX_URL="x")
+        self.assertNotEqual(rc, 0)
+
     def test_resident_memory(self):
         sc = scrape(self.server)
         for daemon in ("managerd", "apid", "dockerd-proxy"):
@@ -508,6 +533,17 @@ class Key(unittest.TestCase):
             headers={"Authorization": "Bearer " + METRICS_KEY})
         self.assertEqual(status, 401)
         self.assertNotIn(METRICS_KEY, self.server.log_text())
+
+    def test_cli(self):
+        rc, out, err = cli_metrics(self.server,
+                                   AGENT_SANDBOX_METRICS_KEY=METRICS_KEY)
+        self.assertEqual(rc, 0, err)
+        Scrape(out)
+        rc, out, err = cli_metrics(self.server)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, b"")
+        self.assertIn("401 unauthorized: missing or invalid metrics key",
+                      err)
 
     def test_short_key_refused(self):
         self.server.stop()
