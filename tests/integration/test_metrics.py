@@ -400,6 +400,30 @@ class Metrics(unittest.TestCase):
         rc, out, err = cli_metrics(self.server, AGENT_SANDBOX_URL="x")
         self.assertNotEqual(rc, 0)
 
+    def test_processes_gauge(self):
+        s = self.server
+        sb = s.create()["id"]
+        a = scrape(s)
+        status, proc = s.api("POST", "/v1/sandboxes/%s/processes" % sb,
+                             {"command": "sleep 60"})
+        self.assertEqual(status, 201, proc)
+        b = scrape(s)
+        status, _ = s.api("DELETE", "/v1/sandboxes/%s/processes/%s" %
+                          (sb, proc["id"]))
+        self.assertEqual(status, 204)
+        c = scrape(s)
+        s.api("DELETE", "/v1/sandboxes/" + sb)
+        name = "agent_sandbox_processes"
+        self.assertEqual(b.get(name, state="running") -
+                         a.get(name, state="running"), 1)
+        self.assertEqual(c.get(name, state="running"),
+                         a.get(name, state="running"))
+        self.assertEqual(c.get(name, state="ended"),
+                         a.get(name, state="ended"))
+        self.check_bounded(c, [sb, proc["id"]])
+        self.assertEqual(b.get(REQ, route="/v1/sandboxes/*/processes",
+                               method="POST", status="201"), 1)
+
     def test_resident_memory(self):
         sc = scrape(self.server)
         for daemon in ("managerd", "apid", "dockerd-proxy"):
