@@ -472,6 +472,7 @@ void	 metrics_sandbox_created(int ok);
 void	 metrics_sandbox_destroyed(int reaped, int ok);
 void	 metrics_exec_done(double seconds, int timed_out);
 void	 metrics_child_restarted(enum child_id);
+void	 metrics_snapshot_stored(uint64_t bytes);
 /* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
 int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));

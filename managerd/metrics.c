@@ -44,6 +44,11 @@ static struct metric_family execs = {
 	.type = METRIC_HISTOGRAM, .labels = { "outcome", NULL },
 	.bounds = metric_seconds_bounds, .nbounds = METRIC_SECONDS_NBOUNDS
 };
+static struct metric_family snapshot_bytes = {
+	.name = "agent_sandbox_snapshot_bytes_total",
+	.help = "Bytes of the snapshot tars managerd stored.",
+	.type = METRIC_COUNTER
+};
 static struct metric_family processes = {
 	.name = "agent_sandbox_processes",
 	.help = "Background processes managerd keeps, \"running\" or "
@@ -86,6 +91,7 @@ metrics_init(void)
 	metric_add(&reaps, error, 0);
 	for (n = 0; n < CHILD_MAX; n++)
 		metric_add(&restarts, &child_kinds[n].name, 0);
+	metric_add(&snapshot_bytes, NULL, 0);
 }
 
 void
@@ -110,6 +116,12 @@ metrics_exec_done(double seconds, int timed_out)
 	const char	*v = timed_out ? "timed_out" : "exited";
 
 	metric_observe(&execs, &v, seconds);
+}
+
+void
+metrics_snapshot_stored(uint64_t bytes)
+{
+	metric_add(&snapshot_bytes, NULL, (double)bytes);
 }
 
 void
@@ -157,6 +169,7 @@ render_own(struct metric_text *t, uint64_t apid_rss, uint64_t proxy_rss)
 	metric_render(t, &destroys);
 	metric_render(t, &reaps);
 	metric_render(t, &execs);
+	metric_render(t, &snapshot_bytes);
 	metric_render(t, &processes);
 	metric_render(t, &rss);
 	metric_render(t, &restarts);

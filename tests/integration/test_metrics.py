@@ -67,6 +67,7 @@ FAMILIES = {
     "agent_sandbox_sandbox_reaps_total": "counter",
     "agent_sandbox_exec_duration_seconds": "histogram",
     "agent_sandbox_processes": "gauge",
+    "agent_sandbox_snapshot_bytes_total": "counter",
     "agent_sandbox_daemon_resident_memory_bytes": "gauge",
     "agent_sandbox_daemon_restarts_total": "counter",
     "agent_sandbox_docker_request_duration_seconds": "histogram",
@@ -423,6 +424,21 @@ class Metrics(unittest.TestCase):
         self.check_bounded(c, [sb, proc["id"]])
         self.assertEqual(b.get(REQ, route="/v1/sandboxes/*/processes",
                                method="POST", status="201"), 1)
+
+    def test_snapshot_bytes(self):
+        s = self.server
+        sb = s.create()["id"]
+        s.exec(sb, "head -c 300000 /dev/urandom > /workspace/blob")
+        a = scrape(s)
+        status, snap = s.api("POST", "/v1/sandboxes/%s/snapshots" % sb, {})
+        self.assertEqual(status, 201, snap)
+        b = scrape(s)
+        s.api("DELETE", "/v1/snapshots/" + snap["id"])
+        s.api("DELETE", "/v1/sandboxes/" + sb)
+        name = "agent_sandbox_snapshot_bytes_total"
+        self.assertEqual(b.get(name) - a.get(name), snap["size_bytes"])
+        self.assertGreater(snap["size_bytes"], 300000)
+        self.check_bounded(b, [sb, snap["id"]])
 
     def test_resident_memory(self):
         sc = scrape(self.server)
