@@ -585,6 +585,14 @@ class Key(unittest.TestCase):
         self.assertIn("401 unauthorized: missing or invalid metrics key",
                       err)
 
+    def test_key_not_in_any_environment(self):
+        pids = harness.daemon_pids(self.server)
+        self.assertLessEqual({"managerd", "apid", "dockerd-proxy",
+                              "spawner"}, set(pids))
+        for name, pid in pids.items():
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                self.assertNotIn(METRICS_KEY.encode(), f.read(), name)
+
     def test_short_key_refused(self):
         self.server.stop()
         bad = harness.Server(AGENT_SANDBOX_METRICS_KEY="mk-short-secret")
