@@ -185,8 +185,8 @@ metric_text_free(struct metric_text *t)
 	metric_text_init(t);
 }
 
-static void
-text_add(struct metric_text *t, const void *p, size_t n)
+void
+metric_text_add(struct metric_text *t, const void *p, size_t n)
 {
 	size_t	 cap;
 	char	*b;
@@ -214,7 +214,7 @@ text_add(struct metric_text *t, const void *p, size_t n)
 static void
 text_str(struct metric_text *t, const char *s)
 {
-	text_add(t, s, strlen(s));
+	metric_text_add(t, s, strlen(s));
 }
 
 void
@@ -253,7 +253,7 @@ text_help(struct metric_text *t, const char *s)
 		else if (*s == '\n')
 			text_str(t, "\\n");
 		else
-			text_add(t, s, 1);
+			metric_text_add(t, s, 1);
 	}
 }
 
@@ -266,7 +266,7 @@ metric_escape_value(struct metric_text *t, const char *s)
 
 	while (len > 0) {
 		if ((n = utf8_char(s, len, &cp)) == 0) {
-			text_add(t, replacement, 3);
+			metric_text_add(t, replacement, 3);
 			n = 1;
 		} else if (*s == '\\')
 			text_str(t, "\\\\");
@@ -276,9 +276,9 @@ metric_escape_value(struct metric_text *t, const char *s)
 			text_str(t, "\\n");
 		else if (cp < 0x20 || cp == 0x7f)
 			/* No escape for it, and no line may hold it. */
-			text_add(t, replacement, 3);
+			metric_text_add(t, replacement, 3);
 		else
-			text_add(t, s, n);
+			metric_text_add(t, s, n);
 		s += n;
 		len -= n;
 	}

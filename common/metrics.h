@@ -85,6 +85,8 @@ struct metric_text {
 
 void	 metric_text_init(struct metric_text *);
 void	 metric_text_free(struct metric_text *);
+/* Bytes as they are (text already rendered, a peer's checked text). */
+void	 metric_text_add(struct metric_text *, const void *, size_t);
 /* HELP and TYPE once, then every series (a histogram's buckets, sum, count). */
 void	 metric_render(struct metric_text *, const struct metric_family *);
 /*

@@ -9,6 +9,8 @@
  */
 #include <stdlib.h>
 
+#include <event2/event.h>
+
 #include "log.h"
 #include "managerd.h"
 #include "metrics.h"
@@ -175,12 +177,31 @@ render_own(struct metric_text *t, uint64_t apid_rss, uint64_t proxy_rss)
 	metric_render(t, &restarts);
 }
 
-/* One scrape, while the proxy's part comes. */
+/*
+ * One scrape, while the proxy's part comes.  The proxy's text is kept
+ * whole until its end, so that apid gets all of it or none; a proxy that
+ * does not answer within METRICS_PROXY_WAIT (stopped, or busy for that
+ * long) leaves the scrape to managerd's part.  The scrape is freed with
+ * the call's last reply, which its death brings too.
+ */
+#define METRICS_PROXY_WAIT	2	/* seconds */
+
 struct scrape {
-	uint32_t	 apid_id;
-	uint64_t	 apid_rss;
-	size_t		 proxy_bytes;
+	uint32_t		 apid_id;
+	uint64_t		 apid_rss;
+	struct metric_text	 proxy;		/* its text so far */
+	struct event		*timer;
+	int			 answered;
 };
+
+static void
+scrape_free(struct scrape *s)
+{
+	if (s->timer != NULL)
+		event_free(s->timer);
+	metric_text_free(&s->proxy);
+	free(s);
+}
 
 static int
 send_to_apid(void *arg, struct msgw *w)
@@ -190,12 +211,16 @@ send_to_apid(void *arg, struct msgw *w)
 	return apid_reply(s->apid_id, MSG_METRICS_TEXT, w);
 }
 
+/* The proxy's text (if it came), then managerd's, then the end. */
 static void
-scrape_end(struct scrape *s, uint64_t proxy_rss)
+scrape_answer(struct scrape *s, int with_proxy, uint64_t proxy_rss)
 {
 	struct metric_text	 t;
 
+	s->answered = 1;
 	metric_text_init(&t);
+	if (with_proxy)
+		metric_text_add(&t, s->proxy.buf, s->proxy.len);
 	render_own(&t, s->apid_rss, proxy_rss);
 	if (t.error || metrics_text_send(t.buf, t.len, send_to_apid, s) == -1)
 		apid_error(s->apid_id, ERR_INTERNAL,
@@ -203,23 +228,28 @@ scrape_end(struct scrape *s, uint64_t proxy_rss)
 	else
 		apid_reply(s->apid_id, MSG_METRICS_END, NULL);
 	metric_text_free(&t);
-	free(s);
 }
 
-/* A piece of the proxy's text, checked, to apid as it is. */
+static void
+scrape_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct scrape	*s = arg;
+
+	log_warnx("dockerd-proxy did not send its metrics within %d s",
+	    METRICS_PROXY_WAIT);
+	scrape_answer(s, 0, 0);
+}
+
+/* A piece of the proxy's text, checked, kept for the answer. */
 static void
 proxy_text(struct scrape *s, struct imsg *reply)
 {
 	struct metrics_text	 mt;
-	struct msgw		 w;
 
 	if (msg_get_metrics_text(reply, &mt) == -1 ||
-	    mt.len > METRIC_TEXT_MAX - s->proxy_bytes)
+	    mt.len > METRIC_TEXT_MAX - s->proxy.len)
 		peer_bad_message(&env->proxy_peer, reply, "malformed metrics");
-	s->proxy_bytes += mt.len;
-	msgw_init(&w);
-	msg_put_metrics_text(&w, &mt);
-	apid_reply(s->apid_id, MSG_METRICS_TEXT, &w);
+	metric_text_add(&s->proxy, mt.text, mt.len);
 	metrics_text_free(&mt);
 }
 
@@ -237,17 +267,21 @@ proxy_done(struct imsg *reply, void *arg)
 		if (msg_get_metrics_rss(reply, &r) == -1)
 			peer_bad_message(&env->proxy_peer, reply,
 			    "malformed metrics end");
-		scrape_end(s, r.rss_bytes);
-		return;
+		if (!s->answered)
+			scrape_answer(s, !s->proxy.error, r.rss_bytes);
+		break;
 	default:
 		/* No proxy now: managerd's part alone, its memory unknown. */
-		scrape_end(s, 0);
+		if (!s->answered)
+			scrape_answer(s, 0, 0);
 	}
+	scrape_free(s);
 }
 
 void
 metrics_scrape(struct peer *p, struct imsg *imsg)
 {
+	struct timeval		 wait = { METRICS_PROXY_WAIT, 0 };
 	struct metrics_rss	 r;
 	struct scrape		*s;
 
@@ -259,7 +293,12 @@ metrics_scrape(struct peer *p, struct imsg *imsg)
 	}
 	s->apid_id = imsg->hdr.peerid;
 	s->apid_rss = r.rss_bytes;
-	if (proxy_call(MSG_DOCKER_METRICS, -1, NULL, MSG_DOCKER_METRICS_TEXT,
-	    MSG_DOCKER_METRICS_END, proxy_done, s) == 0)
-		scrape_end(s, 0);
+	metric_text_init(&s->proxy);
+	if ((s->timer = evtimer_new(env->base, scrape_timeout, s)) == NULL ||
+	    evtimer_add(s->timer, &wait) == -1 ||
+	    proxy_call(MSG_DOCKER_METRICS, -1, NULL, MSG_DOCKER_METRICS_TEXT,
+	    MSG_DOCKER_METRICS_END, proxy_done, s) == 0) {
+		scrape_answer(s, 0, 0);
+		scrape_free(s);
+	}
 }

@@ -538,6 +538,50 @@ class Restarts(unittest.TestCase):
                               status="200"), 2)
 
 
+    def test_proxy_killed(self):
+        """A scrape while dockerd-proxy is down or starting again still
+        answers, managerd's part whole; the restart is counted."""
+        s = self.server
+        name = "agent_sandbox_daemon_restarts_total"
+        old = s.children()["dockerd-proxy"]
+        os.kill(old, signal.SIGKILL)
+        sc = scrape(s)
+        self.assertIn("agent_sandbox_sandboxes", sc.families)
+        if DOCKER not in sc.families:
+            self.assertEqual(sc.get("agent_sandbox_daemon_resident_memory_"
+                                    "bytes", daemon="dockerd-proxy"), 0)
+        deadline = time.monotonic() + 15
+        while True:
+            sc = scrape(s)
+            if sc.get(name, daemon="dockerd-proxy") == 1 and \
+                    DOCKER in sc.families:
+                break
+            self.assertLess(time.monotonic(), deadline, sc.text)
+            time.sleep(0.1)
+        self.assertEqual(sc.get(name, daemon="apid"), 0)
+
+
+    def test_proxy_stopped(self):
+        """A proxy that does not answer (stopped) holds a scrape for its
+        wait only: managerd's part alone, the proxy's memory unknown."""
+        s = self.server
+        pid = s.children()["dockerd-proxy"]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            sc = scrape(s)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        self.assertNotIn(DOCKER, sc.families)
+        self.assertIn("agent_sandbox_sandboxes", sc.families)
+        self.assertEqual(sc.get("agent_sandbox_daemon_resident_memory_bytes",
+                                daemon="dockerd-proxy"), 0)
+        self.assertIn("dockerd-proxy did not send its metrics", s.log_text())
+        # Woken, it answers the next one; its late answer was dropped.
+        sc = scrape(s)
+        self.assertIn(DOCKER, sc.families)
+        self.assertEqual(s.children()["dockerd-proxy"], pid)
+
+
 class Key(unittest.TestCase):
     def setUp(self):
         harness.require_root_and_docker()
