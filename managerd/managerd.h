@@ -468,7 +468,8 @@ void	 processes_clear(void);	/* tests: the records stay */
  */
 void	 metrics_init(void);		/* before the chroot */
 void	 metrics_scrape(struct peer *, struct imsg *);
-void	 metrics_sandbox_created(int ok);
+/* kind: "create" or "fork" */
+void	 metrics_sandbox_created(const char *kind, int ok);
 void	 metrics_sandbox_destroyed(int reaped, int ok);
 void	 metrics_exec_done(double seconds, int timed_out);
 void	 metrics_child_restarted(enum child_id);

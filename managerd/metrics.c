@@ -26,8 +26,9 @@ static struct metric_family sandboxes = {
 };
 static struct metric_family creates = {
 	.name = "agent_sandbox_sandbox_creates_total",
-	.help = "Sandbox creations that reached Docker, by outcome.",
-	.type = METRIC_COUNTER, .labels = { "outcome", NULL }
+	.help = "Sandbox creations (\"create\") and forks of a snapshot "
+	    "(\"fork\") that reached Docker, by outcome.",
+	.type = METRIC_COUNTER, .labels = { "kind", "outcome", NULL }
 };
 static struct metric_family destroys = {
 	.name = "agent_sandbox_sandbox_destroys_total",
@@ -81,12 +82,19 @@ void
 metrics_init(void)
 {
 	static const char *const ok[] = { "ok" }, *const error[] = { "error" };
+	static const char *const kinds[] = { "create", "fork" };
+	const char	*v[2];
 	unsigned int	 n;
 
 	if ((rss_fd = metric_rss_open()) == -1)
 		log_warn("/proc/self/statm: managerd's memory goes unreported");
-	metric_add(&creates, ok, 0);
-	metric_add(&creates, error, 0);
+	for (n = 0; n < 2; n++) {
+		v[0] = kinds[n];
+		v[1] = ok[0];
+		metric_add(&creates, v, 0);
+		v[1] = error[0];
+		metric_add(&creates, v, 0);
+	}
 	metric_add(&destroys, ok, 0);
 	metric_add(&destroys, error, 0);
 	metric_add(&reaps, ok, 0);
@@ -97,11 +105,13 @@ metrics_init(void)
 }
 
 void
-metrics_sandbox_created(int ok)
+metrics_sandbox_created(const char *kind, int ok)
 {
-	const char	*v = outcome(ok);
+	const char	*v[2];
 
-	metric_add(&creates, &v, 1);
+	v[0] = kind;
+	v[1] = outcome(ok);
+	metric_add(&creates, v, 1);
 }
 
 void

@@ -316,7 +316,9 @@ class Metrics(unittest.TestCase):
             moved("agent_sandbox_http_response_body_bytes_total",
                   route="/v1/sandboxes/*/exec"), len("counted"))
         self.assertEqual(moved("agent_sandbox_sandbox_creates_total",
-                               outcome="ok"), 1)
+                               kind="create", outcome="ok"), 1)
+        self.assertEqual(moved("agent_sandbox_sandbox_creates_total",
+                               kind="fork", outcome="ok"), 0)
         self.assertEqual(moved("agent_sandbox_sandbox_destroys_total",
                                outcome="ok"), 1)
         self.assertEqual(moved("agent_sandbox_exec_duration_seconds_count",
@@ -433,12 +435,24 @@ class Metrics(unittest.TestCase):
         status, snap = s.api("POST", "/v1/sandboxes/%s/snapshots" % sb, {})
         self.assertEqual(status, 201, snap)
         b = scrape(s)
+        status, fork = s.api("POST", "/v1/snapshots/%s/fork" % snap["id"],
+                             {})
+        self.assertEqual(status, 201, fork)
+        c = scrape(s)
+        s.api("DELETE", "/v1/sandboxes/" + fork["id"])
         s.api("DELETE", "/v1/snapshots/" + snap["id"])
         s.api("DELETE", "/v1/sandboxes/" + sb)
         name = "agent_sandbox_snapshot_bytes_total"
         self.assertEqual(b.get(name) - a.get(name), snap["size_bytes"])
         self.assertGreater(snap["size_bytes"], 300000)
-        self.check_bounded(b, [sb, snap["id"]])
+        name = "agent_sandbox_sandbox_creates_total"
+        self.assertEqual(c.get(name, kind="fork", outcome="ok") -
+                         b.get(name, kind="fork", outcome="ok"), 1)
+        self.assertEqual(c.get(name, kind="create", outcome="ok"),
+                         b.get(name, kind="create", outcome="ok"))
+        self.assertEqual(c.get("agent_sandbox_sandboxes", state="active") -
+                         b.get("agent_sandbox_sandboxes", state="active"), 1)
+        self.check_bounded(c, [sb, snap["id"], fork["id"]])
 
     def test_resident_memory(self):
         sc = scrape(self.server)
