@@ -100,7 +100,9 @@ apid_read_settings(struct imsg *imsg, struct apid_settings *s)
 	apid->max_file_bytes = msgr_u64(&r);
 	apid->max_exec_output_bytes = msgr_u64(&r);
 	read_http_settings(&r, &s->http);
-	if (msgr_end(&r) == -1)
+	apid->metrics_key = msgr_str(&r, 4096);
+	if (msgr_end(&r) == -1 || (apid->metrics_key != NULL &&
+	    strlen(apid->metrics_key) < 16))
 		fatalx("malformed APID_CONFIG");
 	s->listener = imsg_take_fd(imsg);
 	imsg_free(imsg);	/* wipes the copy of the keys */
@@ -160,12 +162,14 @@ main(int argc, char *argv[])
 
 	warm_up();
 	route_openapi_init();
+	route_metrics_init();
 	apid->base = proc_event_base();
 	if (tar_jobs_init(apid->base) == -1)
 		fatal("tar jobs");
 	if (http_server_init(&apid->http, apid->base, &s.http, http_route) ==
 	    -1 || http_server_listen(&apid->http, s.listener) == -1)
 		fatalx("cannot serve on the listener");
+	apid->http.request_done = metrics_request_done;
 	limit_descriptors(s.http.max_connections);
 
 	proc_confine_empty(&apid_proc, &s.proc);

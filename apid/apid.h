@@ -56,6 +56,7 @@ struct apid {
 	int			 insecure_no_auth;
 	char			**api_keys;
 	size_t			 api_keys_count;
+	char			*metrics_key;	/* GET /metrics's; NULL: none */
 	uint64_t		 max_file_bytes;
 	uint64_t		 max_exec_output_bytes;
 	/* POST .../stdin calls managerd has not answered, and their bytes. */
@@ -132,6 +133,8 @@ int	auth_identify(struct http_request *);
 /* 0: go on; -1: the 401 has been sent. */
 int	auth_request(struct http_request *, char *const *keys,
 	    size_t nkeys, int insecure_no_auth);
+/* GET /metrics: with a key set, its bearer token; 0 or -1 (401 sent). */
+int	auth_metrics(struct http_request *, const char *key);
 
 /* jsonout.c: JSON text the way Python's json.dumps() writes it. */
 int	jsonout_string(struct evbuffer *, const char *utf8, size_t len,
@@ -364,6 +367,12 @@ int	body_parse_resize(const char *ctype, const void *, size_t,
 
 /* route_health.c */
 void	route_health(struct http_request *, char **params);
+
+/* route_metrics.c: GET /metrics (docs/metrics.md). */
+void	route_metrics_init(void);	/* before the jail */
+void	route_metrics(struct http_request *, char **params);
+/* Told of every request as it is freed (http_server's request_done). */
+void	metrics_request_done(struct http_request *);
 
 /* route_openapi.c */
 void	route_openapi_init(void);

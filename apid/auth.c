@@ -140,3 +140,25 @@ auth_request(struct http_request *req, char *const *keys, size_t nkeys,
 		    "missing or invalid API key");
 	return -1;
 }
+
+/*
+ * GET /metrics: open unless AGENT_SANDBOX_METRICS_KEY is set; then only
+ * "Authorization: Bearer <that key>", compared in constant time.  An API
+ * key is no metrics key, nor the other way round.
+ */
+int
+auth_metrics(struct http_request *req, const char *key)
+{
+	const char	*candidate;
+
+	if (key == NULL)
+		return 0;
+	candidate = bearer_credential(http_request_field(req,
+	    "Authorization"));
+	if (candidate != NULL && format_consttime_equal(candidate,
+	    strlen(candidate), key, strlen(key)))
+		return 0;
+	respond_error_status(req, 401, "unauthorized",
+	    "missing or invalid metrics key");
+	return -1;
+}

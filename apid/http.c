@@ -40,6 +40,7 @@ struct route {
 static const struct route routes[] = {
 	{ "/healthz", "GET", route_health, ROUTE_BODY_WHOLE },
 	{ "/openapi.json", "GET", route_openapi, ROUTE_BODY_WHOLE },
+	{ "/metrics", "GET", route_metrics, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes", "POST", route_sandbox_create, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes", "GET", route_sandbox_list, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*", "GET", route_sandbox_get, ROUTE_BODY_WHOLE },
@@ -168,6 +169,8 @@ route_find(struct http_request *req, char **params)
 	for (i = 0; i < NROUTES; i++) {
 		if (!route_match(routes[i].pattern, segs, nsegs, params))
 			continue;
+		/* The metrics' label: a pattern of ours, never the path. */
+		req->route = routes[i].pattern;
 		if (strcmp(routes[i].method, http_request_method(req)) == 0)
 			return &routes[i];
 		if (allow[0] != '\0')

@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <time.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,6 +113,8 @@ struct http_server {
 	struct event_base	*base;
 	struct http_settings	 settings;
 	http_request_cb		 request_cb;
+	/* Optional: told of each request as it is freed (the metrics). */
+	http_request_cb		 request_done;
 	int			 listener;
 	struct event		*accept_ev;
 	struct event		*accept_resume;
@@ -187,6 +191,7 @@ typedef void	(*http_takeover_cb)(struct bufferevent *, void *arg);
 
 struct http_request {
 	struct http_conn	*conn;		/* NULL once the client left */
+	struct http_server	*srv;
 	struct http_head	 head;
 	char			*path;		/* percent-decoded */
 	const char		*query;		/* raw, or NULL */
@@ -223,6 +228,11 @@ struct http_request {
 	/* The HTTP layer's, while it calls a route that may free it. */
 	int			 holds;
 	int			 free_pending;
+	/* What request_done hears: the route table's pattern (NULL: none). */
+	const char		*route;
+	int			 status;	/* of the reply; 0: none sent */
+	uint64_t		 out_bytes;	/* body bytes queued for it */
+	struct timespec		 started;	/* CLOCK_MONOTONIC, its head in */
 };
 
 /* The connection hands a complete head to the router (http_route.c). */

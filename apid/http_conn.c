@@ -277,6 +277,7 @@ conn_start_request(struct http_conn *c, char *raw, size_t len)
 	}
 	if (http_head_parse(&req->head, raw, len) == -1) {
 		http_reply_refusal(c, req->head.status, req->head.error);
+		req->status = req->head.status;	/* for request_done */
 		http_request_free(req);
 		return;
 	}
@@ -287,6 +288,7 @@ conn_start_request(struct http_conn *c, char *raw, size_t len)
 	if (http_request_prepare(req) == -1) {
 		c->req = NULL;
 		http_reply_refusal(c, 400, "malformed request target");
+		req->status = 400;
 		http_request_free(req);
 		return;
 	}

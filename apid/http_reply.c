@@ -94,6 +94,7 @@ reply_head(struct http_request *req, int status, const char *ctype,
 {
 	struct evbuffer	*out = bufferevent_get_output(req->conn->bev);
 
+	req->status = status;
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status,
 	    http_reason(status), date_field());
 	if (ctype != NULL)
@@ -140,8 +141,10 @@ http_reply(struct http_request *req, int status, const char *ctype,
 	keep = reply_keeps(req);
 	reply_head(req, status, status == 204 ? NULL : ctype,
 	    status == 204 ? -1 : (int64_t)len, keep);
-	if (len > 0 && status != 204)
+	if (len > 0 && status != 204) {
+		req->out_bytes += len;
 		http_conn_write_buffer(req->conn, body);
+	}
 	reply_finish(req, keep);
 }
 
@@ -188,6 +191,7 @@ http_reply_chunk(struct http_request *req, struct evbuffer *buf)
 		}
 		req->length_left -= n;
 	}
+	req->out_bytes += n;
 	http_conn_write_buffer(req->conn, buf);
 	if (req->chunked)
 		http_conn_write(req->conn, "\r\n", 2);
@@ -237,6 +241,7 @@ http_reply_upgrade(struct http_request *req, const char *protocol,
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
+	req->status = 101;
 	evbuffer_add_printf(out, "HTTP/1.1 101 %s\r\nConnection: Upgrade\r\n"
 	    "Upgrade: %s\r\n", http_reason(101), protocol);
 	if (req->out_fields != NULL)

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -30,6 +31,9 @@ http_request_new(struct http_conn *c)
 		free(req);
 		return NULL;
 	}
+	req->srv = c != NULL ? c->srv : NULL;
+	if (clock_gettime(CLOCK_MONOTONIC, &req->started) == -1)
+		memset(&req->started, 0, sizeof(req->started));
 	return req;
 }
 
@@ -42,6 +46,8 @@ http_request_free(struct http_request *req)
 		req->free_pending = 1;
 		return;
 	}
+	if (req->srv != NULL && req->srv->request_done != NULL)
+		req->srv->request_done(req);
 	http_head_free(&req->head);
 	if (req->body != NULL)
 		evbuffer_free(req->body);

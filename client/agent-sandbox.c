@@ -62,6 +62,8 @@ const struct cli_verb	cli_verbs[] = {
 	    "an interactive shell in a sandbox, deleted when it ends" },
 	{ "kill", cli_kill, "[--delete] ID PROC [SIGNAL]",
 	    "signal a process (TERM); --delete kills and removes it" },
+	{ "metrics", cli_metrics, "",
+	    "print the server's metrics (key: AGENT_SANDBOX_METRICS_KEY)" },
 	{ NULL, NULL, NULL, NULL },
 };
 

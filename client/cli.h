@@ -60,6 +60,7 @@ int	cli_logs(struct cli *, int, char **);
 int	cli_attach(struct cli *, int, char **);
 int	cli_shell(struct cli *, int, char **);
 int	cli_kill(struct cli *, int, char **);
+int	cli_metrics(struct cli *, int, char **);
 int	cli_delete_each(struct cli *, const char *collection, int, char **);
 int	cli_sandbox_update(struct cli *, const char *id, const char *suffix,
 	    const char *key, json_object *val);

@@ -72,6 +72,8 @@ struct config {
 	char		 *audit_log;
 	/* Named keys of tenants (common/keys_file.h); "": none. */
 	char		 *keys_file;
+	/* GET /metrics: the bearer token it asks for; NULL: none. */
+	char		 *metrics_key;
 };
 
 /*

@@ -197,6 +197,18 @@ msg_type_name(uint32_t type)
 		return "ARCHIVE_JOB";
 	case MSG_ARCHIVE_DONE:
 		return "ARCHIVE_DONE";
+	case MSG_METRICS_REQUEST:
+		return "METRICS_REQUEST";
+	case MSG_METRICS_TEXT:
+		return "METRICS_TEXT";
+	case MSG_METRICS_END:
+		return "METRICS_END";
+	case MSG_DOCKER_METRICS:
+		return "DOCKER_METRICS";
+	case MSG_DOCKER_METRICS_TEXT:
+		return "DOCKER_METRICS_TEXT";
+	case MSG_DOCKER_METRICS_END:
+		return "DOCKER_METRICS_END";
 	case MSG_ERROR:
 		return "ERROR";
 	default:

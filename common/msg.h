@@ -24,7 +24,7 @@ enum msg_type {
 	 * u8 insecure_no_auth, u32 nkeys, nkeys x str api_key,
 	 * u64 max_file_bytes, u64 max_exec_output_bytes,
 	 * double http header, body, idle and send timeouts (seconds),
-	 * u32 http_max_connections.
+	 * u32 http_max_connections, str metrics_key (NULL: none).
 	 */
 	MSG_APID_CONFIG = 100,
 	/*
@@ -226,6 +226,14 @@ enum msg_type {
 	 * before nothing else.  No reply.
 	 */
 	MSG_CALLER = 230,
+	/*
+	 * GET /metrics (docs/metrics.md); payloads in metrics_msg.h.
+	 * metrics_rss (apid's resident bytes, which managerd renders with
+	 * the others') -> METRICS_TEXT* METRICS_END, or MSG_ERROR.  The
+	 * text is managerd's families, then dockerd-proxy's when it is up;
+	 * apid puts its own first.  No family comes from two daemons.
+	 */
+	MSG_METRICS_REQUEST = 240,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -263,6 +271,9 @@ enum msg_type {
 	MSG_PROCESS_INFO = 315,		/* process_info */
 	MSG_PROCESS_LIST_END = 316,	/* empty */
 	MSG_PROCESS_OUTPUT_STARTED = 317,	/* empty */
+	/* metrics_text: whole lines of the exposition format */
+	MSG_METRICS_TEXT = 320,
+	MSG_METRICS_END = 321,		/* empty: the text is complete */
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -324,6 +335,12 @@ enum msg_type {
 	MSG_DOCKER_PROCESS_RESIZE = 412,
 	/* docker_process_exec -> DOCKER_PROCESS_STATE */
 	MSG_DOCKER_PROCESS_INSPECT = 413,
+	/*
+	 * empty -> DOCKER_METRICS_TEXT* DOCKER_METRICS_END: the proxy's
+	 * families (Docker calls), counted as they happened; no Docker
+	 * call is made for it.
+	 */
+	MSG_DOCKER_METRICS = 420,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -337,6 +354,9 @@ enum msg_type {
 	MSG_DOCKER_ARCHIVE_STAT = 507,
 	MSG_DOCKER_PROCESS_STARTED = 508,	/* docker_process_started */
 	MSG_DOCKER_PROCESS_STATE = 509,	/* docker_process_state */
+	MSG_DOCKER_METRICS_TEXT = 510,	/* metrics_text */
+	/* metrics_rss: the proxy's resident bytes (managerd renders them) */
+	MSG_DOCKER_METRICS_END = 511,
 
 	/*
 	 * apid -> archive-worker, on the channel managerd made.  A job is

@@ -95,6 +95,12 @@ static const struct op ops[] = {
 	    "Asks Docker whether it answers.  Needs no API key.",
 	    NULL, NULL, 0, 200, "#Health", "The server and Docker answer.",
 	    "502 503 504" },
+	{ "/metrics", "get", "metrics", "health", "The server's metrics",
+	    "The Prometheus text exposition format 0.0.4, every name "
+	    "prefixed agent_sandbox_ (docs/metrics.md lists them).  Needs no "
+	    "API key; with AGENT_SANDBOX_METRICS_KEY set, only "
+	    "\"Authorization: Bearer <that key>\" (401 otherwise).",
+	    NULL, NULL, 0, 200, "text", "The metrics.", "401" },
 	{ "/v1/sandboxes", "get", "list_sandboxes", "sandboxes",
 	    "List sandboxes",
 	    "Every sandbox, expired ones not yet reaped and stopped ones "
@@ -397,6 +403,9 @@ success(const struct op *op)
 	if (strcmp(op->reply, "binary") == 0)
 		openapi_put(o, "content",
 		    content("application/octet-stream", binary()));
+	else if (strcmp(op->reply, "text") == 0)
+		openapi_put(o, "content", content("text/plain; version=0.0.4; "
+		    "charset=utf-8", ref("string")));
 	else if (strncmp(op->reply, "ndjson", 6) == 0)
 		/* "ndjson#Event": lines of that schema; ExecEvent if none. */
 		openapi_put(o, "content", content("application/x-ndjson",

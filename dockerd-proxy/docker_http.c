@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -50,6 +51,10 @@ struct docker_request {
 	int				 busy;		/* inside a callback */
 	int				 cancelled;
 	int				 finished;
+	/* For the observer: what it made of the request, and the end. */
+	int				 tag;
+	struct timespec			 started;
+	enum docker_http_error		 result;
 };
 
 static const char *const docker_http_errors[] = {
@@ -183,6 +188,41 @@ static int		 docker_hung;
 
 /* Who hears of a refused connect: the socket watch (docker_watch.c). */
 static void		(*refused_cb)(void);
+/* Who hears of every request, from its start to its end (the metrics). */
+static const struct docker_http_observer *observer;
+
+void
+docker_http_observe(const struct docker_http_observer *o)
+{
+	observer = o;
+}
+
+static void
+observe_start(struct docker_request *req, const struct docker_request_spec *s)
+{
+	/* Until an end says otherwise: the caller cancelled it. */
+	req->result = DOCKER_HTTP_CANCELLED;
+	if (observer == NULL)
+		return;
+	req->tag = observer->start(s->method, s->path);
+	if (clock_gettime(CLOCK_MONOTONIC, &req->started) == -1)
+		memset(&req->started, 0, sizeof(req->started));
+}
+
+static void
+observe_end(struct docker_request *req)
+{
+	struct timespec	 now;
+	double		 secs;
+
+	if (observer == NULL || clock_gettime(CLOCK_MONOTONIC, &now) == -1)
+		return;
+	secs = (double)(now.tv_sec - req->started.tv_sec) +
+	    (double)(now.tv_nsec - req->started.tv_nsec) / 1e9;
+	observer->end(req->tag, req->parser != NULL ?
+	    docker_http_parser_response(req->parser)->status : 0,
+	    req->result, secs);
+}
 
 int
 docker_http_hung(void)
@@ -200,6 +240,7 @@ static void
 request_free(struct docker_request *req)
 {
 	live_requests--;
+	observe_end(req);
 	if (req->bev != NULL)
 		bufferevent_free(req->bev);
 	if (req->ev_defer != NULL)
@@ -213,6 +254,7 @@ static void
 request_finish(struct docker_request *req, enum docker_http_error error)
 {
 	req->finished = 1;
+	req->result = error;
 	req->busy++;
 	req->on_done(req, error, docker_http_parser_response(req->parser),
 	    req->arg);
@@ -551,6 +593,7 @@ docker_request_new(struct event_base *base, const char *socket_path,
 	if ((req = calloc(1, sizeof(*req))) == NULL)
 		goto nomem;
 	live_requests++;
+	observe_start(req, s);
 	req->base = base;
 	req->on_body = s->on_body;
 	req->on_drain = s->on_drain;
@@ -596,8 +639,11 @@ fail:
 	saved = errno;
 	if (head != NULL)
 		evbuffer_free(head);
-	if (req != NULL)
+	if (req != NULL) {
+		req->result = saved == ENOMEM ? DOCKER_HTTP_NOMEM :
+		    DOCKER_HTTP_CONNECT;
 		request_free(req);
+	}
 	errno = saved;
 	return NULL;
 }

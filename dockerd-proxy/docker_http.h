@@ -231,6 +231,18 @@ const char	*docker_http_strerror(enum docker_http_error);
 int		 docker_http_hung(void);
 /* Called (from inside docker_request_new) when a connect is refused. */
 void		 docker_http_on_refused(void (*)(void));
+/*
+ * Told of every request: start when it is made (its tag, kept with it),
+ * end when it is freed, with Docker's status (0: none came), how it
+ * ended (DOCKER_HTTP_CANCELLED: the caller cancelled it) and the seconds
+ * in between.  NULL: nobody.  The metrics (proxy_metrics.c).
+ */
+struct docker_http_observer {
+	int	(*start)(const char *method, const char *path);
+	void	(*end)(int tag, int status, enum docker_http_error,
+		    double seconds);
+};
+void		 docker_http_observe(const struct docker_http_observer *);
 
 /*
  * The request head, appended to an evbuffer: request line, Host,

@@ -144,6 +144,7 @@ main(int argc, char *argv[])
 	proxy.base = proc_event_base();
 
 	proxy_limit_descriptors();
+	proxy_metrics_init();
 	proxy_enter_jail(&proxy.settings);
 	proc_seccomp(&proxy_proc, &proxy.settings.proc);
 

@@ -84,6 +84,10 @@ struct proxy {
 /* proxy_dispatch.c */
 void	proxy_dispatch_parent(struct peer *, struct imsg *);
 
+/* proxy_metrics.c: GET /metrics's Docker families (docs/metrics.md). */
+void	proxy_metrics_init(void);	/* before the jail */
+void	proxy_metrics_send(struct peer *, uint32_t peerid);
+
 /* docker_ping.c */
 void	docker_ping(struct proxy *, uint32_t peerid);
 

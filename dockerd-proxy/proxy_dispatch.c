@@ -189,6 +189,11 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 	case MSG_DOCKER_CREATE:
 		dispatch_create(px, p, imsg);
 		break;
+	case MSG_DOCKER_METRICS:
+		if (imsg->len != 0)
+			peer_bad_message(p, imsg, "unexpected payload");
+		proxy_metrics_send(p, imsg->hdr.peerid);
+		break;
 	case MSG_DOCKER_DESTROY:
 		id = get_sandbox_id(p, imsg);
 		docker_destroy(px, imsg->hdr.peerid, id);

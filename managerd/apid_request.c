@@ -61,6 +61,7 @@ static const struct request_kind request_kinds[] = {
 	{ MSG_PROCESS_SIGNAL, { 0 }, NULL },
 	{ MSG_PROCESS_DELETE, { 0 }, NULL },
 	{ MSG_PROCESS_RESIZE, { 0 }, NULL },
+	{ MSG_METRICS_REQUEST, { MSG_METRICS_TEXT }, NULL },
 };
 
 struct apid_request {

@@ -48,6 +48,7 @@ apid_settings(const struct config *conf, int listener, struct msgw *w,
 	msgw_double(w, conf->http_idle_timeout);
 	msgw_double(w, conf->http_send_timeout);
 	msgw_u32(w, (uint32_t)conf->http_max_connections);
+	msgw_str(w, conf->metrics_key);
 	if (w->overflow)
 		return -1;
 	if (listener != -1 &&
@@ -409,6 +410,7 @@ child_died(struct child *c)
 {
 	if (env->stopping)
 		return;
+	metrics_child_restarted((enum child_id)(c - env->child));
 	if (child_docker_gone(c) || child_starved(c))
 		return;
 	if (!restart_allowed(&c->restarts, clock_monotonic())) {

@@ -160,6 +160,7 @@ create_done(struct imsg *reply, void *arg)
 	struct create_call	*cc = arg;
 	struct sandbox		*sb = cc->sb;
 
+	metrics_sandbox_created("create", reply->hdr.type != MSG_ERROR);
 	if (reply->hdr.type == MSG_ERROR) {
 		quota_release();
 		relay_error(reply, cc->apid_id);

@@ -94,6 +94,8 @@ destroy_done(struct imsg *reply, void *arg)
 
 	if (reply->hdr.type == MSG_ERROR && destroy_again(op))
 		return;
+	metrics_sandbox_destroyed(op->done != NULL,
+	    reply->hdr.type != MSG_ERROR);
 	if (reply->hdr.type == MSG_ERROR) {
 		/* Docker said no, or never heard: the sandbox lives on. */
 		if (store_sandbox_write(env->datadir_fd, &sb->rec) == -1)

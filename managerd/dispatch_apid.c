@@ -414,6 +414,9 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 	case MSG_HEALTH_REQUEST:
 		apid_health(p, imsg);
 		break;
+	case MSG_METRICS_REQUEST:
+		metrics_scrape(p, imsg);
+		break;
 	case MSG_SANDBOX_CREATE:
 		apid_create(p, imsg);
 		break;

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "managerd.h"
+#include "metrics.h"
 
 
 struct exec_call {
@@ -23,6 +24,7 @@ struct exec_call {
 	char			*started_str;	/* its payload; NULL: none */
 	int			 started;
 	int			 cancelled;
+	struct timespec		 asked;		/* for the metrics */
 };
 TAILQ_HEAD(exec_calls, exec_call);
 
@@ -66,6 +68,7 @@ exec_done(struct imsg *reply, void *arg)
 		if (!ec->started || msg_get_exec_exit(reply, &x) == -1)
 			peer_bad_message(&env->proxy_peer, reply,
 			    "malformed exit");
+		metrics_exec_done(metric_since(&ec->asked), x.timed_out);
 		msgw_init(&w);
 		msg_put_exec_exit(&w, &x);
 		apid_reply(ec->apid_id, MSG_EXEC_EXIT, &w);
@@ -146,6 +149,7 @@ exec_run(uint32_t apid_id, const struct docker_exec *dx, int fd,
 	}
 	ec->apid_id = apid_id;
 	ec->started_type = started_type;
+	metric_clock(&ec->asked);
 	/* proxy_call consumes the descriptor, even when it fails. */
 	if ((ec->proxy_id = proxy_call(MSG_DOCKER_EXEC, fd, &w,
 	    MSG_DOCKER_EXEC_STARTED, MSG_DOCKER_EXEC_EXIT, exec_done, ec)) ==

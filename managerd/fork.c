@@ -98,6 +98,7 @@ fork_created(struct imsg *reply, void *arg)
 {
 	struct fork_op	*op = arg;
 
+	metrics_sandbox_created("fork", reply->hdr.type != MSG_ERROR);
 	if (reply->hdr.type == MSG_ERROR) {
 		relay_error(reply, op->apid_id);
 		fork_end(op);

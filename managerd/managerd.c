@@ -51,17 +51,23 @@ usage(void)
  * /proc/<pid>/environ: wipe the value in place, then drop the variable.
  */
 static void
-scrub_secret_environment(void)
+scrub_variable(const char *var)
 {
-	static const char	 name[] = "AGENT_SANDBOX_API_KEYS=";
-	char			**ep;
+	size_t	 len = strlen(var);
+	char	**ep;
 
 	for (ep = environ; *ep != NULL; ep++) {
-		if (strncmp(*ep, name, sizeof(name) - 1) == 0)
-			explicit_bzero(*ep + sizeof(name) - 1,
-			    strlen(*ep + sizeof(name) - 1));
+		if (strncmp(*ep, var, len) == 0 && (*ep)[len] == '=')
+			explicit_bzero(*ep + len + 1, strlen(*ep + len + 1));
 	}
-	unsetenv("AGENT_SANDBOX_API_KEYS");
+	unsetenv(var);
+}
+
+static void
+scrub_secret_environment(void)
+{
+	scrub_variable("AGENT_SANDBOX_API_KEYS");
+	scrub_variable("AGENT_SANDBOX_METRICS_KEY");
 }
 
 static void
@@ -481,6 +487,7 @@ main(int argc, char *argv[])
 	peer_init(&env->spawner_peer, env->base, sock, "spawner",
 	    dispatch_spawner, spawner_closed, NULL);
 	children_init();
+	metrics_init();
 	children_start(0);
 	notify_watchdog_start(env->base);
 

@@ -515,6 +515,19 @@ size_t	 process_count(void);
 void	 processes_sandbox_gone(const char *sandbox_id);
 void	 processes_recover(void);
 void	 processes_clear(void);	/* tests: the records stay */
+/*
+ * metrics.c: managerd's families for GET /metrics (docs/metrics.md),
+ * and apid's METRICS_REQUEST.  The counters' one call each, where the
+ * thing counted ends.
+ */
+void	 metrics_init(void);		/* before the chroot */
+void	 metrics_scrape(struct peer *, struct imsg *);
+/* kind: "create" or "fork" */
+void	 metrics_sandbox_created(const char *kind, int ok);
+void	 metrics_sandbox_destroyed(int reaped, int ok);
+void	 metrics_exec_done(double seconds, int timed_out);
+void	 metrics_child_restarted(enum child_id);
+void	 metrics_snapshot_stored(uint64_t bytes);
 /* The reaper's destroy, through the same lock; done(sb, ok) at the end. */
 int	 sandbox_destroy(struct sandbox *,
 	    void (*done)(struct sandbox *, int));

@@ -23,6 +23,11 @@ static const struct seccomp_rule managerd_rules[] = {
 	/* The event loop, and libevent's signal socketpair (read). */
 	SC_ALLOW(epoll_wait),
 	SC_ALLOW(epoll_pwait),
+	/*
+	 * GET /metrics: the resident set from /proc/self/statm, opened
+	 * before the jail and read at offset 0 on each scrape.
+	 */
+	SC_ALLOW(pread64),
 	SC_ALLOW(epoll_ctl),
 	SC_ALLOW(read),
 	/* imsg with its children, descriptors included. */

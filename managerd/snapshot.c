@@ -200,6 +200,7 @@ snap_store(struct snap_op *op)
 		return;
 	}
 	log_info("snapshot %s of sandbox %s made", op->id, op->sb->rec.id);
+	metrics_snapshot_stored(rec.size_bytes);
 	reply_snapshot(op->apid_id, &rec);
 }
 

@@ -54,7 +54,8 @@ fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
 	common/log.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
-	common/process_msg.c common/ids.c common/caller.c
+	common/process_msg.c common/ids.c common/caller.c \
+	common/metrics_msg.c common/metrics.c common/utf8.c
 fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\

@@ -1,6 +1,6 @@
 /*
  * The message codecs (common/sandbox_msg.c, common/file_msg.c,
- * common/process_msg.c, common/caller.c) and the
+ * common/process_msg.c, common/caller.c, common/metrics_msg.c) and the
  * payload reader under them (common/msg.c).  Input: a byte choosing a
  * decoder, then the payload a peer sent; past the decoders the byte
  * chooses a field list of msgr_* reads, given in the next bytes.
@@ -16,6 +16,7 @@
 #include "caller.h"
 #include "file_msg.h"
 #include "harness.h"
+#include "metrics_msg.h"
 #include "process_msg.h"
 
 union value {
@@ -50,6 +51,8 @@ union value {
 	struct docker_process_exec docker_process_exec;
 	struct docker_process_state docker_process_state;
 	struct caller		 caller;
+	struct metrics_text	 metrics_text;
+	struct metrics_rss	 metrics_rss;
 	uint64_t		 u64;
 	char			*str;
 };
@@ -101,6 +104,8 @@ CODEC(process_ref)
 CODEC(docker_process)
 CODEC(docker_process_exec)
 CODEC(caller)
+CODEC(metrics_text)
+CODEC(metrics_rss)
 
 /* Process codecs whose values hold a ref or one string to free. */
 #define CODEC_REF(name)							\
@@ -256,6 +261,7 @@ static const struct codec codecs[] = {
 	C(docker_process_started), C(docker_process_signal),
 	{ get_docker_process_state, put_docker_process_state, free_nothing },
 	C(caller),
+	C(metrics_text), C(metrics_rss),
 };
 #define NCODECS	(sizeof(codecs) / sizeof(codecs[0]))
 

@@ -30,6 +30,7 @@ static const struct {
 	const char	*methods;	/* space-separated */
 } routes[] = {
 	{ "/healthz", "get" },
+	{ "/metrics", "get" },
 	{ "/v1/sandboxes", "get post" },
 	{ "/v1/sandboxes/{sandbox_id}", "get delete" },
 	{ "/v1/sandboxes/{sandbox_id}/timeout", "post" },
@@ -241,10 +242,10 @@ test_routes(void **state)
 		    strlen(routes[i].methods) > 4 ? 2 : 1);
 	}
 	/*
-	 * /healthz, the 16 operations under /v1 (API.md §4.2-§4.17) and the
-	 * 10 of processes (docs/rest-api.md).
+	 * /healthz, /metrics, the 16 operations under /v1 (API.md
+	 * §4.2-§4.17) and the 10 of processes (docs/rest-api.md).
 	 */
-	assert_int_equal(nops, 27);
+	assert_int_equal(nops, 28);
 	json_object_put(doc);
 }
 

@@ -122,6 +122,12 @@ docker_list(struct proxy *p, uint32_t peerid)
 }
 
 void
+proxy_metrics_send(struct peer *p, uint32_t peerid)
+{
+	fail();
+}
+
+void
 docker_exec(struct proxy *p, uint32_t peerid, struct docker_exec *de,
     int fd)
 {
