@@ -387,6 +387,10 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 		tar_check_request(p, imsg);
 		return;
 	}
+	if (imsg->hdr.type == MSG_APID_KEYS) {
+		auth_keys_chunk(p, imsg);
+		return;
+	}
 	if (imsg->hdr.type == MSG_APID_WORKER_CHANNEL) {
 		tar_jobs_channel(p, imsg);
 		return;

@@ -29,10 +29,6 @@ static char	 key1[] = "second-key-fedcba9876543210";
 static char	*keys[] = { key0, key1, NULL };
 #define NKEYS	2
 
-/* auth_identify() reads apid's settings: here, the test's. */
-static struct apid	 test_apid;
-struct apid		*apid = &test_apid;
-
 /* E 27: any configured key matches; others and "" do not. */
 static void
 test_keys_matched(void **state)
