@@ -475,6 +475,11 @@ class StartUp(unittest.TestCase):
         rc, err = self.check(b'{"keys": [{"name": "a", "tenant": "t", '
                              b'"sha256": "' + key.encode() + b'"}]}')
         self.assertEqual(rc, 0, err)
+        # The example the docs point at is a file the server takes.
+        with open(os.path.join(harness.SRCDIR, "etc",
+                               "agent-sandbox.keys.example.json"), "rb") as f:
+            rc, err = self.check(f.read())
+        self.assertEqual(rc, 0, err)
 
 
 if __name__ == "__main__":
