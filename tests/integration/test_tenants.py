@@ -443,6 +443,27 @@ class Restart(unittest.TestCase):
         call(server, keys["a"], "DELETE", "/v1/sandboxes/" + sb["id"])
 
 
+class ApidRestart(TenantCase):
+    def test_restarted_apid_gets_the_table(self):
+        """managerd sends the table again to an apid it started again."""
+        old = self.server.children()["apid"]
+        os.kill(old, signal.SIGKILL)
+        deadline = time.time() + 20
+        status = None
+        while time.time() < deadline:
+            pid = self.server.children().get("apid")
+            if pid is not None and pid != old:
+                try:
+                    status = self.as_("bob", "GET", "/v1/sandboxes")[0]
+                except OSError:
+                    status = None
+                if status == 200:
+                    break
+            time.sleep(0.1)
+        self.assertEqual(status, 200)
+        self.assertEqual(self.as_("ops", "GET", "/v1/sandboxes")[0], 200)
+
+
 class StartUp(unittest.TestCase):
     """A keys file that does not parse is a configuration error (2)."""
 
