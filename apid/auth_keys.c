@@ -16,7 +16,7 @@
 
 struct bucket {
 	double		 tokens;
-	double		 last;		/* CLOCK_MONOTONIC seconds */
+	double		 last;		/* monotonic seconds */
 };
 
 static struct keys_table	 table, loading;

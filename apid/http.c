@@ -240,7 +240,8 @@ route_template(const struct route *route)
 		{ "snapshots", "{snapshot_id}" },
 		{ "processes", "{process_id}" },
 	};
-	char				 out[CALLER_MAX_ROUTE], prev[32] = "";
+	char				 out[CALLER_MAX_ROUTE];
+	char				 prev[32] = "";
 	const char			*p = route->pattern, *name;
 	size_t				 len, i;
 
