@@ -84,7 +84,7 @@ class TenantCase(unittest.TestCase):
     def setUpClass(cls):
         cls.keys = {n: new_key() for n in
                     ("alice", "alice2", "bob", "ops", "rater", "qsb",
-                     "qcpu", "qmem", "qsnap")}
+                     "qcpu", "qmem", "qsnap", "qt1", "qt2")}
         k = cls.keys
         cls.entries = [
             entry("alice", "team-a", k["alice"]),
@@ -97,6 +97,8 @@ class TenantCase(unittest.TestCase):
             entry("qcpu", "q-cpu", k["qcpu"], cpus=1.0),
             entry("qmem", "q-mem", k["qmem"], memory_mb=200),
             entry("qsnap", "q-snap", k["qsnap"], snapshot_bytes=200000),
+            entry("qt1", "q-t", k["qt1"], sandboxes=1),
+            entry("qt2", "q-t", k["qt2"], sandboxes=1),
         ]
         cls.tmpdir = tempfile.mkdtemp(prefix="as-keys-")
         cls.keys_path = os.path.join(cls.tmpdir, "keys.json")
@@ -269,7 +271,11 @@ class Quotas(TenantCase):
         self.assert_quota(status, doc, "sandboxes")
 
     def test_sandboxes_count_per_tenant(self):
-        # alice and alice2 share team-a; give neither a quota: both create.
+        # qt1 and qt2 share q-t, each with a quota of 1: one between them.
+        self.create("qt1")
+        status, _, doc = self.as_("qt2", "POST", "/v1/sandboxes", {})
+        self.assert_quota(status, doc, "the tenant has 1 sandboxes")
+        # Keys without quotas of one tenant are not held back.
         self.create("alice")
         self.create("alice2")
 
