@@ -103,8 +103,10 @@ class TenantCase(unittest.TestCase):
         cls.tmpdir = tempfile.mkdtemp(prefix="as-keys-")
         cls.keys_path = os.path.join(cls.tmpdir, "keys.json")
         write_keys(cls.keys_path, cls.entries)
+        # At debug managerd logs each request's caller: no secret in it.
         cls.server = harness.SandboxServer(
-            AGENT_SANDBOX_KEYS_FILE=cls.keys_path).start()
+            AGENT_SANDBOX_KEYS_FILE=cls.keys_path,
+            AGENT_SANDBOX_LOG_LEVEL="debug").start()
 
     @classmethod
     def tearDownClass(cls):
@@ -255,6 +257,20 @@ class Isolation(TenantCase):
         status, _, doc = self.as_("alice", "GET",
                                   "/v1/sandboxes/%s/processes/%s" % (sb, pid))
         self.assertEqual((status, doc["status"]), (200, "running"))
+
+    def test_caller_reaches_managerd(self):
+        """What apid tells managerd of each request (MSG_CALLER): the
+        route's template, the client's address, the key's name and
+        tenant."""
+        since = len(self.server.log_text())
+        self.as_("bob", "GET", "/v1/sandboxes/" + UNKNOWN_SB)
+        self.as_("ops", "GET", "/v1/snapshots")
+        wait_log(self.server, 'GET /v1/snapshots from 127.0.0.1:', since)
+        log = self.server.log_text()[since:]
+        self.assertRegex(log, r'GET /v1/sandboxes/\{sandbox_id\} from '
+                         r'127\.0\.0\.1:\d+, key "bob" of tenant "team-b"\n')
+        self.assertRegex(log, r'GET /v1/snapshots from 127\.0\.0\.1:\d+, '
+                         r'key "ops" of tenant "ops" \(admin\)\n')
 
     def test_nothing_secret_logged(self):
         self.create("alice")
