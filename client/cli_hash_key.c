@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "client_seccomp.h"
 #include "keys_file.h"
 #include "websocket.h"
 
@@ -30,18 +31,26 @@ hash_key_usage(void)
 	return CLI_EXIT_USAGE;
 }
 
-/* The key on stdin, its line end taken off: 0, or -1 with why said. */
+/*
+ * The key on stdin, its line end taken off: 0, or -1 with why said.
+ * read(2), not stdio: glibc would seek stdin back over what it buffered
+ * at exit, a call the filter does not allow.
+ */
 static int
 read_key(char *buf, size_t size)
 {
-	size_t	 len;
+	size_t	 len = 0;
+	ssize_t	 n;
 
-	len = fread(buf, 1, size - 1, stdin);
-	if (ferror(stdin)) {
-		fprintf(stderr, "agent-sandbox: cannot read the key\n");
-		return -1;
+	while (len < size && (n = read(STDIN_FILENO, buf + len,
+	    size - len)) != 0) {
+		if (n == -1) {
+			fprintf(stderr, "agent-sandbox: cannot read the key\n");
+			return -1;
+		}
+		len += (size_t)n;
 	}
-	if (len == size - 1 && fgetc(stdin) != EOF) {
+	if (len == size) {
 		fprintf(stderr, "agent-sandbox: the key is longer than %d "
 		    "bytes\n", HASH_KEY_MAX_BYTES);
 		return -1;
@@ -107,7 +116,7 @@ hash_key_main(int argc, char *argv[])
 	};
 	const char	*name = "NAME", *tenant = "TENANT";
 	char		 key[HASH_KEY_MAX_BYTES + 1];
-	int		 ch, gen = 0, admin = 0, rc = CLI_EXIT_OK;
+	int		 ch, gen = 0, admin = 0, rc = CLI_EXIT_OK, mode;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -137,6 +146,13 @@ hash_key_main(int argc, char *argv[])
 		    "of A-Z a-z 0-9 . _ - (not first . or -, not "
 		    "key-<number>)\n", KEY_NAME_MAX);
 		return CLI_EXIT_USAGE;
+	}
+	/* Reading a key and printing a line: the verbs' base filter. */
+	if ((mode = client_seccomp_mode("agent-sandbox")) == -1 ||
+	    cli_seccomp_load(mode, 0) == -1) {
+		fprintf(stderr, "agent-sandbox: cannot install the seccomp "
+		    "filter\n");
+		return CLI_EXIT_FAIL;
 	}
 	if (gen) {
 		generate_key(key, sizeof(key));

@@ -486,6 +486,44 @@ class ApidRestart(TenantCase):
         self.assertEqual(self.as_("ops", "GET", "/v1/sandboxes")[0], 200)
 
 
+class HashKey(unittest.TestCase):
+    """agent-sandbox hash-key: the entry to paste, the key on stdin."""
+    CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
+
+    def run_cli(self, args, stdin=b""):
+        p = subprocess.run([self.CLI, "hash-key"] + args, input=stdin,
+                           capture_output=True, timeout=30)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+    def test_entry_of_a_key(self):
+        key = new_key()
+        rc, out, err = self.run_cli(["--name", "ci", "--tenant", "team-a"],
+                                    (key + "\n").encode())
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out), entry("ci", "team-a", key))
+        self.assertNotIn(key, out + err)
+
+    def test_generate(self):
+        rc, out, err = self.run_cli(["--generate", "--name", "a", "--tenant",
+                                     "t", "--admin"])
+        self.assertEqual(rc, 0, err)
+        key, line = out.splitlines()
+        self.assertRegex(key, r"^[A-Za-z0-9_-]{43}$")
+        self.assertEqual(json.loads(line), entry("a", "t", key, admin=True))
+        # Each run another key.
+        self.assertNotEqual(self.run_cli(["--generate"])[1].split()[0], key)
+
+    def test_refused(self):
+        self.assertEqual(self.run_cli([], b"short\n")[0], 1)
+        self.assertEqual(self.run_cli([], b"a" * 30 + b" b\n")[0], 1)
+        self.assertEqual(self.run_cli([], b"a" * 5000)[0], 1)
+        # Never a key as an argument, where ps would show it.
+        self.assertEqual(self.run_cli([new_key()])[0], 2)
+        self.assertEqual(self.run_cli(["--name", "key-1"], b"a" * 30)[0], 2)
+        self.assertEqual(self.run_cli(["--tenant", "t\xe9"], b"a" * 30)[0],
+                         2)
+
+
 class StartUp(unittest.TestCase):
     """A keys file that does not parse is a configuration error (2)."""
 
