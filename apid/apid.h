@@ -126,11 +126,19 @@ int	reply_no_content(struct apid_request *, struct imsg *);
 int	auth_check(const char *authorization, const char *x_api_key,
 	    char *const *keys, size_t nkeys);
 /*
- * The request's key, checked: AUTH_OK with req->caller's key_name,
- * tenant and admin set (also without auth), AUTH_REJECT, -1 ENOMEM.
+ * auth_keys.c: the keys file's table (MSG_APID_KEYS) and its token
+ * buckets.  match: the entry a candidate key is, or -1 (constant time);
+ * take: 0, or the seconds to wait for entry i's next request.
  */
-int	auth_identify(struct http_request *);
-/* 0: go on; -1: the 401 has been sent. */
+struct keys_table;
+void	auth_keys_chunk(struct peer *, struct imsg *);
+const struct keys_table *auth_keys(void);
+long	auth_keys_match(const char *candidate);
+long	auth_keys_take(long i);
+/*
+ * 0: go on, req->caller's key_name, tenant and admin set (also without
+ * auth); -1: the 401 (or a key's 429) has been sent.
+ */
 int	auth_request(struct http_request *, char *const *keys,
 	    size_t nkeys, int insecure_no_auth);
 /* GET /metrics: with a key set, its bearer token; 0 or -1 (401 sent). */

@@ -59,7 +59,7 @@ struct attach {
 	struct http_server	*srv;
 	wslay_event_context_ptr	 ws;
 	struct process_ref	 ref;		/* ours, for STDIN and RESIZE */
-	struct caller		 caller;	/* the handshake's, for them */
+	struct caller		 caller;	/* the handshake's */
 	struct pipe_reader	 out;		/* the output's events */
 	struct pev_parser	*pev;		/* 32 KiB: freed at the end */
 	struct pipe_writer	 in;		/* to the process's stdin */

@@ -3,7 +3,8 @@
  * credential is the only candidate when present; otherwise X-API-Key.
  * The candidate is compared with every configured key in constant time,
  * the results OR-ed, so neither which key matched nor how far a guess got
- * shows in the timing.  Nothing here logs a header or a key.
+ * shows in the timing; so is its SHA-256 with every keys file entry's
+ * (auth_keys.c).  Nothing here logs a header, a key or a hash.
  */
 #include <sys/queue.h>
 
@@ -14,6 +15,7 @@
 
 #include "apid.h"
 #include "format.h"
+#include "keys_file.h"
 
 /*
  * Starlette's get_authorization_scheme_param(): the scheme is what comes
@@ -96,42 +98,69 @@ auth_set_caller(struct http_request *req, const char *name,
 	    0 : -1;
 }
 
+/*
+ * Who the candidate is: a flat key (an admin named key-<n>, tenant ""),
+ * else a keys file entry (*entry its index), else nobody.  Both kinds
+ * are always compared, each key of each in constant time.
+ */
 static int
 identify(struct http_request *req, char *const *keys, size_t nkeys,
-    int insecure_no_auth)
+    int insecure_no_auth, long *entry)
 {
-	const char	*candidate;
-	char		 name[32];
-	long		 i = -1;
+	const struct keys_table	*t = auth_keys();
+	const char		*candidate;
+	char			 name[32];
+	long			 flat = -1, e = -1;
 
+	*entry = -1;
 	candidate = auth_candidate(http_request_field(req, "Authorization"),
 	    http_request_field(req, "X-API-Key"));
 	if (insecure_no_auth)
-		name[0] = '\0';
-	else if (candidate != NULL &&
-	    (i = auth_match(candidate, keys, nkeys)) != -1)
-		/* A flat key is an admin's, named by its place in the list. */
-		snprintf(name, sizeof(name), "key-%ld", i + 1);
-	else
+		return auth_set_caller(req, "", "", 1) == 0 ? AUTH_OK : -1;
+	if (candidate == NULL)
 		return AUTH_REJECT;
-	return auth_set_caller(req, name, "", 1) == 0 ? AUTH_OK : -1;
+	flat = auth_match(candidate, keys, nkeys);
+	e = auth_keys_match(candidate);
+	if (flat != -1) {
+		snprintf(name, sizeof(name), "key-%ld", flat + 1);
+		return auth_set_caller(req, name, "", 1) == 0 ? AUTH_OK : -1;
+	}
+	if (e == -1)
+		return AUTH_REJECT;
+	*entry = e;
+	return auth_set_caller(req, t->v[e].name, t->v[e].tenant,
+	    t->v[e].admin) == 0 ? AUTH_OK : -1;
 }
 
-int
-auth_identify(struct http_request *req)
+/*
+ * A keys file key's requests per second (its token bucket), before
+ * anything else is done for the request: 429 with Retry-After.
+ */
+static int
+auth_rate(struct http_request *req, long entry)
 {
-	return identify(req, apid->api_keys, apid->api_keys_count,
-	    apid->insecure_no_auth);
+	char	 secs[24];
+	long	 wait;
+
+	if ((wait = auth_keys_take(entry)) == 0)
+		return 0;
+	snprintf(secs, sizeof(secs), "%ld", wait);
+	http_add_field(req, "Retry-After", secs);
+	respond_error_status(req, 429, "limit_exceeded", "too many requests "
+	    "for this API key; try again later");
+	return -1;
 }
 
 int
 auth_request(struct http_request *req, char *const *keys, size_t nkeys,
     int insecure_no_auth)
 {
+	long	 entry;
 	int	 rc;
 
-	if ((rc = identify(req, keys, nkeys, insecure_no_auth)) == AUTH_OK)
-		return 0;
+	if ((rc = identify(req, keys, nkeys, insecure_no_auth,
+	    &entry)) == AUTH_OK)
+		return auth_rate(req, entry);
 	if (rc == -1)
 		respond_error(req, ERR_INTERNAL, "out of memory");
 	else

@@ -243,7 +243,8 @@ route_template(const struct route *route)
 		{ "snapshots", "{snapshot_id}" },
 		{ "processes", "{process_id}" },
 	};
-	char				 out[CALLER_MAX_ROUTE], prev[32] = "";
+	char				 out[CALLER_MAX_ROUTE];
+	char				 prev[32] = "";
 	const char			*p = route->pattern, *name;
 	size_t				 len, i;
 
@@ -388,6 +389,10 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 
 	if (imsg->hdr.type == MSG_TAR_CHECK) {
 		tar_check_request(p, imsg);
+		return;
+	}
+	if (imsg->hdr.type == MSG_APID_KEYS) {
+		auth_keys_chunk(p, imsg);
 		return;
 	}
 	if (imsg->hdr.type == MSG_APID_WORKER_CHANNEL) {

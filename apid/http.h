@@ -167,7 +167,7 @@ struct http_conn {
 	struct http_request	*req;		/* the one being served */
 	int			 served;	/* requests so far */
 	struct timeval		 linger_end;
-	char			 addr[CALLER_MAX_ADDR];	/* the client's */
+	char			 addr[CALLER_MAX_ADDR]; /* client's */
 };
 
 struct http_conn *http_conn_new(struct http_server *, int fd);

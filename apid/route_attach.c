@@ -58,17 +58,10 @@ attach_auth(struct http_request *req, char **params)
 	size_t		 len;
 	int		 rc, ok;
 
-	if ((rc = auth_identify(req)) == -1) {
-		respond_error(req, ERR_INTERNAL, "out of memory");
-		return -1;
-	}
-	if (rc == AUTH_OK)
-		return 0;
-	if (authz != NULL || key != NULL) {
-		respond_error_status(req, 401, "unauthorized",
-		    "missing or invalid API key");
-		return -1;
-	}
+	/* A key decides (401, or 429 past its rate), as on other routes. */
+	if (apid->insecure_no_auth || authz != NULL || key != NULL)
+		return auth_request(req, apid->api_keys, apid->api_keys_count,
+		    apid->insecure_no_auth);
 	if ((rc = query_get(req, "token", &token, &len)) == -1) {
 		respond_error(req, ERR_INTERNAL, "out of memory");
 		return -1;

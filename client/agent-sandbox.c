@@ -76,6 +76,8 @@ usage_text(FILE *fp)
 	    "usage: agent-sandbox --version\n"
 	    "       agent-sandbox serve [--host HOST] [--port PORT]\n"
 	    "       agent-sandbox openapi [-o FILE | --output FILE]\n"
+	    "       agent-sandbox hash-key [--generate] [--name NAME] "
+	    "[--tenant TENANT] [--admin]\n"
 	    "       agent-sandbox help [VERB]\n"
 	    "       agent-sandbox [--json] VERB [ARG...]\n"
 	    "\nverbs (a server at AGENT_SANDBOX_URL, default %s,\n"
@@ -313,6 +315,9 @@ main(int argc, char *argv[])
 	/* The OpenAPI document: common/openapi.c. */
 	if (strcmp(argv[1], "openapi") == 0)
 		return openapi_main(argc - 1, argv + 1);
+	/* A keys file entry (cli_hash_key.c): local, like the two above. */
+	if (strcmp(argv[1], "hash-key") == 0)
+		return hash_key_main(argc - 1, argv + 1);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;

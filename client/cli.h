@@ -56,6 +56,8 @@ int	cli_fork(struct cli *, int, char **);
 int	cli_snapshot_rm(struct cli *, int, char **);
 int	cli_run(struct cli *, int, char **);
 int	cli_ps(struct cli *, int, char **);
+/* agent-sandbox hash-key: no server, no verb of the table. */
+int	hash_key_main(int, char **);
 int	cli_logs(struct cli *, int, char **);
 int	cli_attach(struct cli *, int, char **);
 int	cli_shell(struct cli *, int, char **);

@@ -12,7 +12,7 @@
 /* Bounds the decoder enforces (and the keys file, for names). */
 #define CALLER_MAX_NAME		128	/* bytes of a key's name */
 #define CALLER_MAX_TENANT	128	/* bytes of a tenant */
-#define CALLER_MAX_ADDR		64	/* "[v6 address]:port" and then some */
+#define CALLER_MAX_ADDR		64	/* "[v6 address]:port", and more */
 #define CALLER_MAX_ROUTE	128	/* "POST /v1/sandboxes/{id}/exec" */
 
 struct caller {

@@ -336,8 +336,10 @@ keys_file_parse(const char *buf, size_t len, struct keys_table *t,
 	if (root == NULL || !only_space(buf + tok->char_offset,
 	    len - (size_t)tok->char_offset)) {
 		rc = kf_fail(&k, "not JSON (or not UTF-8), at byte %zu: %s",
-		    (size_t)tok->char_offset, root == NULL ? json_tokener_error_desc(
-		    json_tokener_get_error(tok)) : "text after the object");
+		    (size_t)tok->char_offset, root != NULL ?
+		    "text after the object" : json_tokener_get_error(tok) ==
+		    json_tokener_continue ? "the file ends inside it" :
+		    json_tokener_error_desc(json_tokener_get_error(tok)));
 		json_object_put(root);
 		json_tokener_free(tok);
 		return rc;

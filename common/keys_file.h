@@ -16,17 +16,17 @@
 
 #define KEYS_FILE_MAX_BYTES	(1024 * 1024)
 #define KEYS_FILE_MAX_KEYS	1024
-#define KEY_NAME_MAX		64	/* names and tenants: [A-Za-z0-9._-] */
+#define KEY_NAME_MAX		64	/* names, tenants: [A-Za-z0-9._-] */
 #define KEY_HASH_LEN		32	/* SHA-256 */
 #define KEY_NO_LIMIT		(-1)	/* a quota not given */
 
 /* Resource quotas count per tenant; requests per second per key. */
 struct key_quota {
-	int64_t		 sandboxes;	/* live sandboxes; -1: no limit */
-	double		 cpus;		/* their cpus, summed; < 0: none */
+	int64_t		 sandboxes;	/* at once; -1: no limit */
+	double		 cpus;		/* summed; < 0: no limit */
 	int64_t		 memory_mb;	/* their memory_mb, summed */
 	int64_t		 snapshot_bytes; /* stored snapshots' bytes */
-	double		 rate;		/* requests per second; 0: none */
+	double		 rate;		/* per second; 0: no limit */
 	int64_t		 burst;		/* the bucket's size (>= 1) */
 };
 

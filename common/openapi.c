@@ -225,7 +225,7 @@ static const struct op ops[] = {
 	    "outlives the sandbox.  Processes, /tmp and the rest of the "
 	    "filesystem are not part of it.",
 	    NULL, "#SnapshotRequest", 0, 201, "#Snapshot", "The snapshot.",
-	    "400 404 413 422 502 503 504 507" },
+	    "400 403 404 413 422 502 503 504 507" },
 	{ "/v1/sandboxes/{sandbox_id}/rollback", "post", "rollback_sandbox",
 	    "snapshots", "Restore a snapshot into a sandbox",
 	    "Replaces the sandbox's container and /workspace with fresh ones "
@@ -262,7 +262,8 @@ static const struct {
 	{ 400, "Invalid request (invalid_request), or a body that cannot be "
 	    "read (http_error)." },
 	{ 401, "Missing or invalid API key (unauthorized)." },
-	{ 403, "Forbidden by the server's settings (forbidden)." },
+	{ 403, "Forbidden by the server's settings (forbidden), or over a "
+	    "quota of the key's tenant (quota_exceeded)." },
 	{ 404, "No such sandbox, snapshot, process, file or directory "
 	    "(not_found)." },
 	{ 409, "The request conflicts with the state of what it names "
@@ -272,7 +273,8 @@ static const struct {
 	{ 426, "Not a WebSocket handshake of version 13 "
 	    "(invalid_request)." },
 	{ 429, "The server runs its maximum number of sandboxes, or of "
-	    "processes, or holds its maximum of attach tokens "
+	    "processes, or holds its maximum of attach tokens, or the key "
+	    "is over its requests per second, with Retry-After "
 	    "(limit_exceeded)." },
 	{ 500, "Internal error (internal_error)." },
 	{ 502, "Docker is unreachable or failed (backend_error)." },
@@ -432,6 +434,17 @@ error_response(int status, const char *desc)
 		openapi_put(headers, "WWW-Authenticate", h);
 		openapi_put(o, "headers", headers);
 	}
+	if (status == 429) {
+		headers = json_object_new_object();
+		h = json_object_new_object();
+		openapi_put(h, "description", openapi_str("Whole seconds "
+		    "(at least 1) until the key may make its next request; "
+		    "sent when the key's requests per second were the "
+		    "limit."));
+		openapi_put(h, "schema", ref("integer"));
+		openapi_put(headers, "Retry-After", h);
+		openapi_put(o, "headers", headers);
+	}
 	openapi_put(o, "content", content("application/json",
 	    ref(status == 422 ? "#HTTPValidationError" : "#ErrorResponse")));
 	return o;
@@ -468,7 +481,7 @@ responses(const struct op *op, int authenticated)
 	for (i = 0; i < sizeof(error_desc) / sizeof(error_desc[0]); i++) {
 		st = error_desc[i].status;
 		if (has_status(op->errors, st) || st == 500 ||
-		    (st == 401 && authenticated)) {
+		    ((st == 401 || st == 429) && authenticated)) {
 			snprintf(key, sizeof(key), "%d", st);
 			openapi_put(o, key, error_response(st,
 			    error_desc[i].desc));

@@ -341,7 +341,7 @@ static const struct openapi_field error_fields[] = {
 	    "invalid_request unauthorized forbidden not_found "
 	    "method_not_allowed conflict payload_too_large limit_exceeded "
 	    "internal_error backend_error insufficient_storage unavailable "
-	    "backend_timeout http_error",
+	    "backend_timeout http_error quota_exceeded",
 	    NULL,
 	    "Machine-readable error code." },
 	{ "message", "string", REQ, 0, NULL, NULL, NULL,

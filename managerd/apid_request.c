@@ -232,6 +232,9 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 	memset(&pending, 0, sizeof(pending));
 	has_pending = 0;
 	r->audit = audit_begin(imsg);
+	log_debug("%s from %s, key \"%s\" of tenant \"%s\"%s",
+	    r->caller.route, r->caller.client_addr, r->caller.key_name,
+	    r->caller.tenant, r->caller.admin ? " (admin)" : "");
 	RB_INSERT(requests_by_peerid, &by_peerid, r);
 	r->id = request_new_id();
 	RB_INSERT(requests_by_id, &by_id, r);

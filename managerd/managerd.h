@@ -228,8 +228,10 @@ int	 snapshot_load_for(uint32_t apid_id, const char *id,
 int	 tenant_quota_check(uint32_t apid_id, const struct sandbox_spec *);
 void	 tenant_pending_add(struct sandbox *);
 void	 tenant_pending_end(struct sandbox *);
-int64_t	 tenant_snapshot_room(uint32_t apid_id);
+int64_t	 tenant_snapshot_room(uint32_t apid_id, const char *tenant);
 int64_t	 tenant_snapshot_quota(uint32_t apid_id);
+size_t	 tenant_snapshot_hold(const char *tenant, uint64_t bytes);
+void	 tenant_snapshot_release(size_t hold);
 
 /* restart.c: 1 (and counted) if a restart at now is within budget. */
 int	restart_allowed(struct restart_budget *, double now);

@@ -47,6 +47,7 @@ struct snap_op {
 	/* The server's bound, or what is left of the tenant's quota. */
 	uint64_t		 max_bytes;
 	int			 quota_bound;
+	size_t			 hold;		/* tenant_snapshot_hold's */
 };
 
 static TAILQ_HEAD(, snap_op)	writing = TAILQ_HEAD_INITIALIZER(writing);
@@ -61,6 +62,7 @@ snap_op_free(struct snap_op *op)
 	if (op->tmp_made &&
 	    unlinkat(env->datadir_fd, op->tmp, 0) == -1 && errno != ENOENT)
 		log_warn("cannot remove %s", op->tmp);
+	tenant_snapshot_release(op->hold);
 	free(op->name);
 	free(op->proxy_text);
 	free(op->message);
@@ -388,7 +390,7 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 		apid_not_found(apid_id, req->sandbox_id);
 		return;
 	}
-	if ((room = tenant_snapshot_room(apid_id)) == 0) {
+	if ((room = tenant_snapshot_room(apid_id, sb->rec.tenant)) == 0) {
 		close(fd);
 		apid_error(apid_id, ERR_QUOTA_EXCEEDED, "quota exceeded: the "
 		    "tenant's snapshots already hold its key's snapshot quota "
@@ -406,6 +408,8 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 		op->max_bytes = (uint64_t)room;
 		op->quota_bound = 1;
 	}
+	if (room > 0)
+		op->hold = tenant_snapshot_hold(sb->rec.tenant, op->max_bytes);
 	op->pipe_fd = fd;
 	op->file_fd = -1;
 	op->name = req->name;

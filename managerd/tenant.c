@@ -30,6 +30,15 @@ _Static_assert(TENANT_MAX == KEY_NAME_MAX, "a tenant is a keys file name");
 static struct sandbox	**pending;
 static size_t		  npending, pending_cap;
 
+/* Snapshots being written: each counts as its bound until it is done. */
+struct snap_hold {
+	char		 tenant[TENANT_MAX + 1];
+	uint64_t	 bytes;
+	int		 used;
+};
+static struct snap_hold	*holds;
+static size_t		 nholds;
+
 /* NULL (no such request: managerd's own work) sees all. */
 static const struct caller *
 caller_of(uint32_t apid_id)
@@ -182,22 +191,20 @@ tenant_pending_end(struct sandbox *sb)
 }
 
 /*
- * What the caller's tenant may still store in snapshots: -1 without a
- * quota, else the bytes left of it (0 when none).
+ * What tenant (a snapshot's: its sandbox's) may still store under the
+ * caller's key's quota: -1 without one, else the bytes left (0: none).
  */
 int64_t
-tenant_snapshot_room(uint32_t apid_id)
+tenant_snapshot_room(uint32_t apid_id, const char *tenant)
 {
 	const struct key_quota	*q;
 	struct snapshot_record	*v;
-	const char		*tenant;
 	uint64_t		 used = 0;
 	size_t			 i, n;
 
 	if ((q = quota_of(apid_id)) == NULL ||
 	    q->snapshot_bytes == KEY_NO_LIMIT)
 		return -1;
-	tenant = tenant_of(apid_id);
 	if (store_snapshot_load_all(env->datadir_fd, NULL, &v, &n) == -1) {
 		log_warn("cannot read the snapshots for a quota");
 		return 0;
@@ -208,8 +215,46 @@ tenant_snapshot_room(uint32_t apid_id)
 		snapshot_record_free(&v[i]);
 	}
 	free(v);
+	for (i = 0; i < nholds; i++)
+		if (holds[i].used && strcmp(holds[i].tenant, tenant) == 0)
+			used += holds[i].bytes;
 	return used >= (uint64_t)q->snapshot_bytes ? 0 :
 	    q->snapshot_bytes - (int64_t)used;
+}
+
+/*
+ * A snapshot of the tenant being written, bounded by bytes: counted as
+ * that many until tenant_snapshot_release, so that snapshots made at the
+ * same time cannot together pass the quota.  Returns the hold's handle.
+ */
+size_t
+tenant_snapshot_hold(const char *tenant, uint64_t bytes)
+{
+	struct snap_hold	*v;
+	size_t			 i;
+
+	for (i = 0; i < nholds; i++)
+		if (!holds[i].used)
+			break;
+	if (i == nholds) {
+		if ((v = reallocarray(holds, nholds + 8, sizeof(*v))) == NULL)
+			fatal("%s", __func__);
+		memset(v + nholds, 0, 8 * sizeof(*v));
+		holds = v;
+		nholds += 8;
+	}
+	strlcpy(holds[i].tenant, tenant, sizeof(holds[i].tenant));
+	holds[i].bytes = bytes;
+	holds[i].used = 1;
+	return i + 1;
+}
+
+void
+tenant_snapshot_release(size_t hold)
+{
+	if (hold == 0 || hold > nholds || !holds[hold - 1].used)
+		return;
+	holds[hold - 1].used = 0;
 }
 
 int64_t

@@ -597,7 +597,22 @@ def process_lines_seeds():
             u8(flags) + b"\n".join(lines) + b"\n")
 
 
+def keys_file_seeds():
+    h = "0123456789abcdef" * 4
+    put("keys_file", "empty", b'{"keys": []}\n')
+    put("keys_file", "example", (
+        '{"keys": [{"name": "ci-runner", "tenant": "team-a", "sha256": "%s",'
+        ' "quotas": {"sandboxes": 10, "cpus": 8, "memory_mb": 16384,'
+        ' "snapshot_bytes": 10737418240, "requests_per_second": 20,'
+        ' "burst": 40}}, {"name": "ops", "tenant": "ops", "admin": true,'
+        ' "sha256": "%s"}]}\n' % (h, h[::-1])).encode())
+    put("keys_file", "duplicate", (
+        '{"keys": [{"name": "a", "tenant": "t", "sha256": "%s"},'
+        ' {"name": "a", "tenant": "t", "sha256": "%s"}]}' % (h, h)).encode())
+
+
 def main():
+    keys_file_seeds()
     process_lines_seeds()
     allowlist_seeds()
     tar_check_seeds()

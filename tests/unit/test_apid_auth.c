@@ -22,16 +22,13 @@
 #include <event2/event.h>
 
 #include "apid.h"
+#include "keys_file.h"
 #include "http_fixture.h"
 
 static char	 key0[] = "test-key-0123456789abcdef";
 static char	 key1[] = "second-key-fedcba9876543210";
 static char	*keys[] = { key0, key1, NULL };
 #define NKEYS	2
-
-/* auth_identify() reads apid's settings: here, the test's. */
-static struct apid	 test_apid;
-struct apid		*apid = &test_apid;
 
 /* E 27: any configured key matches; others and "" do not. */
 static void
@@ -157,6 +154,7 @@ struct exchange {
 	char	 www[64];
 	char	 ctype[64];
 	char	 body[256];
+	char	 retry[16];
 };
 
 static void
@@ -189,6 +187,8 @@ exchange(struct exchange *x, const char *authorization, const char *xkey)
 	    sizeof(x->www));
 	strlcpy(x->ctype, response_field(&r, "content-type"),
 	    sizeof(x->ctype));
+	strlcpy(x->retry, response_field(&r, "retry-after"),
+	    sizeof(x->retry));
 	if (r.body != NULL)
 		strlcpy(x->body, r.body, sizeof(x->body));
 	response_free(&r);
@@ -225,6 +225,148 @@ test_request_fallback_http(void **state)
 	assert_int_equal(x.code, 200);
 }
 
+/* Who a flat key is: an admin, named by its place in the list. */
+static void
+test_flat_key_caller(void **state)
+{
+	struct http_request	*req;
+
+	(void)state;
+	req = request_with(NULL, key1);
+	assert_int_equal(auth_request(req, keys, NKEYS, 0), 0);
+	assert_string_equal(req->caller.key_name, "key-2");
+	assert_string_equal(req->caller.tenant, "");
+	assert_int_equal(req->caller.admin, 1);
+	http_request_free(req);
+	req = request_with(NULL, NULL);
+	assert_int_equal(auth_request(req, keys, NKEYS, 1), 0);
+	assert_string_equal(req->caller.key_name, "");
+	assert_int_equal(req->caller.admin, 1);
+	http_request_free(req);
+}
+
+/*
+ * A keys file table as managerd sends it (MSG_APID_KEYS): SHA-256 of
+ * "abcdefghijklmnopqrstuvwxyz" for "ci" (1 request a second, a burst
+ * of 2), of "zyxwvutsrqponmlkjihgfedcba" for "ops" (admin, no rate).
+ */
+static void
+send_table(const char *ci_name, double rate)
+{
+	static struct peer	 nopeer;
+	struct keys_table	 t;
+	struct imsg		 m;
+	struct msgw		 w;
+	char			 text[1024], err[256];
+
+	snprintf(text, sizeof(text), "{\"keys\": [{\"name\": \"%s\", "
+	    "\"tenant\": \"team-a\", \"sha256\": \"71c480df93d6ae2f1efad1447c6"
+	    "6c9525e316218cf51fc8d9ed832f2daf18b73\", \"quotas\": "
+	    "{\"requests_per_second\": %g, \"burst\": 2}}, {\"name\": "
+	    "\"ops\", \"tenant\": \"ops\", \"admin\": true, \"sha256\": "
+	    "\"cd1a7a2d7b4b4b4c0e4e8a3d0c5d7e2c4a6b8d0f2a4c6e8b0d2f4a6c8e0b2d4f"
+	    "\"}]}", ci_name, rate);
+	assert_int_equal(keys_file_parse(text, strlen(text), &t, err,
+	    sizeof(err)), 0);
+	msgw_init(&w);
+	msg_put_keys_chunk(&w, &t, 0);
+	memset(&m, 0, sizeof(m));
+	m.fd = -1;
+	m.data = w.buf;
+	m.len = w.len;
+	auth_keys_chunk(&nopeer, &m);
+	keys_table_free(&t);
+}
+
+static int
+auth_as(const char *key, struct http_request **out)
+{
+	struct http_request	*req;
+	char			 bearer[128];
+	int			 rc;
+
+	snprintf(bearer, sizeof(bearer), "Bearer %s", key);
+	req = request_with(bearer, NULL);
+	rc = auth_request(req, keys, NKEYS, 0);
+	*out = rc == 0 ? req : NULL;
+	if (rc == 0 && out == NULL)
+		http_request_free(req);
+	return rc;
+}
+
+/* A keys file key: its hash matched, its name and tenant the caller. */
+static void
+test_keys_file_key(void **state)
+{
+	struct http_request	*req;
+
+	(void)state;
+	send_table("ci", 1000);
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyz", &req), 0);
+	assert_string_equal(req->caller.key_name, "ci");
+	assert_string_equal(req->caller.tenant, "team-a");
+	assert_int_equal(req->caller.admin, 0);
+	http_request_free(req);
+	/* One byte off, or the hash itself as the key: refused. */
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyZ", &req), -1);
+	assert_int_equal(auth_as("71c480df93d6ae2f1efad1447c66c9525e316218cf5"
+	    "1fc8d9ed832f2daf18b73", &req), -1);
+	/* The flat keys still work beside the file's. */
+	assert_int_equal(auth_as(key0, &req), 0);
+	assert_string_equal(req->caller.key_name, "key-1");
+	http_request_free(req);
+}
+
+/*
+ * The token bucket: a burst of 2, then a wait of whole seconds (the
+ * bucket refills at 1/s: 1 or 2 s, never less than 1).  A reload that
+ * keeps the key keeps its empty bucket; a new key starts full.
+ */
+static void
+test_token_bucket(void **state)
+{
+	struct http_request	*req;
+	long			 wait;
+
+	(void)state;
+	send_table("ci-b", 1);
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyz", &req), 0);
+	http_request_free(req);
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyz", &req), 0);
+	http_request_free(req);
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyz", &req), -1);
+	/* The bucket's own answer, as the 429's Retry-After says it. */
+	assert_int_equal(auth_keys_match("abcdefghijklmnopqrstuvwxyz"), 0);
+	wait = auth_keys_take(0);
+	assert_true(wait >= 1 && wait <= 2);
+	send_table("ci-b", 1);
+	assert_true(auth_keys_take(0) >= 1);
+	send_table("ci-renamed", 1);
+	assert_int_equal(auth_keys_take(0), 0);
+	/* No rate: never held back. */
+	assert_int_equal(auth_keys_take(1), 0);
+	assert_int_equal(auth_keys_take(-1), 0);
+}
+
+/* The 429 over HTTP: the envelope and Retry-After. */
+static void
+test_rate_429_http(void **state)
+{
+	struct exchange	 x;
+
+	(void)state;
+	send_table("ci-h", 1);
+	exchange(&x, "Bearer abcdefghijklmnopqrstuvwxyz", NULL);
+	assert_int_equal(x.code, 200);
+	exchange(&x, "Bearer abcdefghijklmnopqrstuvwxyz", NULL);
+	assert_int_equal(x.code, 200);
+	exchange(&x, "Bearer abcdefghijklmnopqrstuvwxyz", NULL);
+	assert_int_equal(x.code, 429);
+	assert_non_null(strstr(x.body, "\"code\":\"limit_exceeded\""));
+	assert_true(x.retry[0] == '1' || x.retry[0] == '2');
+	assert_int_equal(x.retry[1], '\0');
+}
+
 int
 main(void)
 {
@@ -237,6 +379,10 @@ main(void)
 		cmocka_unit_test(test_request_accepted),
 		cmocka_unit_test(test_request_rejected),
 		cmocka_unit_test(test_request_fallback_http),
+		cmocka_unit_test(test_flat_key_caller),
+		cmocka_unit_test(test_keys_file_key),
+		cmocka_unit_test(test_token_bucket),
+		cmocka_unit_test(test_rate_429_http),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "assert_fatal.h"
+#include "keys_file.h"
 #include "log.h"
 #include "manager_fixture.h"
 #include "proc.h"
@@ -359,6 +360,69 @@ lie_not_a_request(void)
 }
 
 static void
+keys_file_write(const char *path, const char *text)
+{
+	FILE	*f;
+
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * SIGHUP's reload (keys.c): the spawner reads the file again and sends
+ * the table, 70 keys in two chunks; a file that does not parse is
+ * answered with nothing (and logged), the table in use staying.
+ */
+static void
+test_keys_reload(void **state)
+{
+	struct keys_table	 t;
+	struct imsg		 imsg;
+	char			 path[PATH_MAX], *text, *p;
+	uint32_t		 total;
+	size_t			 k;
+
+	snprintf(path, sizeof(path), "%s/keys.json", libexec);
+	assert_non_null(text = malloc(70 * 128 + 32));
+	p = text + sprintf(text, "{\"keys\": [");
+	for (k = 0; k < 70; k++)
+		p += sprintf(p, "%s{\"name\": \"k%zu\", \"tenant\": \"t\", "
+		    "\"sha256\": \"%064zx\"}", k ? "," : "", k, k);
+	sprintf(p, "]}");
+	keys_file_write(path, text);
+	free(text);
+	free(env->conf.keys_file);
+	assert_non_null(env->conf.keys_file = strdup(path));
+	from_managerd(MSG_SPAWN_KEYS_RELOAD, 0, -1, -1, 0);
+	memset(&t, 0, sizeof(t));
+	do {
+		to_managerd(&imsg, MSG_SPAWN_KEYS);
+		assert_int_equal(msg_get_keys_chunk(&imsg, &t, &total), 0);
+		imsg_free(&imsg);
+	} while (t.n < total);
+	assert_int_equal(t.n, 70);
+	assert_string_equal(t.v[69].name, "k69");
+	keys_table_free(&t);
+	keys_file_write(path, "{\"keys\": [");
+	from_managerd(MSG_SPAWN_KEYS_RELOAD, 0, -1, -1, 0);
+	no_message();
+	unlink(path);
+}
+
+static void
+lie_keys_reload_payload(void)
+{
+	from_managerd(MSG_SPAWN_KEYS_RELOAD, 0, -1, 1, 0);
+}
+
+static void
+lie_keys_reload_without_file(void)
+{
+	from_managerd(MSG_SPAWN_KEYS_RELOAD, 0, -1, -1, 0);
+}
+
+static void
 test_lies_are_fatal(void **state)
 {
 	assert_fatal(lie_start_with_descriptor,
@@ -378,6 +442,11 @@ test_lies_are_fatal(void **state)
 	assert_fatal(lie_not_a_request,
 	    "bad SPAWN_EXIT message from managerd: not a request managerd "
 	    "may make");
+	assert_fatal(lie_keys_reload_payload,
+	    "bad SPAWN_KEYS_RELOAD message from managerd: unexpected payload");
+	assert_fatal(lie_keys_reload_without_file,
+	    "bad SPAWN_KEYS_RELOAD message from managerd: there is no keys "
+	    "file");
 	/* Nothing was started by any of them. */
 	no_message();
 }
@@ -392,6 +461,7 @@ main(void)
 		T(test_kill),
 		T(test_exec_fails),
 		T(test_settings_too_large),
+		T(test_keys_reload),
 		T(test_lies_are_fatal),
 #undef T
 	};
