@@ -175,6 +175,17 @@ docker_host_tcp_parse(const char *raw, struct docker_host_tcp *t,
 	return 0;
 }
 
+int
+docker_host_family(const char *endpoint)
+{
+	struct docker_host_tcp	 t;
+	const char		*why;
+
+	if (docker_host_tcp_parse(endpoint, &t, &why) == -1)
+		return AF_UNIX;
+	return t.family;
+}
+
 /* The quoted value's message, and why after it. */
 static int
 fail_why(struct loader *ld, const char *raw, const char *why)

@@ -32,4 +32,11 @@ struct docker_host_tcp {
 int	docker_host_tcp_parse(const char *, struct docker_host_tcp *,
 	    const char **why);
 
+/*
+ * The address family of a checked endpoint (struct config's
+ * docker_endpoint): AF_UNIX for a path, AF_INET or AF_INET6 for a
+ * literal, AF_UNSPEC for a host name (either, once resolved).
+ */
+int	docker_host_family(const char *);
+
 #endif /* AS_DOCKER_HOST_H */

@@ -44,7 +44,7 @@ watch_exit(evutil_socket_t fd, short what, void *arg)
 	}
 	log_warnx("Docker's socket %s is dead (dockerd stopped or "
 	    "restarted); exiting for managerd to start dockerd-proxy on the "
-	    "new one", watched->settings.docker_socket);
+	    "new one", watched->settings.docker_endpoint);
 	exit(PROC_EXIT_DOCKER_GONE);
 }
 
@@ -66,7 +66,7 @@ watch_probe(evutil_socket_t fd, short what, void *arg)
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	strlcpy(sun.sun_path, watched->settings.docker_socket,
+	strlcpy(sun.sun_path, watched->settings.docker_endpoint,
 	    sizeof(sun.sun_path));
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
