@@ -87,6 +87,25 @@ static const struct seccomp_rule proxy_inet6_rules[] = {
 	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM)),
 };
 
+/*
+ * Not in dockerd-proxy's own filter, only in the spawner's: resolving a
+ * host name in DOCKER_HOST, once at start before the jail (glibc's
+ * resolver over UDP, after /etc/hosts; nscd is a unix socket the spawner
+ * allows anyway).
+ */
+static const struct seccomp_rule proxy_resolver_rules[] = {
+	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_DGRAM)),
+	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET6),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_DGRAM)),
+	SC_ALLOW(sendto),
+	SC_ALLOW(sendmmsg),
+	SC_ALLOW(recvfrom),
+	SC_ALLOW(bind),
+	SC_ALLOW(getsockname),
+	SC_ALLOW(setsockopt),
+};
+
 static int	 proxy_family = AF_UNIX;
 
 void
@@ -118,15 +137,16 @@ proxy_seccomp_load(enum seccomp_mode mode)
 /*
  * What the spawner's filter must allow as well (see seccomp.h), for the
  * family set: a host name (AF_UNSPEC) resolves to either, so the spawner
- * then allows both inet families, its proxy child only the one it got.
+ * then allows both inet families and the resolver, its proxy child only
+ * the one family it got.
  */
 struct seccomp_table
 proxy_seccomp_table(void)
 {
 	static struct seccomp_rule	 all[SC_NELEM(proxy_rules) +
 	    SC_NELEM(proxy_tcp_rules) + SC_NELEM(proxy_inet_rules) +
-	    SC_NELEM(proxy_inet6_rules)];
-	struct seccomp_table		 parts[4] = {
+	    SC_NELEM(proxy_inet6_rules) + SC_NELEM(proxy_resolver_rules)];
+	struct seccomp_table		 parts[5] = {
 		{ proxy_rules, SC_NELEM(proxy_rules) },
 		{ proxy_unix_rules, SC_NELEM(proxy_unix_rules) },
 	};
@@ -142,6 +162,10 @@ proxy_seccomp_table(void)
 		if (proxy_family != AF_INET)
 			parts[n++] = (struct seccomp_table){ proxy_inet6_rules,
 			    SC_NELEM(proxy_inet6_rules) };
+		if (proxy_family == AF_UNSPEC)
+			parts[n++] = (struct seccomp_table){
+			    proxy_resolver_rules,
+			    SC_NELEM(proxy_resolver_rules) };
 	}
 	for (i = 0; i < n; i++) {
 		memcpy(all + t.n, parts[i].rules,
