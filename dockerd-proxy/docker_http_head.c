@@ -67,8 +67,14 @@ docker_http_request_head(struct evbuffer *out, const char *method,
 		errno = EINVAL;
 		return -1;
 	}
+	/*
+	 * "close" with the upgrade too: should Docker answer an error rather
+	 * than the stream, it then closes the connection, which is what lets
+	 * a socket proxy check only the first request on it (see
+	 * etc/haproxy-socket-proxy.cfg); the stream itself is not HTTP.
+	 */
 	if (flags & DOCKER_HTTP_UPGRADE)
-		connection = "Connection: Upgrade\r\nUpgrade: tcp\r\n";
+		connection = "Connection: Upgrade, close\r\nUpgrade: tcp\r\n";
 	else
 		connection = "Connection: close\r\n";
 	r = evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nHost: docker\r\n"

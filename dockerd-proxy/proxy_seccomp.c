@@ -104,6 +104,8 @@ static const struct seccomp_rule proxy_resolver_rules[] = {
 	SC_ALLOW(bind),
 	SC_ALLOW(getsockname),
 	SC_ALLOW(setsockopt),
+	/* The resolver's default search domain comes from the host name. */
+	SC_ALLOW(uname),
 };
 
 static int	 proxy_family = AF_UNIX;

@@ -35,7 +35,7 @@
 #define START_BODY	"{\"Detach\":false,\"Tty\":true}"
 #define START_HEAD	"POST /v1.41/exec/abc/start HTTP/1.1\r\n" \
 			"Host: docker\r\nUser-Agent: agent-sandbox\r\n" \
-			"Connection: Upgrade\r\nUpgrade: tcp\r\n" \
+			"Connection: Upgrade, close\r\nUpgrade: tcp\r\n" \
 			"Content-Type: application/json\r\n" \
 			"Content-Length: 27\r\n\r\n" START_BODY
 
