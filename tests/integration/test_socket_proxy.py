@@ -281,6 +281,63 @@ class SocketProxy(unittest.TestCase):
         self.assertEqual(self.server.exec(sb, "echo ok")["stdout"], "ok\n")
         self.ok(204, "DELETE", "/v1/sandboxes/%s" % sb)
 
+    def raw(self, data, timeout=10):
+        """Bytes to haproxy, everything that comes back until it closes."""
+        with socket.create_connection(("127.0.0.1", self.port),
+                                      timeout=timeout) as s:
+            s.sendall(data)
+            got = b""
+            try:
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    got += chunk
+            except socket.timeout:
+                pass
+        return got
+
+    def exec_start(self, connection, extra=b"", eid="0" * 64):
+        body = b'{"Detach":false,"Tty":false}'
+        return (b"POST /v1.41/exec/%s/start HTTP/1.1\r\nHost: docker\r\n"
+                b"User-Agent: %s\r\nConnection: %s\r\nUpgrade: tcp\r\n"
+                b"Content-Type: application/json\r\n%s"
+                b"Content-Length: %d\r\n\r\n%s" %
+                (eid.encode(), PROBE_AGENT.encode(), connection, extra,
+                 len(body), body))
+
+    def test_no_second_request_behind_a_checked_one(self):
+        info = (b"GET /v1.41/info HTTP/1.1\r\nHost: docker\r\n"
+                b"User-Agent: %s\r\nConnection: close\r\n\r\n" %
+                PROBE_AGENT.encode())
+        # Behind an exec start that goes straight to Docker: Docker
+        # answers the unknown exec and closes, never reading the rest.
+        got = self.raw(self.exec_start(b"Upgrade, close") + info)
+        self.assertTrue(got.startswith(b"HTTP/1.1 404"), got[:200])
+        self.assertEqual(got.count(b"HTTP/1.1 "), 1, got)
+        self.assertNotIn(b"KernelVersion", got)
+        # An exec start of another form goes to the checking frontend,
+        # which refuses it, and every request after it.
+        for connection, extra in ((b"Upgrade", b""),
+                                  (b"Upgrade, close",
+                                   b"Transfer-Encoding: chunked\r\n"),
+                                  (b"Upgrade, close",
+                                   b"Upgrade: websocket\r\n")):
+            got = self.raw(self.exec_start(connection, extra) + info)
+            self.assertNotIn(b"KernelVersion", got, (connection, extra))
+            self.assertTrue(got.startswith(b"HTTP/1.1 403") or
+                            got.startswith(b"HTTP/1.1 400"), got[:200])
+        # Kept alive through the checking frontend: each request checked.
+        ping = (b"GET /v1.41/_ping HTTP/1.1\r\nHost: docker\r\n"
+                b"User-Agent: %s\r\n\r\n" % PROBE_AGENT.encode())
+        got = self.raw(ping + info)
+        self.assertTrue(got.startswith(b"HTTP/1.1 200"), got[:200])
+        self.assertIn(b"HTTP/1.1 403", got)
+        self.assertNotIn(b"KernelVersion", got)
+        # Not HTTP at all: dropped.
+        self.assertEqual(self.raw(b"\x16\x03\x01\x00\x05hello\r\n\r\n"),
+                         b"")
+
     def test_encoded_dot_segments_reach_no_other_endpoint(self):
         sneaky = "/v1.41/images/..%%2F..%%2Fv1.41%%2Fcontainers%%2F%s" \
             "%%2Fexport/json" % self.foreign_id
