@@ -18,7 +18,7 @@
 
 struct docker_host_tcp {
 	char		 host[DOCKER_HOST_NAME_MAX + 1]; /* no brackets */
-	int		 family;	/* AF_INET, AF_INET6, AF_UNSPEC: a name */
+	int		 family;	/* AF_INET(6), AF_UNSPEC: a name */
 	unsigned int	 port;		/* 1..65535 */
 };
 

@@ -48,7 +48,8 @@ endpoint_inet(const struct docker_host_tcp *t, struct docker_endpoint *ep)
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons((uint16_t)t->port);
 		ep->len = sizeof(*sin);
-		return inet_pton(AF_INET, t->host, &sin->sin_addr) == 1 ? 0 : -1;
+		return inet_pton(AF_INET, t->host, &sin->sin_addr) == 1 ?
+		    0 : -1;
 	}
 	sin6->sin6_family = AF_INET6;
 	sin6->sin6_port = htons((uint16_t)t->port);
