@@ -8,7 +8,9 @@
  * answer is out, and managerd starts it again, confined with whatever
  * the path names by then.  A probe every second (a connect, nothing
  * sent) finds a dead socket with no request to find it.  Without the
- * jail (not root) the proxy connects by path and needs none of this.
+ * jail (not root) the proxy connects by path and needs none of this, nor
+ * behind a socket proxy (TCP), where a refused connect only means the
+ * socket proxy is not there yet: the next request tries again.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
