@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -68,15 +69,20 @@ class SocketProxy(unittest.TestCase):
         tag = secrets.token_hex(4)
         # A network of its own, so that its create goes through haproxy.
         cls.network = "agent-sandbox-sockproxy-" + tag
+        # Not a sandbox: made with the docker CLI, on the socket itself.
+        cls.foreign = "as-sockproxy-foreign-" + tag
         cls.server = harness.SandboxServer(
             DOCKER_HOST="tcp://127.0.0.1:%d" % cls.port,
             AGENT_SANDBOX_ALLOW_NETWORK="true",
             AGENT_SANDBOX_NETWORK_NAME=cls.network,
-            AGENT_SANDBOX_REAP_INTERVAL_SECONDS="1").start()
-        # Not a sandbox: made with the docker CLI, on the socket itself.
-        cls.foreign = "as-sockproxy-foreign-" + tag
-        cls.foreign_id = docker("run", "-d", "--name", cls.foreign,
-                                harness.TEST_IMAGE, "sleep", "600")
+            AGENT_SANDBOX_REAP_INTERVAL_SECONDS="1")
+        try:
+            cls.server.start()
+            cls.foreign_id = docker("run", "-d", "--name", cls.foreign,
+                                    harness.TEST_IMAGE, "sleep", "600")
+        except BaseException:
+            cls.tearDownClass()
+            raise
 
     @classmethod
     def tearDownClass(cls):
@@ -88,6 +94,7 @@ class SocketProxy(unittest.TestCase):
             cls.hp.cleanup()
             subprocess.run(["docker", "network", "rm", cls.network],
                            capture_output=True)
+            shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def api(self, method, path, body=None):
         return self.server.api(method, path, body)
