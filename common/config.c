@@ -5,8 +5,6 @@
  * one is reported, and the cross-field checks follow in the order of §10.
  */
 #include <sys/types.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -28,7 +26,6 @@
 #endif
 
 #define API_KEY_MIN_CHARS	16
-#define DOCKER_SOCKET_DEFAULT	"/var/run/docker.sock"
 
 /* Bounds of our own: beyond them a setting makes no sense (see below). */
 #define INT_SETTING_MAX		INT_MAX
@@ -100,25 +97,6 @@ check_sandbox_user(struct loader *ld)
 		return cfg_fail(ld,
 		    "AGENT_SANDBOX_SANDBOX_USER must not be root "
 		    "(a uid or gid of 0)");
-	return 0;
-}
-
-static int
-get_docker_socket(struct loader *ld)
-{
-	struct sockaddr_un	 sun;
-	const char		*raw, *path;
-
-	raw = cfg_env_get(ld->envp, "DOCKER_HOST");
-	if (raw == NULL || *raw == '\0')
-		path = DOCKER_SOCKET_DEFAULT;
-	else if (strncmp(raw, "unix://", 7) == 0 && raw[7] == '/' &&
-	    strlen(raw + 7) < sizeof(sun.sun_path))
-		path = raw + 7;
-	else
-		return cfg_fail_raw(ld, RAW_DOCKER_HOST, "DOCKER_HOST", raw);
-	if ((ld->conf->docker_socket = strdup(path)) == NULL)
-		return cfg_fail(ld, "out of memory");
 	return 0;
 }
 
@@ -203,7 +181,7 @@ load_vars(struct loader *ld)
 	    FLOAT_SETTING_MAX, &c->reap_interval_seconds) == -1)
 		return -1;
 
-	if (get_docker_socket(ld) == -1 ||
+	if (config_load_docker(ld) == -1 ||
 	    cfg_get_str(ld, "AGENT_SANDBOX_PRIVSEP_USER", "nobody",
 	    &c->privsep_user) == -1)
 		return -1;
@@ -355,7 +333,7 @@ config_free(struct config *conf)
 	free(conf->sandbox_user);
 	free(conf->docker_runtime);
 	free(conf->network_name);
-	free(conf->docker_socket);
+	free(conf->docker_endpoint);
 	free(conf->privsep_user);
 	free(conf->chroot_dir);
 	free(conf->libexec_dir);

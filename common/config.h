@@ -48,7 +48,7 @@ struct config {
 	double		  reap_interval_seconds;
 
 	/* Settings of this implementation (not in the reference). */
-	char		 *docker_socket;	/* from DOCKER_HOST */
+	char		 *docker_endpoint;	/* DOCKER_HOST: path, tcp:// */
 	char		 *privsep_user;		/* apid's user */
 	char		 *managerd_user;	/* managerd's, once started */
 	char		 *chroot_dir;		/* apid's chroot */

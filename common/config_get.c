@@ -75,8 +75,8 @@ cfg_fail_raw(struct loader *ld, enum rawmsg kind, const char *var,
 		    "%s must be a numeric uid or uid:gid, got %s", var, shown);
 		break;
 	case RAW_DOCKER_HOST:
-		r = asprintf(&msg,
-		    "%s must be a unix:// socket path, got %s", var, shown);
+		r = asprintf(&msg, "%s must be unix:///PATH or "
+		    "tcp://HOST:PORT, got %s", var, shown);
 		break;
 	case RAW_ABSPATH:
 		r = asprintf(&msg, "%s must be an absolute path, got %s", var,

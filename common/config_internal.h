@@ -57,6 +57,8 @@ int	 cfg_get_double(struct loader *, const char *var, double def,
 	    double max, double *);
 int	 cfg_get_abspath(struct loader *, const char *var, const char *def,
 	    char **);
+/* DOCKER_HOST (config_docker.c). */
+int	 config_load_docker(struct loader *);
 int	 cfg_get_word(struct loader *, const char *var,
 	    const char *const *words, const char *def, enum rawmsg, char **);
 

@@ -30,7 +30,10 @@ enum msg_type {
 	/*
 	 * managerd -> dockerd-proxy, no fd.
 	 * str log_level, str seccomp_mode, str privsep_user, str chroot_dir,
-	 * str docker_socket, str instance_id, then the policy only the
+	 * str docker_endpoint (DOCKER_HOST as checked by config_docker.c: an
+	 * absolute unix socket path, or tcp://HOST:PORT with HOST a name, an
+	 * IPv4 literal or a bracketed IPv6 literal; see common/docker_host.h),
+	 * str instance_id, then the policy only the
 	 * operator sets (struct proxy_policy): u32 sandbox uid, u32 sandbox
 	 * gid, i64 tmp_size_mb, str runtime ("": Docker's default), str
 	 * network_name, double max_cpus, i64 max_memory_mb, i64

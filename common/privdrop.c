@@ -55,6 +55,25 @@
 	LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | \
 	LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE)
 
+/*
+ * Landlock ABI 4's network rights, spelt out here: the system's
+ * <linux/landlock.h> may be older than the running kernel.
+ */
+#define LL_NET_ABI		4
+#define LL_NET_BIND_TCP		(1ULL << 0)
+#define LL_NET_CONNECT_TCP	(1ULL << 1)
+#define LL_RULE_NET_PORT	2
+
+struct ll_ruleset_attr_net {
+	__u64	 handled_access_fs;
+	__u64	 handled_access_net;
+};
+
+struct ll_net_port_attr {
+	__u64	 allowed_access;
+	__u64	 port;
+} __attribute__((packed));
+
 /* Beyond every capability any kernel has had; ends the loop for sure. */
 #define CAP_LOOP_LIMIT	256
 
@@ -351,6 +370,68 @@ landlock_fs_rights(int abi)
 	if (abi >= 5)
 		rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	return rights;
+}
+
+/* The ABI version; 0 when the kernel has no Landlock; -1 on error. */
+static int
+landlock_abi(void)
+{
+	int	 abi;
+
+	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0,
+	    LANDLOCK_CREATE_RULESET_VERSION);
+	/* Not built in (ENOSYS) or not enabled at boot. */
+	if (abi == -1 && (errno == ENOSYS || errno == EOPNOTSUPP))
+		return 0;
+	return abi;
+}
+
+static int
+landlock_net_ruleset(int abi, unsigned int port, char *err, size_t errlen)
+{
+	struct ll_ruleset_attr_net	 attr;
+	struct ll_net_port_attr		 rule;
+	int				 ruleset, saved;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.handled_access_fs = landlock_fs_rights(abi);
+	attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr,
+	    sizeof(attr), 0);
+	if (ruleset == -1)
+		return fail(err, errlen, errno, "landlock_create_ruleset");
+	memset(&rule, 0, sizeof(rule));
+	rule.allowed_access = LL_NET_CONNECT_TCP;
+	rule.port = port;
+	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &rule,
+	    0) == -1) {
+		saved = errno;
+		close(ruleset);
+		return fail(err, errlen, saved, "landlock_add_rule port %u",
+		    port);
+	}
+	return ruleset;
+}
+
+int
+landlock_restrict_tcp(unsigned int port, char *err, size_t errlen)
+{
+	int	 abi, ruleset, saved;
+
+	if ((abi = landlock_abi()) == -1)
+		return fail(err, errlen, errno, "landlock ABI version");
+	if (abi < LL_NET_ABI)
+		return 1;
+	if ((ruleset = landlock_net_ruleset(abi, port, err, errlen)) == -1)
+		return -1;
+	if (privdrop_no_new_privs() == -1 ||
+	    syscall(SYS_landlock_restrict_self, ruleset, 0) == -1) {
+		saved = errno;
+		close(ruleset);
+		return fail(err, errlen, saved, "landlock_restrict_self");
+	}
+	close(ruleset);
+	return 0;
 }
 
 int

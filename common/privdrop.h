@@ -62,5 +62,12 @@ int	privdrop_no_new_privs(void);
  * no_new_privs (which Landlock requires without CAP_SYS_ADMIN).
  */
 int	landlock_restrict(const char *rw_dir, char *err, size_t errlen);
+/*
+ * Landlock for dockerd-proxy behind a socket proxy: no filesystem access,
+ * no TCP bind, and TCP connect to port only (to any address: Landlock's
+ * rules are per port).  0 when enforced, 1 when the kernel's Landlock
+ * lacks the network rights (ABI < 4, or no Landlock at all), -1 on error.
+ */
+int	landlock_restrict_tcp(unsigned int port, char *err, size_t errlen);
 
 #endif /* AS_PRIVDROP_H */

@@ -91,6 +91,11 @@ int	seccomp_install_tables(const char *procname,
  */
 struct seccomp_table	apid_seccomp_table(void);
 struct seccomp_table	proxy_seccomp_table(void);
+/*
+ * dockerd-proxy's Docker endpoint family (AF_UNIX by default), set before
+ * proxy_seccomp_load: socket(2) is allowed for that one family only.
+ */
+void	proxy_seccomp_family(int);
 /* archive-worker's zygote: each job's own filter is only stricter. */
 struct seccomp_table	worker_seccomp_table(void);
 int	spawner_seccomp_load(const struct seccomp_table *children, size_t n,

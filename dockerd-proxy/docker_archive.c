@@ -368,7 +368,7 @@ read_container(void *arg, const char *cid, enum error_kind kind,
 	spec.arg = r;
 	log_debug("docker GET %s", path);
 	if ((r->req = docker_request_new(r->px->base,
-	    r->px->settings.docker_socket, &spec)) == NULL)
+	    r->px->settings.docker_endpoint, &spec)) == NULL)
 		read_fail(r, docker_start_error_kind(errno), "%s: cannot start "
 		    "a Docker request: %s", r->ag->path, strerror(errno));
 }

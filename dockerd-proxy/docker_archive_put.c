@@ -292,7 +292,7 @@ write_container(void *arg, const char *cid, enum error_kind kind,
 	spec.arg = w;
 	log_debug("docker PUT %s", path);
 	if ((w->req = docker_request_new(w->px->base,
-	    w->px->settings.docker_socket, &spec)) == NULL) {
+	    w->px->settings.docker_endpoint, &spec)) == NULL) {
 		write_fail(w, docker_start_error_kind(errno), "%s: cannot "
 		    "start a Docker request: %s", w->ap->path, strerror(errno));
 		return;

@@ -68,7 +68,7 @@ docker_call_raw(struct proxy *px, const char *method, const char *path,
 	call->cb = cb;
 	call->arg = arg;
 	log_debug("docker %s %s", method, path);
-	if (docker_request_start(px->base, px->settings.docker_socket, method,
+	if (docker_request_start(px->base, px->settings.docker_endpoint, method,
 	    path, content_type, body, len, max_body, NULL, call_done, call) !=
 	    NULL)
 		return;

@@ -585,7 +585,7 @@ create_pull(struct create *c)
 	spec.on_done = pull_done;
 	spec.arg = c;
 	log_info("pulling image %s", c->dc.spec.image);
-	if (docker_request_new(c->px->base, c->px->settings.docker_socket,
+	if (docker_request_new(c->px->base, c->px->settings.docker_endpoint,
 	    &spec) == NULL)
 		create_fail(c, docker_start_error_kind(errno),
 		    "cannot pull image %s: %s", c->dc.spec.image,

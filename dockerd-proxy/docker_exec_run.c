@@ -200,7 +200,7 @@ exec_attach(struct proxy *px, const char *eid, int tty,
 	spec.on_done = cbs->on_done;
 	spec.arg = arg;
 	log_debug("docker POST %s", path);
-	req = docker_request_new(px->base, px->settings.docker_socket, &spec);
+	req = docker_request_new(px->base, px->settings.docker_endpoint, &spec);
 	json_object_put(body);
 	return req;
 }

@@ -1,12 +1,14 @@
 /*
- * HTTP/1.1 client for the Docker Engine API over its unix socket: request
- * heads, and the libevent plumbing that ties one request to one
- * connection.  The response parser is docker_http_parse.c.
+ * HTTP/1.1 client for the Docker Engine API over its unix socket or TCP:
+ * the libevent plumbing that ties one request to one connection.  Request
+ * heads are docker_http_head.c, the response parser docker_http_parse.c.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +30,7 @@ struct docker_request {
 	struct event_base		*base;
 	struct bufferevent		*bev;
 	struct event			*ev_defer;
+	struct event			*ev_connect;	/* TCP, in progress */
 	struct docker_http_parser	*parser;
 	docker_body_cb			 on_body;
 	docker_drain_cb			 on_drain;
@@ -55,6 +58,7 @@ struct docker_request {
 	int				 tag;
 	struct timespec			 started;
 	enum docker_http_error		 result;
+	int				 connecting;	/* TCP, EINPROGRESS */
 };
 
 static const char *const docker_http_errors[] = {
@@ -76,89 +80,6 @@ docker_http_strerror(enum docker_http_error error)
 	    sizeof(docker_http_errors[0]))
 		return "unknown error";
 	return docker_http_errors[error];
-}
-
-/* --- request heads -------------------------------------------------------- */
-
-static int
-valid_method(const char *method)
-{
-	size_t	 i;
-
-	if (method[0] == '\0' || strlen(method) > 32)
-		return 0;
-	for (i = 0; method[i] != '\0'; i++)
-		if (!docker_http_is_tchar((unsigned char)method[i]))
-			return 0;
-	return 1;
-}
-
-/* Visible ASCII only: no space, no control character, no 8-bit byte. */
-static int
-valid_path(const char *path)
-{
-	size_t	 i;
-
-	if (path[0] != '/' || strlen(path) > DOCKER_HTTP_MAX_PATH)
-		return 0;
-	for (i = 0; path[i] != '\0'; i++)
-		if (path[i] <= ' ' || path[i] >= 0x7f)
-			return 0;
-	return 1;
-}
-
-/* A header value: printable ASCII and spaces, nothing that ends a line. */
-static int
-valid_header_value(const char *value)
-{
-	size_t	 i;
-
-	if (strlen(value) > 256)
-		return 0;
-	for (i = 0; value[i] != '\0'; i++)
-		if (value[i] < ' ' || value[i] >= 0x7f)
-			return 0;
-	return 1;
-}
-
-int
-docker_http_request_head(struct evbuffer *out, const char *method,
-    const char *path, const char *content_type, long long content_length,
-    int flags)
-{
-	const char	*connection;
-	int		 r;
-
-	if (method == NULL || path == NULL || !valid_method(method) ||
-	    !valid_path(path) || (content_type != NULL &&
-	    !valid_header_value(content_type)) ||
-	    content_length < DOCKER_HTTP_CHUNKED ||
-	    (flags & ~DOCKER_HTTP_UPGRADE) != 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (flags & DOCKER_HTTP_UPGRADE)
-		connection = "Connection: Upgrade\r\nUpgrade: tcp\r\n";
-	else
-		connection = "Connection: close\r\n";
-	r = evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nHost: docker\r\n"
-	    "User-Agent: agent-sandbox\r\n%s", method, path, connection);
-	if (r != -1 && content_type != NULL) {
-		if (content_length == DOCKER_HTTP_CHUNKED)
-			r = evbuffer_add_printf(out, "Content-Type: %s\r\n"
-			    "Transfer-Encoding: chunked\r\n", content_type);
-		else
-			r = evbuffer_add_printf(out, "Content-Type: %s\r\n"
-			    "Content-Length: %lld\r\n", content_type,
-			    content_length);
-	}
-	if (r != -1)
-		r = evbuffer_add(out, "\r\n", 2);
-	if (r == -1) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return 0;
 }
 
 /* --- requests ---------------------------------------------------------- */
@@ -245,6 +166,8 @@ request_free(struct docker_request *req)
 		bufferevent_free(req->bev);
 	if (req->ev_defer != NULL)
 		event_free(req->ev_defer);
+	if (req->ev_connect != NULL)
+		event_free(req->ev_connect);
 	docker_http_parser_free(req->parser);
 	free(req);
 }
@@ -486,9 +409,9 @@ request_defer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static int
-request_check(const char *socket_path, const struct docker_request_spec *s)
+request_check(const struct docker_request_spec *s)
 {
-	if (socket_path == NULL || socket_path[0] == '\0' || s == NULL ||
+	if (s == NULL ||
 	    s->method == NULL || s->path == NULL || s->on_done == NULL ||
 	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD |
 	    DOCKER_HTTP_LASTING)) != 0)
@@ -505,23 +428,91 @@ request_check(const char *socket_path, const struct docker_request_spec *s)
 	return 0;
 }
 
-/* Connect now: a unix socket connects at once or not at all. */
+/* The connect failed: reported from the loop, as DOCKER_HTTP_CONNECT. */
+static void
+request_refused(struct docker_request *req, int errnum)
+{
+	req->sys_errno = errnum;
+	req->connect_error = DOCKER_HTTP_CONNECT;
+	if (errnum == ECONNREFUSED && refused_cb != NULL)
+		refused_cb();
+}
+
+/*
+ * A TCP connect in progress ended (the socket is writable) or took longer
+ * than the request may wait for Docker.  On success reading and writing
+ * start, and what was queued meanwhile (the head, an upload's first
+ * bytes) goes out.
+ */
+static void
+request_connect_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct docker_request	*req = arg;
+	socklen_t		 len = sizeof(int);
+	int			 soerr = 0;
+
+	req->connecting = 0;
+	if (what & EV_TIMEOUT) {
+		req->sys_errno = ETIMEDOUT;
+		request_finish(req, DOCKER_HTTP_TIMEOUT);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+		soerr = errno;
+	if (soerr != 0) {
+		request_refused(req, soerr);
+		request_finish(req, req->connect_error);
+		return;
+	}
+	if (bufferevent_enable(req->bev, req->paused ? EV_WRITE :
+	    EV_READ | EV_WRITE) == -1) {
+		req->sys_errno = errno;
+		request_finish(req, DOCKER_HTTP_IO);
+	}
+}
+
 static int
-request_connect(struct docker_request *req, const struct sockaddr_un *sun)
+request_socket(const struct docker_endpoint *ep)
+{
+	int	 fd, one = 1;
+
+	fd = socket(ep->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1 || ep->family == AF_UNIX)
+		return fd;
+	/* Small writes (a head, a keystroke to a tty) are not held back. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Connect now.  A unix socket connects at once or not at all; TCP may
+ * answer EINPROGRESS, and the request then waits for the socket to become
+ * writable (request_connect_cb), no longer than its deadline.
+ */
+static int
+request_connect(struct docker_request *req, const struct docker_endpoint *ep)
 {
 	int	 fd;
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
+	if ((fd = request_socket(ep)) == -1)
 		return -1;
-	if (connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == -1) {
-		/* EAGAIN here means Docker's listen backlog is full. */
-		req->sys_errno = errno;
-		req->connect_error = DOCKER_HTTP_CONNECT;
-		close(fd);
-		if (req->sys_errno == ECONNREFUSED && refused_cb != NULL)
-			refused_cb();
-		return 0;
+	if (connect(fd, (const struct sockaddr *)&ep->addr, ep->len) == -1) {
+		if (errno != EINPROGRESS || ep->family == AF_UNIX) {
+			/* EAGAIN on a unix socket: Docker's backlog is full. */
+			request_refused(req, errno);
+			close(fd);
+			return 0;
+		}
+		req->connecting = 1;
+		if ((req->ev_connect = event_new(req->base, fd, EV_WRITE,
+		    request_connect_cb, req)) == NULL) {
+			close(fd);
+			errno = ENOMEM;
+			return -1;
+		}
 	}
 	if ((req->bev = bufferevent_socket_new(req->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
@@ -530,6 +521,15 @@ request_connect(struct docker_request *req, const struct sockaddr_un *sun)
 		return -1;
 	}
 	return 0;
+}
+
+/* Reading and writing start now, or once a TCP connect is through. */
+static int
+request_enable(struct docker_request *req)
+{
+	if (req->connecting)
+		return event_add(req->ev_connect, &req->deadline);
+	return bufferevent_enable(req->bev, EV_READ | EV_WRITE);
 }
 
 static void
@@ -545,27 +545,22 @@ request_setup(struct docker_request *req)
 }
 
 struct docker_request *
-docker_request_new(struct event_base *base, const char *socket_path,
+docker_request_new(struct event_base *base, const char *endpoint,
     const struct docker_request_spec *s)
 {
 	struct docker_request	*req = NULL;
 	struct evbuffer		*head = NULL;
-	struct sockaddr_un	 sun;
+	struct docker_endpoint	 ep;
 	long long		 clen;
 	unsigned int		 ms;
 	int			 pflags = 0, saved;
 
-	if (base == NULL || request_check(socket_path, s) == -1) {
+	if (base == NULL || request_check(s) == -1) {
 		errno = EINVAL;
 		return NULL;
 	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlcpy(sun.sun_path, socket_path, sizeof(sun.sun_path)) >=
-	    sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
+	if (docker_endpoint_parse(endpoint, &ep) == -1)
 		return NULL;
-	}
 	if (s->flags & DOCKER_HTTP_UPLOAD)
 		clen = s->upload_len < 0 ? DOCKER_HTTP_CHUNKED : s->upload_len;
 	else
@@ -617,7 +612,7 @@ docker_request_new(struct event_base *base, const char *socket_path,
 	if ((req->ev_defer = event_new(base, -1, 0, request_defer_cb,
 	    req)) == NULL)
 		goto nomem;
-	if (request_connect(req, &sun) == -1)
+	if (request_connect(req, &ep) == -1)
 		goto fail;
 	if (req->bev == NULL) {
 		/* The done callback never runs inside the caller's call. */
@@ -628,7 +623,7 @@ docker_request_new(struct event_base *base, const char *socket_path,
 	request_setup(req);
 	if (evbuffer_add_buffer(bufferevent_get_output(req->bev), head) == -1)
 		goto nomem;
-	if (bufferevent_enable(req->bev, EV_READ | EV_WRITE) == -1)
+	if (request_enable(req) == -1)
 		goto fail;
 	evbuffer_free(head);
 	return req;
@@ -649,7 +644,7 @@ fail:
 }
 
 struct docker_request *
-docker_request_start(struct event_base *base, const char *socket_path,
+docker_request_start(struct event_base *base, const char *endpoint,
     const char *method, const char *path, const char *content_type,
     const void *body, size_t body_len, size_t max_body, docker_body_cb on_body,
     docker_done_cb on_done, void *arg)
@@ -666,7 +661,7 @@ docker_request_start(struct event_base *base, const char *socket_path,
 	s.on_body = on_body;
 	s.on_done = on_done;
 	s.arg = arg;
-	return docker_request_new(base, socket_path, &s);
+	return docker_request_new(base, endpoint, &s);
 }
 
 void
@@ -700,7 +695,8 @@ docker_request_resume(struct docker_request *req)
 	req->paused = 0;
 	if (req->bev == NULL || req->finished || req->cancelled)
 		return;
-	if (!req->eof)
+	/* A connect in progress enables reading once it is through. */
+	if (!req->eof && !req->connecting)
 		bufferevent_enable(req->bev, EV_READ);
 	/* What was read before the pause is handled from the loop. */
 	event_active(req->ev_defer, EV_TIMEOUT, 1);

@@ -1,6 +1,7 @@
 /*
  * An asynchronous HTTP/1.1 client for the Docker Engine API over a unix
- * socket, on libevent bufferevents, and the response parser behind it.
+ * socket or TCP (a socket proxy in front of Docker, docs/socket-proxy.md),
+ * on libevent bufferevents, and the response parser behind it.
  *
  * One request per connection: every request says "Connection: close" (or
  * asks for an upgrade) and the connection is dropped when the response is
@@ -19,11 +20,33 @@
 #define AS_DOCKER_HTTP_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <stddef.h>
 
 struct event_base;
+
+/*
+ * Where requests go (docker_endpoint.c).  The string form: an absolute
+ * unix socket path, or tcp://IPV4:PORT or tcp://[IPV6]:PORT, numeric.
+ */
+struct docker_endpoint {
+	struct sockaddr_storage	 addr;
+	socklen_t		 len;
+	int			 family;	/* AF_UNIX, AF_INET, AF_INET6 */
+	unsigned int		 port;		/* TCP only */
+};
+
+/* -1 with errno: EINVAL (not either form, a host name), ENAMETOOLONG. */
+int	docker_endpoint_parse(const char *, struct docker_endpoint *);
+/*
+ * Before the jail: a tcp:// endpoint naming a host becomes the numeric
+ * form of the resolver's first IPv4 or IPv6 address; anything else is
+ * copied as it is.  -1 with err set when the name does not resolve.
+ */
+int	docker_endpoint_resolve(const char *in, char *out, size_t outlen,
+	    char *err, size_t errlen);
 
 /* Response head limits: status line, header lines and the blank line. */
 #define DOCKER_HTTP_MAX_HEAD		16384
@@ -158,18 +181,22 @@ struct docker_request_spec {
 };
 
 /*
- * Start a request.  NULL with errno on a bad argument (EINVAL: method or
- * path with a space or control character, path not starting with '/';
+ * Start a request to endpoint (the string form above).  NULL with errno
+ * on a bad argument (EINVAL: method or path with a space or control
+ * character, path not starting with '/', an endpoint of neither form;
  * ENAMETOOLONG: socket path) or a local resource failure (ENOMEM, EMFILE,
  * EAGAIN: DOCKER_HTTP_MAX_LIVE requests are out, or for a lasting one all
- * but DOCKER_HTTP_RESERVE); connect errors come
- * through the done callback as DOCKER_HTTP_CONNECT.
+ * but DOCKER_HTTP_RESERVE); connect errors come through the done callback
+ * as DOCKER_HTTP_CONNECT, over TCP once the connect in progress failed
+ * (DOCKER_HTTP_TIMEOUT if it took longer than the request's deadline).
+ * TCP connections have TCP_NODELAY: a request head and an exec's stdin
+ * go out at once.
  */
 struct docker_request	*docker_request_new(struct event_base *,
-			    const char *socket_path,
+			    const char *endpoint,
 			    const struct docker_request_spec *);
 struct docker_request	*docker_request_start(struct event_base *,
-			    const char *socket_path, const char *method,
+			    const char *endpoint, const char *method,
 			    const char *path, const char *content_type,
 			    const void *body, size_t body_len, size_t max_body,
 			    docker_body_cb, docker_done_cb, void *arg);

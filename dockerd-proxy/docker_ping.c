@@ -65,7 +65,7 @@ docker_ping(struct proxy *px, uint32_t peerid)
 	spec.on_done = ping_done;
 	spec.arg = ping;
 	spec.deadline_ms = DOCKER_DEADLINE_PING_MS;
-	if (docker_request_new(px->base, px->settings.docker_socket,
+	if (docker_request_new(px->base, px->settings.docker_endpoint,
 	    &spec) == NULL) {
 		peer_send_error(&px->parent, peerid,
 		    docker_start_error_kind(errno),

@@ -8,7 +8,9 @@
  * answer is out, and managerd starts it again, confined with whatever
  * the path names by then.  A probe every second (a connect, nothing
  * sent) finds a dead socket with no request to find it.  Without the
- * jail (not root) the proxy connects by path and needs none of this.
+ * jail (not root) the proxy connects by path and needs none of this, nor
+ * behind a socket proxy (TCP), where a refused connect only means the
+ * socket proxy is not there yet: the next request tries again.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -44,7 +46,7 @@ watch_exit(evutil_socket_t fd, short what, void *arg)
 	}
 	log_warnx("Docker's socket %s is dead (dockerd stopped or "
 	    "restarted); exiting for managerd to start dockerd-proxy on the "
-	    "new one", watched->settings.docker_socket);
+	    "new one", watched->settings.docker_endpoint);
 	exit(PROC_EXIT_DOCKER_GONE);
 }
 
@@ -66,7 +68,7 @@ watch_probe(evutil_socket_t fd, short what, void *arg)
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	strlcpy(sun.sun_path, watched->settings.docker_socket,
+	strlcpy(sun.sun_path, watched->settings.docker_endpoint,
 	    sizeof(sun.sun_path));
 	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)

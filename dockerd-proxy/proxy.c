@@ -1,9 +1,11 @@
 /*
  * dockerd-proxy: receives its settings from managerd, locks itself into a
- * namespace where the Docker socket is the only thing it can reach, loads
- * its seccomp filter, and then serves typed Docker operations.
+ * namespace where the Docker socket (or, behind a socket proxy, that TCP
+ * port) is the only thing it can reach, loads its seccomp filter, and then
+ * serves typed Docker operations.
  */
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -45,7 +47,7 @@ proxy_read_settings(struct imsg *imsg, struct proxy_settings *s)
 	msgr_init(&r, imsg);
 	if (proc_child_settings(&r, &s->proc) == -1)
 		fatalx("malformed PROXY_CONFIG");
-	s->docker_socket = msgr_str(&r, 4096);
+	s->docker_endpoint = msgr_str(&r, 4096);
 	s->instance_id = msgr_str(&r, 64);
 	s->policy.uid = msgr_u32(&r);
 	s->policy.gid = msgr_u32(&r);
@@ -57,7 +59,7 @@ proxy_read_settings(struct imsg *imsg, struct proxy_settings *s)
 	s->policy.max_pids_limit = msgr_i64(&r);
 	s->policy.allow_network = msgr_u8(&r);
 	s->policy.allow_runtime_env = msgr_u8(&r);
-	if (msgr_end(&r) == -1 || s->docker_socket == NULL ||
+	if (msgr_end(&r) == -1 || s->docker_endpoint == NULL ||
 	    s->instance_id == NULL || s->policy.runtime == NULL ||
 	    s->policy.network_name == NULL)
 		fatalx("malformed PROXY_CONFIG");
@@ -96,19 +98,19 @@ proxy_limit_descriptors(void)
 }
 
 static void
-proxy_enter_jail(struct proxy_settings *s)
+proxy_jail_unix(struct proxy_settings *s)
 {
 	struct stat	 st;
 	char		 jailed[4096], err[512];
 	int		 rc;
 
 	/* Docker is down or between two lives: managerd tries again. */
-	if (privdrop_is_root() && stat(s->docker_socket, &st) == -1 &&
+	if (privdrop_is_root() && stat(s->docker_endpoint, &st) == -1 &&
 	    errno == ENOENT) {
-		log_warnx("no Docker socket at %s", s->docker_socket);
+		log_warnx("no Docker socket at %s", s->docker_endpoint);
 		exit(PROC_EXIT_DOCKER_GONE);
 	}
-	rc = proxy_jail(s->docker_socket, s->proc.chroot_dir,
+	rc = proxy_jail(s->docker_endpoint, s->proc.chroot_dir,
 	    s->proc.privsep_user, jailed, sizeof(jailed), err, sizeof(err));
 	if (rc == -1)
 		fatalx("cannot confine dockerd-proxy: %s", err);
@@ -116,13 +118,73 @@ proxy_enter_jail(struct proxy_settings *s)
 	if (rc == 1)
 		log_debug("not started as root: dockerd-proxy is not confined "
 		    "to the Docker socket");
-	free(s->docker_socket);
-	if ((s->docker_socket = strdup(jailed)) == NULL)
+	free(s->docker_endpoint);
+	if ((s->docker_endpoint = strdup(jailed)) == NULL)
 		fatal("strdup");
 	if (privdrop_no_new_privs() == -1)
 		fatal("no_new_privs");
 	if (rc == 0)
 		docker_watch_start(&proxy);
+}
+
+/*
+ * Behind a socket proxy: the name resolved now, once (the jail has no
+ * resolver), then the jail, then Landlock holds connect(2) to the one
+ * port.  Refused outright when root and the kernel's Landlock has no
+ * network rules: the jail would then let the proxy reach any address.
+ */
+static void
+proxy_jail_inet(struct proxy_settings *s, const struct docker_endpoint *ep)
+{
+	char	 err[512];
+	int	 rc;
+
+	if ((rc = proxy_jail_tcp(s->proc.chroot_dir, s->proc.privsep_user,
+	    err, sizeof(err))) == -1)
+		fatalx("cannot confine dockerd-proxy: %s", err);
+	if (rc == 1)
+		log_debug("not started as root: dockerd-proxy keeps the "
+		    "invoking user and the host's filesystem view");
+	switch (landlock_restrict_tcp(ep->port, err, sizeof(err))) {
+	case -1:
+		fatalx("landlock: %s", err);
+	case 1:
+		if (rc == 0)
+			fatalx("DOCKER_HOST=tcp:// needs Landlock's network "
+			    "rules (Landlock ABI 4, Linux 6.7 or later, with "
+			    "Landlock enabled) to hold dockerd-proxy to port "
+			    "%u; this kernel has none", ep->port);
+		log_debug("no Landlock network rules: dockerd-proxy may "
+		    "connect anywhere");
+		break;
+	}
+	if (privdrop_no_new_privs() == -1)
+		fatal("no_new_privs");
+}
+
+static void
+proxy_enter_jail(struct proxy_settings *s)
+{
+	struct docker_endpoint	 ep;
+	char			 numeric[512], err[512];
+
+	if (docker_endpoint_resolve(s->docker_endpoint, numeric,
+	    sizeof(numeric), err, sizeof(err)) == -1)
+		fatalx("DOCKER_HOST: %s", err);
+	if (docker_endpoint_parse(numeric, &ep) == -1)
+		fatalx("PROXY_CONFIG: bad Docker endpoint");
+	proxy_seccomp_family(ep.family);
+	if (ep.family == AF_UNIX) {
+		proxy_jail_unix(s);
+		return;
+	}
+	if (strcmp(numeric, s->docker_endpoint) != 0)
+		log_info("Docker endpoint %s is %s until dockerd-proxy starts "
+		    "again", s->docker_endpoint, numeric);
+	free(s->docker_endpoint);
+	if ((s->docker_endpoint = strdup(numeric)) == NULL)
+		fatal("strdup");
+	proxy_jail_inet(s, &ep);
 }
 
 int
@@ -150,7 +212,7 @@ main(int argc, char *argv[])
 
 	proc_serve(&proxy_proc, &proxy.parent, proxy.base, &boot,
 	    proxy_dispatch_parent, &proxy);
-	log_debug("serving Docker at %s", proxy.settings.docker_socket);
+	log_debug("serving Docker at %s", proxy.settings.docker_endpoint);
 	event_base_dispatch(proxy.base);
 	return 1;
 }

@@ -46,7 +46,7 @@ struct proxy_policy {
 
 struct proxy_settings {
 	struct proc_settings	 proc;		/* log, seccomp, user, jail */
-	char			*docker_socket;	/* path as seen after the jail */
+	char			*docker_endpoint; /* path in the jail, or tcp:// numeric */
 	char			*instance_id;	/* labels this server's objects */
 	struct proxy_policy	 policy;
 };
@@ -465,6 +465,13 @@ void	refuse_not_ours(const char *op, const char *name, char *text,
  */
 int	proxy_jail(const char *docker_socket, const char *chroot_dir,
 	    const char *privsep_user, char *jailed_path, size_t pathlen,
+	    char *err, size_t errlen);
+/*
+ * The same for DOCKER_HOST=tcp://: a private mount namespace (not a
+ * network one: the socket proxy is on the host's network) whose root is
+ * an empty read-only tmpfs, as privsep_user.  1 when not root, 0, -1.
+ */
+int	proxy_jail_tcp(const char *chroot_dir, const char *privsep_user,
 	    char *err, size_t errlen);
 
 /*

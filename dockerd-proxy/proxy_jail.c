@@ -6,6 +6,14 @@
  * a read-only tmpfs in a private mount namespace, holding one file, the
  * real socket bind-mounted at /docker.sock.  A private network namespace
  * also hides every abstract unix socket and every network address.
+ *
+ * Behind a socket proxy on TCP (DOCKER_HOST=tcp://) the proxy must reach
+ * the host's network, so there is no private network namespace: the same
+ * empty read-only root, without a socket in it, and the privsep user with
+ * no group to borrow.  What holds it to the one endpoint then is Landlock
+ * (TCP connect to that port only, no bind: proxy.c) and seccomp (sockets
+ * of that address family only, no unix socket: proxy_seccomp.c); see
+ * docs/security.md.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -66,24 +74,15 @@ jail_mountpoint(const char *dir, char *err, size_t errlen)
 }
 
 /*
- * Build the new root on dir, inside namespaces nobody else shares.  The
- * bind mount is read-only too, so even uid 0 cannot chmod the host's
- * socket from in here.
+ * The socket, bind-mounted read-only at JAIL_SOCKET in the new root, so
+ * even uid 0 cannot chmod the host's socket from in here.
  */
 static int
-jail_build(const char *sock, const char *dir, char *err, size_t errlen)
+jail_bind_socket(const char *sock, const char *dir, char *err, size_t errlen)
 {
 	char	 target[PATH_MAX];
 	int	 fd;
 
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET) == -1)
-		return jail_fail(err, errlen, errno, "unshare");
-	/* Nothing we mount may propagate back to the host. */
-	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == -1)
-		return jail_fail(err, errlen, errno, "making / private");
-	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    JAIL_TMPFS_OPTS) == -1)
-		return jail_fail(err, errlen, errno, "tmpfs on %s", dir);
 	if ((size_t)snprintf(target, sizeof(target), "%s%s", dir,
 	    JAIL_SOCKET) >= sizeof(target))
 		return jail_fail(err, errlen, 0, "%s: path too long", dir);
@@ -96,6 +95,29 @@ jail_build(const char *sock, const char *dir, char *err, size_t errlen)
 	if (mount("none", target, "none", MS_REMOUNT | MS_BIND | JAIL_RO_FLAGS,
 	    NULL) == -1)
 		return jail_fail(err, errlen, errno, "read-only %s", target);
+	return 0;
+}
+
+/*
+ * Build the new root on dir, inside namespaces nobody else shares: with
+ * the socket sock in it, or (sock NULL, TCP) empty and on the host's
+ * network.
+ */
+static int
+jail_build(const char *sock, const char *dir, char *err, size_t errlen)
+{
+	int	 ns = sock != NULL ? CLONE_NEWNS | CLONE_NEWNET : CLONE_NEWNS;
+
+	if (unshare(ns) == -1)
+		return jail_fail(err, errlen, errno, "unshare");
+	/* Nothing we mount may propagate back to the host. */
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == -1)
+		return jail_fail(err, errlen, errno, "making / private");
+	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    JAIL_TMPFS_OPTS) == -1)
+		return jail_fail(err, errlen, errno, "tmpfs on %s", dir);
+	if (sock != NULL && jail_bind_socket(sock, dir, err, errlen) == -1)
+		return -1;
 	if (mount("none", dir, "none", MS_REMOUNT | JAIL_RO_FLAGS, NULL) == -1)
 		return jail_fail(err, errlen, errno, "read-only %s", dir);
 	if (chroot(dir) == -1)
@@ -167,6 +189,32 @@ proxy_jail(const char *docker_socket, const char *chroot_dir,
 	    jail_build(real, chroot_dir, err, errlen) == -1 ||
 	    jail_drop(uid, gid, err, errlen) == -1)
 		return -1;
+	if (privdrop_no_new_privs() == -1)
+		return jail_fail(err, errlen, errno, "no_new_privs");
+	return 0;
+}
+
+/*
+ * TCP: the empty root on chroot_dir in a private mount namespace, as
+ * privsep_user.  1 when not root (nothing changed), 0, or -1 with err.
+ */
+int
+proxy_jail_tcp(const char *chroot_dir, const char *privsep_user, char *err,
+    size_t errlen)
+{
+	char	 why[256];
+	uid_t	 uid;
+	gid_t	 gid;
+
+	if (!privdrop_is_root())
+		return 1;
+	if (privdrop_lookup_user(privsep_user, &uid, &gid, err, errlen) == -1)
+		return -1;
+	if (jail_mountpoint(chroot_dir, err, errlen) == -1 ||
+	    jail_build(NULL, chroot_dir, err, errlen) == -1)
+		return -1;
+	if (privdrop_setids(uid, gid, why, sizeof(why)) == -1)
+		return jail_fail(err, errlen, 0, "%s", why);
 	if (privdrop_no_new_privs() == -1)
 		return jail_fail(err, errlen, errno, "no_new_privs");
 	return 0;

@@ -63,7 +63,7 @@ proxy_settings(const struct config *conf, int listener, struct msgw *w,
 {
 	proc_settings_put(w, conf->log_level, conf->seccomp_mode,
 	    conf->privsep_user, conf->chroot_dir);
-	msgw_str(w, conf->docker_socket);
+	msgw_str(w, conf->docker_endpoint);
 	msgw_str(w, conf->instance_id);
 	msgw_u32(w, conf->sandbox_uid);
 	msgw_u32(w, conf->sandbox_gid);

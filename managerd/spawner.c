@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "docker_host.h"
 #include "keys_file.h"
 #include "log.h"
 #include "managerd.h"
@@ -438,6 +439,8 @@ spawner_confine(const struct config *conf)
 		fatalx("cannot drop capabilities: %s", err);
 	if (privdrop_no_new_privs() == -1)
 		fatal("no_new_privs");
+	/* dockerd-proxy's sockets: unix, or TCP to a socket proxy. */
+	proxy_seccomp_family(docker_host_family(conf->docker_endpoint));
 	for (n = 0; n < CHILD_MAX; n++)
 		children[n] = child_kinds[n].seccomp_table();
 	if (spawner_seccomp_load(children, CHILD_MAX,

@@ -119,8 +119,12 @@ static const struct seccomp_rule spawner_rules[] = {
 	SC_ALLOW(getresgid),
 	SC_ALLOW(setuid),
 	SC_ALLOW(setgid),
-	/* ... Landlock with nothing allowed, and its own filter. */
+	/*
+	 * ... Landlock with nothing allowed (dockerd-proxy behind a socket
+	 * proxy: but TCP connect to its port, one rule), and its own filter.
+	 */
 	SC_ALLOW(landlock_create_ruleset),
+	SC_ALLOW(landlock_add_rule),
 	SC_ALLOW(landlock_restrict_self),
 	SC_ALLOW(seccomp),
 	/*
@@ -129,6 +133,8 @@ static const struct seccomp_rule spawner_rules[] = {
 	 * the socket resolved.
 	 */
 	SC_ALLOW_ARG(unshare, SC_ARG_EQ(0, CLONE_NEWNS | CLONE_NEWNET)),
+	/* Behind a socket proxy on TCP: the host's network, so no NEWNET. */
+	SC_ALLOW_ARG(unshare, SC_ARG_EQ(0, CLONE_NEWNS)),
 	SC_ALLOW(mkdir),
 	SC_ALLOW(mkdirat),
 	SC_ALLOW(mount),

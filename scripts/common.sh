@@ -49,6 +49,9 @@ AS_PACKAGES=(
 	iproute2
 	# tests/integration/test_process_attach.py: a real WebSocket client.
 	python3-websockets
+	# tests/integration/test_socket_proxy.py and scripts/test's socket
+	# proxy pass: Docker behind etc/haproxy-socket-proxy.cfg.
+	haproxy
 )
 
 # --- messages ----------------------------------------------------------------

@@ -33,6 +33,10 @@ GVISOR = RUNTIME.startswith("runsc")
 # The daemons are a build with ASan and UBSan (scripts/test --sanitizers).
 SANITIZERS = os.environ.get("AGENT_SANDBOX_TEST_SANITIZERS") == "1"
 MANAGERD_USER = os.environ.get("AGENT_SANDBOX_MANAGERD_USER", "agent-sandbox")
+# The server's Docker behind a socket proxy (scripts/test's socket proxy
+# pass, docs/socket-proxy.md): DOCKER_HOST for every server whose test
+# does not name a Docker of its own.
+DOCKER_HOST = os.environ.get("AGENT_SANDBOX_TEST_DOCKER_HOST", "")
 TEST_KEY = "test-key-0123456789abcdef"
 
 
@@ -124,6 +128,8 @@ class Server:
         # scripts/test --runtime runsc: every sandbox under that runtime.
         if RUNTIME:
             self.env["AGENT_SANDBOX_DOCKER_RUNTIME"] = RUNTIME
+        if DOCKER_HOST:
+            self.env["DOCKER_HOST"] = DOCKER_HOST
         self.env.update({k: str(v) for k, v in settings.items()})
         self.proc = None
         self.log = None

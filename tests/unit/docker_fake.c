@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <netinet/in.h>
+
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +178,31 @@ fake_accept(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_enable(fk->conn, EV_READ | EV_WRITE);
 }
 
+/* Everything but the listening socket. */
+static void
+fake_setup(struct fake *fk, struct event_base *base, const char *response,
+    size_t response_len)
+{
+	memset(fk, 0, sizeof(*fk));
+	fk->base = base;
+	fk->response = response;
+	fk->response_len = response_len != 0 ? response_len :
+	    strlen(response);
+	fk->request = evbuffer_new();
+	assert_non_null(fk->request);
+	fk->tick = evtimer_new(base, fake_tick, fk);
+	assert_non_null(fk->tick);
+}
+
+static void
+fake_listen(struct fake *fk, int fd)
+{
+	assert_int_equal(listen(fd, 8), 0);
+	fk->listener = evconnlistener_new(fk->base, fake_accept, fk,
+	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	assert_non_null(fk->listener);
+}
+
 void
 fake_start(struct fake *fk, struct event_base *base, const char *response,
     size_t response_len)
@@ -183,11 +210,7 @@ fake_start(struct fake *fk, struct event_base *base, const char *response,
 	struct sockaddr_un	 sun;
 	int			 fd;
 
-	memset(fk, 0, sizeof(*fk));
-	fk->base = base;
-	fk->response = response;
-	fk->response_len = response_len != 0 ? response_len :
-	    strlen(response);
+	fake_setup(fk, base, response, response_len);
 	strlcpy(fk->dir, "/tmp/test_docker_http.XXXXXX", sizeof(fk->dir));
 	assert_non_null(mkdtemp(fk->dir));
 	snprintf(fk->path, sizeof(fk->path), "%s/docker.sock", fk->dir);
@@ -197,16 +220,40 @@ fake_start(struct fake *fk, struct event_base *base, const char *response,
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	assert_int_equal(listen(fd, 8), 0);
-	fk->listener = evconnlistener_new(base, fake_accept, fk,
-	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
-	assert_non_null(fk->listener);
-	fk->request = evbuffer_new();
-	assert_non_null(fk->request);
-	fk->tick = evtimer_new(base, fake_tick, fk);
-	assert_non_null(fk->tick);
+	fake_listen(fk, fd);
 	strlcpy(fake_dir, fk->dir, sizeof(fake_dir));
 	strlcpy(fake_path, fk->path, sizeof(fake_path));
+}
+
+void
+fake_start_tcp(struct fake *fk, struct event_base *base, int family,
+    const char *response, size_t response_len)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t		 len;
+	int			 fd;
+
+	fake_setup(fk, base, response, response_len);
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*sin);
+	} else {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_loopback;
+		len = sizeof(*sin6);
+	}
+	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &len), 0);
+	fake_listen(fk, fd);
+	snprintf(fk->path, sizeof(fk->path), family == AF_INET ?
+	    "tcp://127.0.0.1:%u" : "tcp://[::1]:%u", family == AF_INET ?
+	    ntohs(sin->sin_port) : ntohs(sin6->sin6_port));
 }
 
 void
@@ -217,8 +264,10 @@ fake_stop(struct fake *fk)
 	evconnlistener_free(fk->listener);
 	evbuffer_free(fk->request);
 	event_free(fk->tick);
-	unlink(fk->path);
-	rmdir(fk->dir);
+	if (fk->dir[0] != '\0') {
+		unlink(fk->path);
+		rmdir(fk->dir);
+	}
 }
 
 int

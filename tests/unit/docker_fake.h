@@ -1,6 +1,6 @@
 /*
  * A fake Docker for the docker_http tests: it listens on a unix socket in
- * a temporary directory, records what the client sent and answers with a
+ * a temporary directory (or on loopback TCP, as a socket proxy would), records what the client sent and answers with a
  * canned response (whole, dribbled, early, or never); and what a request
  * ended with, recorded by the callbacks the tests hand to docker_http.
  */
@@ -81,6 +81,9 @@ struct result {
 long	 dechunk(const char *, size_t, struct evbuffer *);
 void	 fake_start(struct fake *, struct event_base *, const char *response,
 	    size_t response_len);
+/* The same on loopback TCP (AF_INET or AF_INET6); path is the endpoint. */
+void	 fake_start_tcp(struct fake *, struct event_base *, int family,
+	    const char *response, size_t response_len);
 void	 fake_stop(struct fake *);
 int	 fake_request_is(struct fake *, const char *want, size_t len);
 

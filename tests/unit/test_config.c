@@ -136,7 +136,7 @@ test_defaults(void **state)
 	assert_int_equal(c.max_file_bytes, 52428800);
 	assert_int_equal(c.max_snapshot_bytes, 1073741824);
 	assert_true(c.reap_interval_seconds == 10.0);
-	assert_string_equal(c.docker_socket, "/var/run/docker.sock");
+	assert_string_equal(c.docker_endpoint, "/var/run/docker.sock");
 	assert_string_equal(c.privsep_user, "nobody");
 	assert_string_equal(c.chroot_dir, "/var/empty");
 #ifdef LIBEXECDIR
@@ -530,8 +530,9 @@ test_check_order(void **state)
 	expect_err(ENV(INSECURE, "DOCKER_HOST=tcp://x:1",
 	    "AGENT_SANDBOX_REAP_INTERVAL_SECONDS=y"),
 	    "invalid value for AGENT_SANDBOX_REAP_INTERVAL_SECONDS: 'y'");
-	expect_err(ENV("DOCKER_HOST=tcp://x:1"),
-	    "DOCKER_HOST must be a unix:// socket path, got 'tcp://x:1'");
+	expect_err(ENV("DOCKER_HOST=ssh://x"),
+	    "DOCKER_HOST must be unix:///PATH or tcp://HOST:PORT, "
+	    "got 'ssh://x'");
 
 	expect_err(ENV("AGENT_SANDBOX_DEFAULT_CPUS=8",
 	    "AGENT_SANDBOX_MAX_SANDBOXES=0"), MSG_NO_KEYS);
@@ -610,7 +611,7 @@ test_api_key_never_in_error(void **state)
 		"AGENT_SANDBOX_DEFAULT_CPUS=8",
 		"AGENT_SANDBOX_MAX_SANDBOXES=0",
 		"AGENT_SANDBOX_SANDBOX_USER=abc",
-		"DOCKER_HOST=tcp://127.0.0.1:2375",
+		"DOCKER_HOST=tcp://127.0.0.1:0",
 		"AGENT_SANDBOX_LOG_LEVEL=loud",
 		"AGENT_SANDBOX_SECCOMP=off",
 		"AGENT_SANDBOX_CHROOT_DIR=relative",
@@ -694,8 +695,7 @@ test_sandbox_user(void **state)
 static void
 test_docker_host(void **state)
 {
-	static const char *const bad[] = { "tcp://127.0.0.1:2375",
-	    "tcp://docker:2376", "ssh://user@host", "unix://",
+	static const char *const bad[] = { "ssh://user@host", "unix://",
 	    "unix://relative.sock", "UNIX:///var/run/docker.sock",
 	    "/var/run/docker.sock", "npipe:////./pipe/docker_engine",
 	    "unix:/var/run/docker.sock", " unix:///x" };
@@ -704,18 +704,18 @@ test_docker_host(void **state)
 	size_t		 i;
 
 	expect_ok(&c, ENV(INSECURE, "DOCKER_HOST="));
-	assert_string_equal(c.docker_socket, "/var/run/docker.sock");
+	assert_string_equal(c.docker_endpoint, "/var/run/docker.sock");
 	config_free(&c);
 	expect_ok(&c, ENV(INSECURE,
 	    "DOCKER_HOST=unix:///run/user/1000/docker.sock"));
-	assert_string_equal(c.docker_socket, "/run/user/1000/docker.sock");
+	assert_string_equal(c.docker_endpoint, "/run/user/1000/docker.sock");
 	config_free(&c);
 
 	for (i = 0; i < NELEM(bad); i++) {
 		snprintf(setting, sizeof(setting), "DOCKER_HOST=%s", bad[i]);
 		snprintf(want, sizeof(want),
-		    "DOCKER_HOST must be a unix:// socket path, got '%s'",
-		    bad[i]);
+		    "DOCKER_HOST must be unix:///PATH or tcp://HOST:PORT, "
+		    "got '%s'", bad[i]);
 		expect_err(ENV(INSECURE, setting), want);
 	}
 
@@ -725,14 +725,15 @@ test_docker_host(void **state)
 	path[107] = '\0';
 	snprintf(setting, sizeof(setting), "DOCKER_HOST=unix://%s", path);
 	expect_ok(&c, ENV(INSECURE, setting));
-	assert_string_equal(c.docker_socket, path);
+	assert_string_equal(c.docker_endpoint, path);
 	config_free(&c);
 	path[107] = 'p';
 	path[108] = '\0';
 	snprintf(setting, sizeof(setting), "DOCKER_HOST=unix://%s", path);
 	assert_int_equal(load_vars(&c, ENV(INSECURE, setting)), -1);
 	assert_non_null(strstr(err,
-	    "DOCKER_HOST must be a unix:// socket path, got 'unix:///ppp"));
+	    "DOCKER_HOST must be unix:///PATH or tcp://HOST:PORT, "
+	    "got 'unix:///ppp"));
 }
 
 static void

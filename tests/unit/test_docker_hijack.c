@@ -35,7 +35,7 @@
 #define START_BODY	"{\"Detach\":false,\"Tty\":true}"
 #define START_HEAD	"POST /v1.41/exec/abc/start HTTP/1.1\r\n" \
 			"Host: docker\r\nUser-Agent: agent-sandbox\r\n" \
-			"Connection: Upgrade\r\nUpgrade: tcp\r\n" \
+			"Connection: Upgrade, close\r\nUpgrade: tcp\r\n" \
 			"Content-Type: application/json\r\n" \
 			"Content-Length: 27\r\n\r\n" START_BODY
 
@@ -169,15 +169,20 @@ hijack_start(struct event_base *base, struct fake *fk, struct hijack *h)
 	return hijack_start_at(base, fk->path, h);
 }
 
-/* stdin in, half-closed; the command's last words still come back. */
+/*
+ * stdin in, half-closed; the command's last words still come back.  On
+ * Docker's unix socket (family 0) or over TCP, as through a socket proxy.
+ */
 static void
-test_write_then_half_close(void **state)
+write_then_half_close(struct event_base *base, int family)
 {
-	struct event_base	*base = *state;
 	struct fake		 fk;
 	struct hijack		 h;
 
-	fake_start(&fk, base, UPGRADED "$ ", 0);
+	if (family == 0)
+		fake_start(&fk, base, UPGRADED "$ ", 0);
+	else
+		fake_start_tcp(&fk, base, family, UPGRADED "$ ", 0);
 	fk.keep_open = 1;
 	fk.after_eof = "bye\r\n";
 	memset(&h, 0, sizeof(h));
@@ -202,6 +207,24 @@ test_write_then_half_close(void **state)
 	    7);
 	result_free(&h.res);
 	fake_stop(&fk);
+}
+
+static void
+test_write_then_half_close(void **state)
+{
+	write_then_half_close(*state, 0);
+}
+
+static void
+test_write_then_half_close_tcp(void **state)
+{
+	write_then_half_close(*state, AF_INET);
+}
+
+static void
+test_write_then_half_close_tcp6(void **state)
+{
+	write_then_half_close(*state, AF_INET6);
 }
 
 /*
@@ -391,6 +414,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_write_then_half_close,
+		    setup_base, teardown_base),
+		cmocka_unit_test_setup_teardown(test_write_then_half_close_tcp,
+		    setup_base, teardown_base),
+		cmocka_unit_test_setup_teardown(test_write_then_half_close_tcp6,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_half_close_after_queued,
 		    setup_base, teardown_base),

@@ -923,7 +923,7 @@ test_request_head(void **state)
 	check_head("POST", "/v1.41/exec/abc/start", "application/json", 2,
 	    DOCKER_HTTP_UPGRADE,
 	    "POST /v1.41/exec/abc/start HTTP/1.1\r\nHost: docker\r\n"
-	    "User-Agent: agent-sandbox\r\nConnection: Upgrade\r\n"
+	    "User-Agent: agent-sandbox\r\nConnection: Upgrade, close\r\n"
 	    "Upgrade: tcp\r\nContent-Type: application/json\r\n"
 	    "Content-Length: 2\r\n\r\n");
 	check_head("PUT", "/v1.41/containers/abc/archive?path=%2Fworkspace",

@@ -774,7 +774,7 @@ test_e2e_upgrade(void **state)
 	    sizeof(RAW_STREAM) - 1);
 	assert_true(fake_request_is(&fk, "POST /v1.41/exec/abc/start "
 	    "HTTP/1.1\r\nHost: docker\r\nUser-Agent: agent-sandbox\r\n"
-	    "Connection: Upgrade\r\nUpgrade: tcp\r\n"
+	    "Connection: Upgrade, close\r\nUpgrade: tcp\r\n"
 	    "Content-Type: application/json\r\nContent-Length: 28\r\n\r\n"
 	    "{\"Detach\":false,\"Tty\":false}", 0));
 	result_free(&res);

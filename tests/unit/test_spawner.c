@@ -230,7 +230,7 @@ test_start_writes_the_settings(void **state)
 	assert_int_equal(msgr_u8(&r), env->conf.allow_runtime_env);
 	assert_int_equal(msgr_end(&r), 0);
 	assert_string_equal(ps.seccomp_mode, env->conf.seccomp_mode);
-	assert_string_equal(sock, env->conf.docker_socket);
+	assert_string_equal(sock, env->conf.docker_endpoint);
 	assert_string_equal(iid, "0123456789abcdef");
 	assert_string_equal(runtime, env->conf.docker_runtime);
 	assert_string_equal(net, env->conf.network_name);
