@@ -45,6 +45,7 @@ static const struct route routes[] = {
 	{ "/v1/sandboxes/*", "GET", route_sandbox_get, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*", "DELETE", route_sandbox_delete,
 	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*", "PATCH", route_sandbox_patch, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*/timeout", "POST", route_sandbox_timeout,
 	    ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*/exec", "POST", route_exec, ROUTE_BODY_WHOLE },

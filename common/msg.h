@@ -97,7 +97,11 @@ enum msg_type {
 	 */
 	MSG_HEALTH_REQUEST = 200,	/* empty -> HEALTH_RESULT */
 	MSG_SANDBOX_CREATE = 201,	/* create_request -> SANDBOX_INFO */
-	MSG_SANDBOX_LIST = 202,		/* empty -> SANDBOX_INFO* LIST_END */
+	/*
+	 * label_filter (sandbox_msg.h; count 0: every sandbox) ->
+	 * SANDBOX_INFO* LIST_END, only the sandboxes it matches.
+	 */
+	MSG_SANDBOX_LIST = 202,
 	MSG_SANDBOX_GET = 203,		/* str id -> SANDBOX_INFO */
 	MSG_SANDBOX_DELETE = 204,	/* str id -> OK */
 	MSG_SANDBOX_TIMEOUT = 205,	/* str id, i64 secs -> SANDBOX_INFO */
@@ -202,6 +206,13 @@ enum msg_type {
 	/* process_ref -> OK: the tree killed, the record gone */
 	MSG_PROCESS_DELETE = 228,
 	MSG_PROCESS_RESIZE = 229,	/* process_resize -> OK */
+	/*
+	 * label_patch (sandbox_msg.h) -> SANDBOX_INFO, under the sandbox's
+	 * lock, the record on disk before the answer.
+	 */
+	MSG_SANDBOX_PATCH = 235,
+	/* str id -> SANDBOX_STATS_RESULT (sandbox_stats, stats_msg.h) */
+	MSG_SANDBOX_STATS = 245,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -239,6 +250,7 @@ enum msg_type {
 	MSG_PROCESS_INFO = 315,		/* process_info */
 	MSG_PROCESS_LIST_END = 316,	/* empty */
 	MSG_PROCESS_OUTPUT_STARTED = 317,	/* empty */
+	MSG_SANDBOX_STATS_RESULT = 325,	/* sandbox_stats */
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -300,6 +312,11 @@ enum msg_type {
 	MSG_DOCKER_PROCESS_RESIZE = 412,
 	/* docker_process_exec -> DOCKER_PROCESS_STATE */
 	MSG_DOCKER_PROCESS_INSPECT = 413,
+	/*
+	 * str id -> DOCKER_STATS_RESULT: Docker's one-shot stats of the
+	 * sandbox's container and the bytes under its /workspace.
+	 */
+	MSG_DOCKER_STATS = 425,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -313,6 +330,7 @@ enum msg_type {
 	MSG_DOCKER_ARCHIVE_STAT = 507,
 	MSG_DOCKER_PROCESS_STARTED = 508,	/* docker_process_started */
 	MSG_DOCKER_PROCESS_STATE = 509,	/* docker_process_state */
+	MSG_DOCKER_STATS_RESULT = 515,	/* sandbox_stats (stats_msg.h) */
 
 	/*
 	 * apid -> archive-worker, on the channel managerd made.  A job is

@@ -389,6 +389,8 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 	cc->ttl = ttl;
 	sandbox_make_id(cc->sb->rec.id, sizeof(cc->sb->rec.id));
 	cc->sb->rec.spec = spec;
+	cc->sb->rec.labels = req->labels;	/* checked by its decoder */
+	memset(&req->labels, 0, sizeof(req->labels));
 	if (sandbox_docker_create(cc->sb->rec.id, &spec, create_done,
 	    cc) == -1) {
 		quota_release();

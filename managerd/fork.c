@@ -198,6 +198,9 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	op->tar.check_fd = op->tar.put_fd = -1;
 	sandbox_make_id(op->sb->rec.id, sizeof(op->sb->rec.id));
 	op->sb->rec.spec = spec;
+	/* Only the request's labels: a fork is a new sandbox of its own. */
+	op->sb->rec.labels = req->labels;
+	memset(&req->labels, 0, sizeof(req->labels));
 	if (snapshot_tar_open(rec.id, &op->tar) == -1) {
 		reply_snapshot_error(apid_id, rec.id);
 		snapshot_record_free(&rec);

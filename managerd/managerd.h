@@ -28,6 +28,7 @@ struct sandbox_record {
 	double			 created_at;
 	double			 expires_at;
 	char			*source_snapshot_id;	/* NULL: none */
+	struct label_list	 labels;	/* labels.h: checked */
 };
 
 /*
@@ -433,7 +434,10 @@ void	 command_argv(int shell, size_t argc, char **argv,
 /* create.c, query.c, destroy.c, timeout.c, exec.c: apid's requests. */
 void	 sandbox_create(uint32_t apid_id, struct create_request *);
 void	 sandbox_get(uint32_t apid_id, const char *id);
-void	 sandbox_list(uint32_t apid_id);
+/* Takes the filter's contents. */
+void	 sandbox_list(uint32_t apid_id, struct label_filter *);
+/* labels.c: PATCH of the labels; takes the patch's contents. */
+void	 sandbox_patch(uint32_t apid_id, struct label_patch *);
 void	 sandbox_delete(uint32_t apid_id, const char *id);
 void	 sandbox_set_timeout(uint32_t apid_id, const char *id,
 	    int64_t secs);

@@ -17,6 +17,7 @@ fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
 	apid/respond.c common/format.c common/msg.c common/sandbox_msg.c \
+	common/labels.c common/labels_msg.c apid/body_labels.c \
 	common/file_msg.c common/process_msg.c common/ids.c $(APID_HTTP)
 fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
 fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
@@ -24,6 +25,7 @@ fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
 fuzz_file_list_SRCS = apid/file_list.c common/utf8.c common/format.c
 fuzz_process_events_SRCS = apid/process_events.c apid/jsonout.c \
 	common/process_msg.c common/msg.c common/sandbox_msg.c common/ids.c \
+	common/labels.c common/labels_msg.c \
 	common/utf8.c common/format.c common/websocket.c common/log.c
 # apid's HTTP/1.1 layer: a request head and body, and whole connections.
 fuzz_http_parse_SRCS = apid/http_parse.c
@@ -49,10 +51,11 @@ fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
 	client/rest.c client/rest_http.c client/rest_url.c \
 	common/websocket.c common/process_msg.c common/msg.c \
 	common/sandbox_msg.c common/ids.c common/utf8.c common/imsg.c \
-	common/log.c
+	common/labels.c common/labels_msg.c common/log.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
-	common/process_msg.c common/ids.c
+	common/process_msg.c common/ids.c common/labels.c common/labels_msg.c \
+	common/utf8.c
 fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
