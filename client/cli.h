@@ -60,6 +60,13 @@ int	cli_logs(struct cli *, int, char **);
 int	cli_attach(struct cli *, int, char **);
 int	cli_shell(struct cli *, int, char **);
 int	cli_kill(struct cli *, int, char **);
+int	cli_label(struct cli *, int, char **);
+int	cli_stats(struct cli *, int, char **);
+/* cli_labels.c */
+int	cli_parse_label(json_object *labels, const char *kv);
+int	cli_check_filter(const char *);
+char	*cli_labels_text(json_object *sandbox);
+void	cli_human_size(int64_t, char *, size_t);	/* "1.5MiB" */
 int	cli_delete_each(struct cli *, const char *collection, int, char **);
 int	cli_sandbox_update(struct cli *, const char *id, const char *suffix,
 	    const char *key, json_object *val);
