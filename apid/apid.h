@@ -375,6 +375,8 @@ void	route_sandbox_get(struct http_request *, char **params);
 void	route_sandbox_delete(struct http_request *, char **params);
 void	route_sandbox_timeout(struct http_request *, char **params);
 void	route_sandbox_patch(struct http_request *, char **params);
+/* route_stats.c */
+void	route_sandbox_stats(struct http_request *, char **params);
 json_object *sandbox_info_json(const struct sandbox_info *);
 /* 0 if the id can travel; else the 404 has been sent. */
 int	sandbox_id_check(struct http_request *, const char *id);

@@ -48,6 +48,8 @@ static const struct route routes[] = {
 	{ "/v1/sandboxes/*", "PATCH", route_sandbox_patch, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*/timeout", "POST", route_sandbox_timeout,
 	    ROUTE_BODY_WHOLE },
+	{ "/v1/sandboxes/*/stats", "GET", route_sandbox_stats,
+	    ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*/exec", "POST", route_exec, ROUTE_BODY_WHOLE },
 	{ "/v1/sandboxes/*/exec/stream", "POST", route_exec_stream,
 	    ROUTE_BODY_WHOLE },

@@ -521,6 +521,20 @@ script_exec_body(const struct proxy_policy *p, const char *script,
 	return body;
 }
 
+/*
+ * The workspace probe of GET .../stats: du's total of /workspace in KiB,
+ * as the sandbox user (it reads what the sandbox could read anyway), its
+ * complaints about unreadable entries dropped so that the one line left
+ * is the total.  The pid argument is unused: 0.
+ */
+#define WORKSPACE_DU_SCRIPT	"exec du -sk /workspace 2>/dev/null"
+
+json_object *
+hardening_workspace_du_body(const struct proxy_policy *p)
+{
+	return script_exec_body(p, WORKSPACE_DU_SCRIPT, 0, NULL);
+}
+
 json_object *
 hardening_kill_body(const struct proxy_policy *p, long long pid)
 {

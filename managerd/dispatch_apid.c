@@ -89,7 +89,7 @@ apid_patch(struct peer *p, struct imsg *imsg)
 	sandbox_patch(imsg->hdr.peerid, &patch);
 }
 
-/* GET, DELETE: the payload is the sandbox id as the client gave it. */
+/* GET, DELETE, STATS: the payload is the sandbox id as the client gave it. */
 static void
 apid_by_id(struct peer *p, struct imsg *imsg)
 {
@@ -99,6 +99,8 @@ apid_by_id(struct peer *p, struct imsg *imsg)
 		peer_bad_message(p, imsg, "malformed sandbox id");
 	if (imsg->hdr.type == MSG_SANDBOX_GET)
 		sandbox_get(imsg->hdr.peerid, id);
+	else if (imsg->hdr.type == MSG_SANDBOX_STATS)
+		sandbox_stats(imsg->hdr.peerid, id);
 	else
 		sandbox_delete(imsg->hdr.peerid, id);
 	free(id);
@@ -427,6 +429,7 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_SANDBOX_GET:
 	case MSG_SANDBOX_DELETE:
+	case MSG_SANDBOX_STATS:
 		apid_by_id(p, imsg);
 		break;
 	case MSG_SANDBOX_TIMEOUT:

@@ -436,6 +436,8 @@ void	 sandbox_create(uint32_t apid_id, struct create_request *);
 void	 sandbox_get(uint32_t apid_id, const char *id);
 /* Takes the filter's contents. */
 void	 sandbox_list(uint32_t apid_id, struct label_filter *);
+/* stats.c: GET .../stats. */
+void	 sandbox_stats(uint32_t apid_id, const char *id);
 /* labels.c: PATCH of the labels; takes the patch's contents. */
 void	 sandbox_patch(uint32_t apid_id, struct label_patch *);
 void	 sandbox_delete(uint32_t apid_id, const char *id);
