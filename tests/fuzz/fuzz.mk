@@ -40,6 +40,10 @@ fuzz_archive_job_SRCS = archive-worker/job.c archive-worker/job_error.c \
 # dockerd-proxy: what Docker answers.
 fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
 	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
+# Docker's one-shot stats answer, and the workspace probe's line.
+fuzz_docker_stats_SRCS = dockerd-proxy/docker_stats_parse.c \
+	common/stats_msg.c common/msg.c common/sandbox_msg.c common/labels.c \
+	common/labels_msg.c common/utf8.c
 fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
 	common/file_msg.c
 fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
@@ -55,7 +59,7 @@ fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/process_msg.c common/ids.c common/labels.c common/labels_msg.c \
-	common/utf8.c
+	common/stats_msg.c common/utf8.c
 fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\

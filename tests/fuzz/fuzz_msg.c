@@ -1,5 +1,6 @@
 /*
- * The message codecs (common/sandbox_msg.c, common/file_msg.c) and the
+ * The message codecs (common/sandbox_msg.c, common/file_msg.c,
+ * common/labels_msg.c, common/stats_msg.c) and the
  * payload reader under them (common/msg.c).  Input: a byte choosing a
  * decoder, then the payload a peer sent; past the decoders the byte
  * chooses a field list of msgr_* reads, given in the next bytes.
@@ -15,6 +16,7 @@
 #include "file_msg.h"
 #include "harness.h"
 #include "process_msg.h"
+#include "stats_msg.h"
 
 union value {
 	struct create_request	 create_request;
@@ -47,6 +49,9 @@ union value {
 	struct docker_process_signal docker_process_signal;
 	struct docker_process_exec docker_process_exec;
 	struct docker_process_state docker_process_state;
+	struct label_patch	 label_patch;
+	struct label_filter	 label_filter;
+	struct sandbox_stats	 sandbox_stats;
 	uint64_t		 u64;
 	char			*str;
 };
@@ -97,6 +102,8 @@ CODEC(process_info)
 CODEC(process_ref)
 CODEC(docker_process)
 CODEC(docker_process_exec)
+CODEC(label_patch)
+CODEC(label_filter)
 
 /* Process codecs whose values hold a ref or one string to free. */
 #define CODEC_REF(name)							\
@@ -186,6 +193,18 @@ put_exec_exit(struct msgw *w, const union value *v)
 }
 
 static int
+get_sandbox_stats(const struct imsg *m, union value *v)
+{
+	return msg_get_sandbox_stats(m, &v->sandbox_stats);
+}
+
+static void
+put_sandbox_stats(struct msgw *w, const union value *v)
+{
+	msg_put_sandbox_stats(w, &v->sandbox_stats);
+}
+
+static int
 get_u64(const struct imsg *m, union value *v)
 {
 	return msg_get_u64(m, &v->u64);
@@ -251,6 +270,8 @@ static const struct codec codecs[] = {
 	C(process_resize), C(docker_process), C(docker_process_exec),
 	C(docker_process_started), C(docker_process_signal),
 	{ get_docker_process_state, put_docker_process_state, free_nothing },
+	C(label_patch), C(label_filter),
+	{ get_sandbox_stats, put_sandbox_stats, free_nothing },
 };
 #define NCODECS	(sizeof(codecs) / sizeof(codecs[0]))
 
