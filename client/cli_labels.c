@@ -40,6 +40,37 @@ cli_parse_label(json_object *labels, const char *kv)
 	return ret;
 }
 
+/*
+ * K=V (set) or K- (remove) into a merge patch (an object), for the
+ * label verb: 0, or -1 with a warning.
+ */
+int
+cli_label_change(json_object *patch, const char *arg)
+{
+	size_t	 len = strlen(arg);
+	char	*key;
+	int	 ret;
+
+	if (strchr(arg, '=') != NULL)
+		return cli_parse_label(patch, arg);
+	if (len < 2 || arg[len - 1] != '-' ||
+	    !label_key_valid(arg, len - 1)) {
+		cli_warn("'%s' is neither KEY=VALUE (set) nor KEY- (remove)",
+		    arg);
+		return -1;
+	}
+	if ((key = strndup(arg, len - 1)) == NULL) {
+		cli_warn("out of memory");
+		return -1;
+	}
+	/* A JSON null: the merge patch's "remove". */
+	ret = json_object_object_add(patch, key, NULL);
+	free(key);
+	if (ret != 0)
+		cli_warn("out of memory");
+	return ret != 0 ? -1 : 0;
+}
+
 /* K or K=V, for ls --label: 0, or -1 with a warning. */
 int
 cli_check_filter(const char *f)
@@ -82,63 +113,4 @@ cli_labels_text(json_object *sb)
 		s = next;
 	}
 	return s;
-}
-
-/* One operand of the label verb into the patch: K=V or K-. */
-static int
-label_change(json_object *patch, const char *arg)
-{
-	size_t	 len = strlen(arg);
-	char	*key;
-	int	 ret;
-
-	if (strchr(arg, '=') != NULL)
-		return cli_parse_label(patch, arg);
-	if (len < 2 || arg[len - 1] != '-' ||
-	    !label_key_valid(arg, len - 1)) {
-		cli_warn("'%s' is neither KEY=VALUE (set) nor KEY- (remove)",
-		    arg);
-		return -1;
-	}
-	if ((key = strndup(arg, len - 1)) == NULL) {
-		cli_warn("out of memory");
-		return -1;
-	}
-	/* A JSON null: the merge patch's "remove". */
-	ret = json_object_object_add(patch, key, NULL);
-	free(key);
-	if (ret != 0)
-		cli_warn("out of memory");
-	return ret != 0 ? -1 : 0;
-}
-
-int
-cli_label(struct cli *cli, int argc, char **argv)
-{
-	struct rest_error	 err;
-	json_object		*patch, *sb;
-	int			 i, j, ret;
-
-	if ((i = cli_options(argc, argv)) == -1 || argc - i < 2 ||
-	    cli_id(argv[0], argv[i]) == -1)
-		return cli_usage(argv[0]);
-	if ((patch = json_object_new_object()) == NULL) {
-		cli_warn("out of memory");
-		return CLI_EXIT_FAIL;
-	}
-	for (j = i + 1; j < argc; j++)
-		if (label_change(patch, argv[j]) == -1) {
-			json_object_put(patch);
-			return cli_usage(argv[0]);
-		}
-	ret = rest_sandbox_patch_labels(&cli->rc, argv[i], patch, &sb, &err);
-	json_object_put(patch);
-	if (ret == -1)
-		return cli_api_error(&err);
-	if (cli->json)
-		cli_print_json(sb);
-	else
-		cli_sandbox_table(&sb, 1);
-	json_object_put(sb);
-	return CLI_EXIT_OK;
 }

@@ -301,3 +301,35 @@ cli_timeout(struct cli *cli, int argc, char **argv)
 	return cli_sandbox_update(cli, argv[i], "/timeout", "timeout_seconds",
 	    json_object_new_int64(secs));
 }
+
+/* label ID K=V|K-...: a merge patch of the sandbox's labels. */
+int
+cli_label(struct cli *cli, int argc, char **argv)
+{
+	struct rest_error	 err;
+	json_object		*patch, *sb;
+	int			 i, j, ret;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i < 2 ||
+	    cli_id(argv[0], argv[i]) == -1)
+		return cli_usage(argv[0]);
+	if ((patch = json_object_new_object()) == NULL) {
+		cli_warn("out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	for (j = i + 1; j < argc; j++)
+		if (cli_label_change(patch, argv[j]) == -1) {
+			json_object_put(patch);
+			return cli_usage(argv[0]);
+		}
+	ret = rest_sandbox_patch_labels(&cli->rc, argv[i], patch, &sb, &err);
+	json_object_put(patch);
+	if (ret == -1)
+		return cli_api_error(&err);
+	if (cli->json)
+		cli_print_json(sb);
+	else
+		cli_sandbox_table(&sb, 1);
+	json_object_put(sb);
+	return CLI_EXIT_OK;
+}
