@@ -54,13 +54,12 @@ print_cpu(json_object *o)
 }
 
 static void
-print_stats(json_object *o)
+print_stats(const char *id, json_object *o)
 {
 	char	 a[32], b[32];
 	int64_t	 cur, lim;
 
-	printf("sandbox:   %s (%s)\n", cli_str(o, "sandbox_id"),
-	    cli_str(o, "status"));
+	printf("sandbox:   %s (%s)\n", id, cli_str(o, "status"));
 	print_cpu(o);
 	printf("memory:    %s of %s\n",
 	    size_or_dash(o, "memory", "usage_bytes", a, sizeof(a)),
@@ -95,7 +94,7 @@ cli_stats(struct cli *cli, int argc, char **argv)
 	if (cli->json)
 		cli_print_json(o);
 	else
-		print_stats(o);
+		print_stats(argv[i], o);
 	json_object_put(o);
 	return CLI_EXIT_OK;
 }
