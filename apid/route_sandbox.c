@@ -120,6 +120,7 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 struct filter_parse {
 	struct label_filter	 filter;
 	char			*bad;		/* the value refused */
+	size_t			 badlen;	/* NULs count */
 	const char		*why;
 	int			 errnum;
 };
@@ -134,6 +135,7 @@ filter_add(char *value, size_t len, void *arg)
 	if (rc == -1) {
 		fp->errnum = errno;
 		fp->bad = value;
+		fp->badlen = len;
 		return -1;
 	}
 	free(value);
@@ -158,7 +160,7 @@ list_filter(struct http_request *req, struct label_filter *f)
 	    "are supported", LABEL_FILTERS_MAX) == -1)
 		msg = NULL;
 	else if (fp.errnum == EINVAL && (repr = body_pyrepr(fp.bad,
-	    strlen(fp.bad))) != NULL) {
+	    fp.badlen)) != NULL) {
 		if (asprintf(&msg, "invalid label filter %s: %s", repr,
 		    fp.why) == -1)
 			msg = NULL;

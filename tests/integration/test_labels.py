@@ -93,6 +93,10 @@ class Labels(LabelCase):
                       "?label=k=" + "v" * 256):
             status, doc = self.server.api("GET", "/v1/sandboxes" + query)
             self.refused(status, doc, 400, "invalid_request")
+        # The refused filter is echoed whole, NUL and odd bytes escaped.
+        status, doc = self.server.api("GET", "/v1/sandboxes?label=k%00=x")
+        self.refused(status, doc, 400, "invalid_request")
+        self.assertIn("'k\\x00=x'", doc["error"]["message"])
         status, doc = self.server.api(
             "GET", "/v1/sandboxes?" + "&".join(
                 "label=k%d" % i for i in range(33)))
