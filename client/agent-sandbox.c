@@ -50,7 +50,8 @@ const struct cli_verb	cli_verbs[] = {
 	{ "rollback", cli_rollback, "ID SNAP",
 	    "restore a snapshot into a sandbox" },
 	{ "fork", cli_fork,
-	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]",
+	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]\n"
+	    "\t[--label K=V]...",
 	    "create a sandbox from a snapshot and print its ID" },
 	{ "snapshot-rm", cli_snapshot_rm, "SNAP...", "delete snapshots" },
 	{ "run", cli_run,

@@ -325,6 +325,22 @@ class Cli(LabelCase):
         rc, out, err = self.cli("inspect", sid)
         self.assertIn("labels: owner=me,team=ml", out.splitlines())
 
+    def test_fork_label(self):
+        a = self.create(labels={"origin": "1"})
+        status, snap = self.server.api(
+            "POST", "/v1/sandboxes/%s/snapshots" % a["id"], {})
+        self.assertEqual(status, 201, snap)
+        self.addCleanup(self.server.api, "DELETE",
+                        "/v1/snapshots/" + snap["id"])
+        rc, out, err = self.cli("fork", snap["id"], "--label", "try=2")
+        self.assertEqual(rc, 0, err)
+        sid = out.split()[0]
+        self.addCleanup(self.server.api, "DELETE", "/v1/sandboxes/" + sid)
+        self.assertEqual(self.server.api("GET", "/v1/sandboxes/" +
+                                         sid)[1]["labels"], {"try": "2"})
+        rc, out, err = self.cli("fork", snap["id"], "--label", "bad")
+        self.assertEqual(rc, 2, err)
+
     def test_usage_errors(self):
         for args in (("create", "--label", "novalue"),
                      ("create", "--label", "-x=1"),
