@@ -309,6 +309,7 @@ char	*body_pyrepr(const char *, size_t);
 int	body_read_create(struct http_request *, struct create_request *);
 int	body_read_exec(struct http_request *, struct exec_request *);
 int	body_read_timeout(struct http_request *, int64_t *);
+int	body_read_patch(struct http_request *, struct label_patch *);
 
 /*
  * What the models (body_sandbox.c, body_exec.c) share.  The v_*()
@@ -356,6 +357,13 @@ int	body_parse_create(const char *ctype, const void *, size_t,
 int	body_parse_timeout(const char *ctype, const void *, size_t,
 	    int64_t *seconds, struct body_error *);
 
+/* body_labels.c: labels in create and fork, and the PATCH body. */
+int	v_labels(struct vctx *, const struct jv *, int nulls);
+int	labels_take(const struct jv *, struct label_list *,
+	    struct body_error *);
+int	body_parse_patch(const char *ctype, const void *, size_t,
+	    struct label_patch *, struct body_error *);
+
 /* body_exec.c */
 int	body_parse_exec(const char *ctype, const void *, size_t,
 	    struct exec_request *, struct body_error *);
@@ -392,6 +400,9 @@ void	route_sandbox_list(struct http_request *, char **params);
 void	route_sandbox_get(struct http_request *, char **params);
 void	route_sandbox_delete(struct http_request *, char **params);
 void	route_sandbox_timeout(struct http_request *, char **params);
+void	route_sandbox_patch(struct http_request *, char **params);
+/* route_stats.c */
+void	route_sandbox_stats(struct http_request *, char **params);
 json_object *sandbox_info_json(const struct sandbox_info *);
 /* 0 if the id can travel; else the 404 has been sent. */
 int	sandbox_id_check(struct http_request *, const char *id);
@@ -625,6 +636,12 @@ int	query_value(const char *query, const char *key, char **val,
 	    size_t *vlen);
 int	query_get(struct http_request *, const char *key, char **val,
 	    size_t *vlen);
+/*
+ * Every value of key (a repeated parameter): cb(value, len, arg) owns
+ * each malloc'd value; 1 if any, 0 if none, -1 ENOMEM or cb's -1.
+ */
+int	query_each(const char *query, const char *key, int utf8,
+	    int (*cb)(char *, size_t, void *), void *arg);
 /* The same, the value as bytes: %XX is a byte, never a character. */
 int	query_get_bytes(struct http_request *, const char *key, char **val,
 	    size_t *vlen);

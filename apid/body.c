@@ -706,3 +706,18 @@ body_read_timeout(struct http_request *req, int64_t *seconds)
 	}
 	return 0;
 }
+
+int
+body_read_patch(struct http_request *req, struct label_patch *p)
+{
+	struct body_error	 e;
+	const void		*data;
+	size_t			 len;
+
+	data = body_bytes(req, &len);
+	if (body_parse_patch(body_ctype(req), data, len, p, &e) == -1) {
+		body_respond_error(req, &e);
+		return -1;
+	}
+	return 0;
+}

@@ -1,6 +1,7 @@
 /*
  * The bodies of the sandbox routes, as the reference's models: create
- * (API.md §4.2) and timeout (§4.6), validated with body.c's machinery.
+ * (API.md §4.2, with labels added: body_labels.c) and timeout (§4.6),
+ * validated with body.c's machinery.
  */
 #include <stdint.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 
 static const char *const create_fields[] = { "image", "cpus", "memory_mb",
     "pids_limit", "network", "read_only_rootfs", "timeout_seconds", "env",
-    NULL };
+    "labels", NULL };
 
 int
 body_parse_create(const char *ctype, const void *data, size_t len,
@@ -18,7 +19,7 @@ body_parse_create(const char *ctype, const void *data, size_t len,
 	struct jv	 body;
 	struct vctx	 v;
 	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
-	const struct jv	*f, *image = NULL, *env = NULL;
+	const struct jv	*f, *image = NULL, *env = NULL, *labels = NULL;
 	int		 rc = -1;
 
 	memset(c, 0, sizeof(*c));
@@ -62,13 +63,17 @@ body_parse_create(const char *ctype, const void *data, size_t len,
 	}
 	if ((f = member(&body, "env")) != NULL && v_env(&v, f) == 0)
 		env = f;
+	if ((f = member(&body, "labels")) != NULL && f->type != JV_NULL &&
+	    v_labels(&v, f, 0) == 0)
+		labels = f;
 	v_extras(&v, &body, create_fields);
 	if (json_object_array_length(v.errors) > 0) {
 		set_detail(e, v.errors);
 		goto out;
 	}
 	json_object_put(v.errors);
-	if (env_take(env, &c->env, e) == -1)
+	if (env_take(env, &c->env, e) == -1 ||
+	    labels_take(labels, &c->labels, e) == -1)
 		goto out;
 	if (image != NULL) {
 		if (has_nul(image)) {

@@ -154,7 +154,7 @@ out:
 }
 
 static const char *const fork_fields[] = { "timeout_seconds", "network",
-    "cpus", "memory_mb", NULL };
+    "cpus", "memory_mb", "labels", NULL };
 
 /* The member called name unless it was not sent or is null. */
 static const struct jv *
@@ -174,7 +174,7 @@ body_parse_fork(const char *ctype, const void *data, size_t len,
 	struct jv	 body;
 	struct vctx	 v;
 	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
-	const struct jv	*f;
+	const struct jv	*f, *labels = NULL;
 	int		 rc;
 
 	memset(fr, 0, sizeof(*fr));
@@ -200,14 +200,21 @@ body_parse_fork(const char *ctype, const void *data, size_t len,
 		fr->has_memory_mb = v_int_ge(&v, &l, f, 16,
 		    &fr->memory_mb) == 0;
 	}
+	if ((f = given(&body, "labels")) != NULL && v_labels(&v, f, 0) == 0)
+		labels = f;
 	v_extras(&v, &body, fork_fields);
 	rc = 0;
 	if (json_object_array_length(v.errors) > 0) {
 		set_detail(e, v.errors);
 		memset(fr, 0, sizeof(*fr));
 		rc = -1;
-	} else
+	} else {
 		json_object_put(v.errors);
+		if (labels_take(labels, &fr->labels, e) == -1) {
+			memset(fr, 0, sizeof(*fr));
+			rc = -1;
+		}
+	}
 	jv_free(&body);
 	return rc;
 }

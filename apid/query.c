@@ -67,17 +67,20 @@ query_decode(const char *s, size_t len, size_t *outlen, int utf8)
 	return out;
 }
 
-static int
-query_find(const char *q, const char *key, char **val, size_t *vlen,
-    int utf8)
+/*
+ * cb(value, its length, arg) for every pair named key, in the order
+ * sent: 1 if there was one, 0 if none, -1 if out of memory or cb
+ * returned -1 (it stops there).
+ */
+int
+query_each(const char *q, const char *key, int utf8,
+    int (*cb)(char *, size_t, void *), void *arg)
 {
 	const char	*amp, *eq;
 	char		*name, *v;
 	size_t		 seg, nlen, n;
-	int		 match;
+	int		 match, any = 0;
 
-	*val = NULL;
-	*vlen = 0;
 	while (q != NULL && *q != '\0') {
 		amp = strchr(q, '&');
 		seg = amp != NULL ? (size_t)(amp - q) : strlen(q);
@@ -85,7 +88,7 @@ query_find(const char *q, const char *key, char **val, size_t *vlen,
 			eq = memchr(q, '=', seg);
 			nlen = eq != NULL ? (size_t)(eq - q) : seg;
 			if ((name = query_decode(q, nlen, &n, 1)) == NULL)
-				goto oom;
+				return -1;
 			match = n == strlen(key) && memcmp(name, key, n) == 0;
 			free(name);
 			if (match) {
@@ -94,20 +97,49 @@ query_find(const char *q, const char *key, char **val, size_t *vlen,
 					    &n, utf8);
 				else
 					v = query_decode("", 0, &n, utf8);
-				if (v == NULL)
-					goto oom;
-				free(*val);
-				*val = v;
-				*vlen = n;
+				/* cb owns v. */
+				if (v == NULL || cb(v, n, arg) == -1)
+					return -1;
+				any = 1;
 			}
 		}
 		q = amp != NULL ? amp + 1 : NULL;
 	}
-	return *val != NULL;
- oom:
-	free(*val);
-	*val = NULL;
-	return -1;
+	return any;
+}
+
+struct last_value {
+	char	*val;
+	size_t	 len;
+};
+
+static int
+keep_last(char *v, size_t len, void *arg)
+{
+	struct last_value	*lv = arg;
+
+	free(lv->val);
+	lv->val = v;
+	lv->len = len;
+	return 0;
+}
+
+static int
+query_find(const char *q, const char *key, char **val, size_t *vlen,
+    int utf8)
+{
+	struct last_value	 lv = { NULL, 0 };
+	int			 rc;
+
+	rc = query_each(q, key, utf8, keep_last, &lv);
+	if (rc == -1) {
+		free(lv.val);
+		lv.val = NULL;
+		lv.len = 0;
+	}
+	*val = lv.val;
+	*vlen = lv.len;
+	return rc;
 }
 
 int

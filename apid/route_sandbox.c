@@ -5,12 +5,26 @@
  */
 #include <sys/queue.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apid.h"
 #include "format.h"
 #include "log.h"
+
+/* {} when there are none: a client may always read the field. */
+static json_object *
+labels_json(const struct label_list *l)
+{
+	json_object	*o = json_object_new_object();
+	size_t		 i;
+
+	for (i = 0; i < l->count; i++)
+		json_object_object_add(o, l->keys[i],
+		    json_object_new_string(l->values[i]));
+	return o;
+}
 
 json_object *
 sandbox_info_json(const struct sandbox_info *si)
@@ -41,6 +55,7 @@ sandbox_info_json(const struct sandbox_info *si)
 	json_object_object_add(o, "source_snapshot_id",
 	    si->source_snapshot_id != NULL ?
 	    json_object_new_string(si->source_snapshot_id) : NULL);
+	json_object_object_add(o, "labels", labels_json(&si->labels));
 	return o;
 }
 
@@ -102,12 +117,78 @@ list_reply(struct apid_request *ar, struct imsg *imsg)
 	return reply_list(ar, imsg, &k);
 }
 
+struct filter_parse {
+	struct label_filter	 filter;
+	char			*bad;		/* the value refused */
+	size_t			 badlen;	/* NULs count */
+	const char		*why;
+	int			 errnum;
+};
+
+static int
+filter_add(char *value, size_t len, void *arg)
+{
+	struct filter_parse	*fp = arg;
+	int			 rc;
+
+	rc = label_filter_parse(&fp->filter, value, len, &fp->why);
+	if (rc == -1) {
+		fp->errnum = errno;
+		fp->bad = value;
+		fp->badlen = len;
+		return -1;
+	}
+	free(value);
+	return 0;
+}
+
+/* ?label=k=v or ?label=k, repeated; 0, or -1 answered. */
+static int
+list_filter(struct http_request *req, struct label_filter *f)
+{
+	struct filter_parse	 fp;
+	char			*repr, *msg = NULL;
+
+	memset(&fp, 0, sizeof(fp));
+	/* Bytes: %XX that is not UTF-8 is refused, not made U+FFFD. */
+	if (query_each(req->query, "label", 0, filter_add, &fp) != -1) {
+		*f = fp.filter;
+		return 0;
+	}
+	label_filter_free(&fp.filter);
+	if (fp.errnum == E2BIG && asprintf(&msg, "at most %d label filters "
+	    "are supported", LABEL_FILTERS_MAX) == -1)
+		msg = NULL;
+	else if (fp.errnum == EINVAL && (repr = body_pyrepr(fp.bad,
+	    fp.badlen)) != NULL) {
+		if (asprintf(&msg, "invalid label filter %s: %s", repr,
+		    fp.why) == -1)
+			msg = NULL;
+		free(repr);
+	}
+	if (msg != NULL)
+		respond_error(req, ERR_INVALID_REQUEST, msg);
+	else
+		respond_error(req, ERR_INTERNAL, "out of memory");
+	free(msg);
+	free(fp.bad);
+	return -1;
+}
+
 void
 route_sandbox_list(struct http_request *req, char **params)
 {
-	json_object	*list = json_object_new_array();
+	struct label_filter	 f;
+	struct msgw		 w;
+	json_object		*list;
 
-	if (apid_request_send(req, MSG_SANDBOX_LIST, NULL, -1, list_reply,
+	if (list_filter(req, &f) == -1)
+		return;
+	msgw_init(&w);
+	msg_put_label_filter(&w, &f);
+	label_filter_free(&f);
+	list = json_object_new_array();
+	if (apid_request_send(req, MSG_SANDBOX_LIST, &w, -1, list_reply,
 	    list) == NULL) {
 		json_object_put(list);
 		respond_error(req, ERR_INTERNAL, "cannot reach managerd");
@@ -152,4 +233,28 @@ route_sandbox_timeout(struct http_request *req, char **params)
 	msgw_str(&w, params[0]);
 	msgw_i64(&w, secs);
 	route_forward(req, MSG_SANDBOX_TIMEOUT, &w, reply_sandbox_200, NULL);
+}
+
+void
+route_sandbox_patch(struct http_request *req, char **params)
+{
+	struct label_patch	 p;
+	struct msgw		 w;
+
+	/* As for a TTL reset: the body is checked before the id. */
+	if (body_read_patch(req, &p) == -1)
+		return;
+	if (sandbox_id_check(req, params[0]) == -1) {
+		label_patch_free(&p);
+		return;
+	}
+	if ((p.id = strdup(params[0])) == NULL) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
+		label_patch_free(&p);
+		return;
+	}
+	msgw_init(&w);
+	msg_put_label_patch(&w, &p);
+	label_patch_free(&p);
+	route_forward(req, MSG_SANDBOX_PATCH, &w, reply_sandbox_200, NULL);
 }

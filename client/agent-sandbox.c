@@ -26,10 +26,15 @@ const struct cli_verb	cli_verbs[] = {
 	{ "create", cli_create,
 	    "[--image IMG] [--cpus N] [--memory MB] [--pids N]\n"
 	    "\t[--ttl SECONDS] [--network] [--writable-rootfs] "
-	    "[--env K=V]...",
+	    "[--env K=V]...\n\t[--label K=V]...",
 	    "create a sandbox and print its ID" },
-	{ "ls", cli_ls, "", "list sandboxes" },
+	{ "ls", cli_ls, "[--label K[=V]]...",
+	    "list sandboxes (with every label given)" },
 	{ "inspect", cli_inspect, "ID", "show one sandbox" },
+	{ "label", cli_label, "ID K=V|K-...",
+	    "set (K=V) or remove (K-) a sandbox's labels" },
+	{ "stats", cli_stats, "ID",
+	    "show a sandbox's CPU, memory, pids, workspace and network" },
 	{ "rm", cli_rm, "ID...", "destroy sandboxes" },
 	{ "timeout", cli_timeout, "ID SECONDS",
 	    "let a sandbox live SECONDS from now" },
@@ -45,7 +50,8 @@ const struct cli_verb	cli_verbs[] = {
 	{ "rollback", cli_rollback, "ID SNAP",
 	    "restore a snapshot into a sandbox" },
 	{ "fork", cli_fork,
-	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]",
+	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]\n"
+	    "\t[--label K=V]...",
 	    "create a sandbox from a snapshot and print its ID" },
 	{ "snapshot-rm", cli_snapshot_rm, "SNAP...", "delete snapshots" },
 	{ "run", cli_run,

@@ -63,6 +63,14 @@ int	cli_attach(struct cli *, int, char **);
 int	cli_shell(struct cli *, int, char **);
 int	cli_kill(struct cli *, int, char **);
 int	cli_metrics(struct cli *, int, char **);
+int	cli_label(struct cli *, int, char **);
+int	cli_stats(struct cli *, int, char **);
+/* cli_labels.c */
+int	cli_parse_label(json_object *labels, const char *kv);
+int	cli_check_filter(const char *);
+int	cli_label_change(json_object *patch, const char *);
+char	*cli_labels_text(json_object *sandbox);
+void	cli_human_size(int64_t, char *, size_t);	/* "1.5MiB" */
 int	cli_delete_each(struct cli *, const char *collection, int, char **);
 int	cli_sandbox_update(struct cli *, const char *id, const char *suffix,
 	    const char *key, json_object *val);

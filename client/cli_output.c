@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "utf8.h"
 
-#define CLI_TABLE_COLS	5
+#define CLI_TABLE_COLS	6
 #define CLI_COMMAND_CELL 64	/* a command in ps's table, cut */
 
 void
@@ -87,8 +87,8 @@ cli_str(json_object *o, const char *key)
 }
 
 /* "1.5MiB": sizes in a table. */
-static void
-human_size(int64_t n, char *buf, size_t len)
+void
+cli_human_size(int64_t n, char *buf, size_t len)
 {
 	static const char	*units[] = { "KiB", "MiB", "GiB", "TiB" };
 	double			 v = (double)n;
@@ -131,22 +131,30 @@ void
 cli_sandbox_table(json_object **sb, size_t n)
 {
 	static const char *const	 head[] = { "ID", "STATUS", "IMAGE",
-	    "EXPIRES", "SOURCE" };
+	    "EXPIRES", "SOURCE", "LABELS" };
 	const char			**cells;
+	char				**labels;
 	size_t				  i;
 
-	if ((cells = calloc(n + 1, sizeof(*cells) * 5)) == NULL) {
+	if ((cells = calloc(n + 1, sizeof(*cells) * 6)) == NULL ||
+	    (labels = calloc(n + 1, sizeof(*labels))) == NULL) {
+		free(cells);
 		cli_warn("out of memory");
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		cells[i * 5] = cli_str(sb[i], "id");
-		cells[i * 5 + 1] = cli_str(sb[i], "status");
-		cells[i * 5 + 2] = cli_str(sb[i], "image");
-		cells[i * 5 + 3] = cli_str(sb[i], "expires_at");
-		cells[i * 5 + 4] = cli_str(sb[i], "source_snapshot_id");
+		cells[i * 6] = cli_str(sb[i], "id");
+		cells[i * 6 + 1] = cli_str(sb[i], "status");
+		cells[i * 6 + 2] = cli_str(sb[i], "image");
+		cells[i * 6 + 3] = cli_str(sb[i], "expires_at");
+		cells[i * 6 + 4] = cli_str(sb[i], "source_snapshot_id");
+		labels[i] = cli_labels_text(sb[i]);
+		cells[i * 6 + 5] = labels[i] != NULL ? labels[i] : "?";
 	}
-	table(head, 5, cells, n);
+	table(head, 6, cells, n);
+	for (i = 0; i < n; i++)
+		free(labels[i]);
+	free(labels);
 	free(cells);
 }
 
@@ -191,7 +199,7 @@ cli_snapshot_table(json_object **snap, size_t n)
 	for (i = 0; i < n; i++) {
 		if (json_object_object_get_ex(snap[i], "size_bytes", &v) &&
 		    json_object_is_type(v, json_type_int))
-			human_size(json_object_get_int64(v), sizes[i],
+			cli_human_size(json_object_get_int64(v), sizes[i],
 			    sizeof(sizes[i]));
 		else
 			strlcpy(sizes[i], "-", sizeof(sizes[i]));
@@ -300,9 +308,16 @@ cli_process_table(json_object **proc, size_t n)
 void
 cli_key_values(json_object *o)
 {
+	char	*labels;
+
 	json_object_object_foreach(o, key, val) {
 		(void)val;
-		printf("%s: %s\n", key, cli_str(o, key));
+		if (strcmp(key, "labels") == 0 &&
+		    (labels = cli_labels_text(o)) != NULL) {
+			printf("%s: %s\n", key, labels);
+			free(labels);
+		} else
+			printf("%s: %s\n", key, cli_str(o, key));
 	}
 	fflush(stdout);
 }

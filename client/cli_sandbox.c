@@ -10,6 +10,9 @@
 
 #include "cli.h"
 
+/* The server takes as many (labels.h LABEL_FILTERS_MAX). */
+#define LS_FILTERS_MAX	32
+
 /*
  * The body of POST /v1/sandboxes: network, read_only_rootfs and env
  * always (as the SDK sends them), the rest only when given.
@@ -26,9 +29,10 @@ create_body(int argc, char **argv, json_object *body)
 		{ "network", no_argument, NULL, 'n' },
 		{ "writable-rootfs", no_argument, NULL, 'w' },
 		{ "env", required_argument, NULL, 'e' },
+		{ "label", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
-	json_object	*env;
+	json_object	*env, *labels = NULL;
 	double		 cpus;
 	long long	 n;
 	int		 ch, network = 0, writable = 0, ret = -1;
@@ -69,12 +73,27 @@ create_body(int argc, char **argv, json_object *body)
 			if (cli_parse_env(env, optarg) == -1)
 				goto out;
 			break;
+		case 'l':
+			if (labels == NULL &&
+			    (labels = json_object_new_object()) == NULL)
+				goto out;
+			if (cli_parse_label(labels, optarg) == -1)
+				goto out;
+			break;
 		default:
 			goto out;
 		}
 	}
 	if (optind != argc)
 		goto out;
+	/* Only when given: a server before labels refuses the field. */
+	if (labels != NULL) {
+		if (cli_put(body, "labels", labels) == -1) {
+			labels = NULL;
+			goto out;
+		}
+		labels = NULL;
+	}
 	if (cli_put(body, "network", json_object_new_boolean(network)) == -1 ||
 	    cli_put(body, "read_only_rootfs",
 	    json_object_new_boolean(!writable)) == -1)
@@ -83,6 +102,7 @@ create_body(int argc, char **argv, json_object *body)
 	env = NULL;
  out:
 	json_object_put(env);
+	json_object_put(labels);
 	return ret;
 }
 
@@ -109,17 +129,43 @@ cli_create(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* ls's --label filters, argv's own strings: n of them, -1 on a bad one. */
+static int
+ls_filters(int argc, char **argv, const char **filters, size_t max)
+{
+	static const struct option longopts[] = {
+		{ "label", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t	 n = 0;
+	int	 ch;
+
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (ch != 'l' || cli_check_filter(optarg) == -1)
+			return -1;
+		if (n == max) {
+			cli_warn("at most %zu --label filters", max);
+			return -1;
+		}
+		filters[n++] = optarg;
+	}
+	return optind == argc ? (int)n : -1;
+}
+
 int
 cli_ls(struct cli *cli, int argc, char **argv)
 {
-	json_object	*list, **sb;
-	size_t		 n;
-	int		 ret = CLI_EXIT_OK;
+	struct rest_error	 err;
+	json_object		*list, **sb;
+	const char		*filters[LS_FILTERS_MAX];
+	size_t			 n;
+	int			 nf, ret = CLI_EXIT_OK;
 
-	if (cli_options(argc, argv) != argc)
+	if ((nf = ls_filters(argc, argv, filters, LS_FILTERS_MAX)) == -1)
 		return cli_usage(argv[0]);
-	if (cli_call(cli, "GET", "/v1/sandboxes", NULL, &list) == -1)
-		return CLI_EXIT_FAIL;
+	if (rest_sandbox_list(&cli->rc, filters, (size_t)nf, &list,
+	    &err) == -1)
+		return cli_api_error(&err);
 	if (cli->json)
 		cli_print_json(list);
 	else if ((sb = cli_members(list, "sandboxes", &n)) == NULL)
@@ -254,4 +300,36 @@ cli_timeout(struct cli *cli, int argc, char **argv)
 		return cli_usage(argv[0]);
 	return cli_sandbox_update(cli, argv[i], "/timeout", "timeout_seconds",
 	    json_object_new_int64(secs));
+}
+
+/* label ID K=V|K-...: a merge patch of the sandbox's labels. */
+int
+cli_label(struct cli *cli, int argc, char **argv)
+{
+	struct rest_error	 err;
+	json_object		*patch, *sb;
+	int			 i, j, ret;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i < 2 ||
+	    cli_id(argv[0], argv[i]) == -1)
+		return cli_usage(argv[0]);
+	if ((patch = json_object_new_object()) == NULL) {
+		cli_warn("out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	for (j = i + 1; j < argc; j++)
+		if (cli_label_change(patch, argv[j]) == -1) {
+			json_object_put(patch);
+			return cli_usage(argv[0]);
+		}
+	ret = rest_sandbox_patch_labels(&cli->rc, argv[i], patch, &sb, &err);
+	json_object_put(patch);
+	if (ret == -1)
+		return cli_api_error(&err);
+	if (cli->json)
+		cli_print_json(sb);
+	else
+		cli_sandbox_table(&sb, 1);
+	json_object_put(sb);
+	return CLI_EXIT_OK;
 }

@@ -123,8 +123,10 @@ fork_body(int argc, char **argv, json_object *body)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "network", no_argument, NULL, 'n' },
+		{ "label", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
+	json_object	*labels = NULL;
 	double		 cpus;
 	long long	 n;
 	int		 ch;
@@ -147,6 +149,15 @@ fork_body(int argc, char **argv, json_object *body)
 		case 'n':
 			if (cli_put(body, "network",
 			    json_object_new_boolean(1)) == -1)
+				return -1;
+			break;
+		case 'l':
+			/* The body owns them from the first one on. */
+			if (labels == NULL && ((labels =
+			    json_object_new_object()) == NULL ||
+			    cli_put(body, "labels", labels) == -1))
+				return -1;
+			if (cli_parse_label(labels, optarg) == -1)
 				return -1;
 			break;
 		default:

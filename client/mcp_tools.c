@@ -257,6 +257,10 @@ static const struct mcp_arg create_args[] = {
 	    "CPU limit in cores; null for the server's default." },
 	{ "memory_mb", ARG_INTEGER, ARG_NULLABLE, "null",
 	    "Memory limit in MiB; null for the server's default." },
+	{ "labels", ARG_ENV, ARG_NULLABLE, "null",
+	    "Labels to tag the sandbox with, as {key: value} (at most 32; "
+	    "keys 1-63 characters of A-Z a-z 0-9 . _ / -); sandbox_list "
+	    "finds sandboxes by them." },
 };
 
 static void
@@ -278,8 +282,44 @@ tool_create(struct rest_client *c, json_object *args, struct tool_out *out)
 	if ((v = args_get(args, "cpus")) != NULL)
 		json_object_object_add(body, "cpus", json_object_get(v));
 	add_if(body, "memory_mb", int_arg(args, "memory_mb"));
+	/* Only when given, as the SDK's body has no labels. */
+	if ((v = args_get(args, "labels")) != NULL)
+		json_object_object_add(body, "labels", json_object_get(v));
 	post_pick(c, strdup("/v1/sandboxes"), body, summary_keys,
 	    NITEMS(summary_keys), out);
+}
+
+static const struct mcp_arg list_args[] = {
+	{ "labels", ARG_ENV, ARG_NULLABLE, "null",
+	    "Only the sandboxes that have every one of these labels, as "
+	    "{key: value}; null for all." },
+};
+
+/* "/v1/sandboxes" with ?label=k%3Dv&... for each label of args. */
+static char *
+list_path(json_object *args)
+{
+	json_object	*labels;
+	char		*path, *kv, *esc, *next;
+
+	if ((path = strdup("/v1/sandboxes")) == NULL ||
+	    (labels = args_get(args, "labels")) == NULL)
+		return path;
+	json_object_object_foreach(labels, key, val) {
+		if (asprintf(&kv, "%s=%s", key,
+		    json_object_get_string(val)) == -1)
+			kv = NULL;
+		esc = kv != NULL ? rest_escape(kv) : NULL;
+		free(kv);
+		if (esc == NULL || asprintf(&next, "%s%slabel=%s", path,
+		    strchr(path, '?') != NULL ? "&" : "?", esc) == -1)
+			next = NULL;
+		free(esc);
+		free(path);
+		if ((path = next) == NULL)
+			return NULL;
+	}
+	return path;
 }
 
 static void
@@ -288,8 +328,7 @@ tool_list(struct rest_client *c, json_object *args, struct tool_out *out)
 	json_object	*res, *arr, *list, *s;
 	size_t		 i, n;
 
-	(void)args;
-	if (call(c, "GET", strdup("/v1/sandboxes"), NULL, &res, out) == -1)
+	if (call(c, "GET", list_path(args), NULL, &res, out) == -1)
 		return;
 	if ((arr = member_array(res, "sandboxes", out)) == NULL)
 		return;
@@ -540,6 +579,25 @@ tool_destroy(struct rest_client *c, json_object *args, struct tool_out *out)
 	out_text(out, 0, "destroyed %s", id);
 }
 
+static const struct mcp_arg stats_args[] = {
+	{ "sandbox_id", ARG_STRING, ARG_ID, NULL,
+	    "ID of the sandbox (sb_...)." },
+};
+
+static void
+tool_stats(struct rest_client *c, json_object *args, struct tool_out *out)
+{
+	const char	*id = str_arg(args, "sandbox_id", "");
+	json_object	*res;
+
+	if (get_sandbox(c, id, out) == -1)
+		return;
+	if (call(c, "GET", api_path("sandboxes", id, "/stats"), NULL, &res,
+	    out) == -1)
+		return;
+	out_json(out, res);
+}
+
 static const struct tool tools[] = {
 	{ "sandbox_create",
 	    "Create a new isolated sandbox (a disposable Linux container "
@@ -547,8 +605,9 @@ static const struct tool tools[] = {
 	    "its id.  No network access unless network is true.",
 	    create_args, NITEMS(create_args), tool_create },
 	{ "sandbox_list",
-	    "List every sandbox on the server with its status and expiry.",
-	    NULL, 0, tool_list },
+	    "List every sandbox on the server with its status and expiry, "
+	    "or only those with the given labels.",
+	    list_args, NITEMS(list_args), tool_list },
 	{ "sandbox_exec",
 	    "Run a shell command in a sandbox and wait for it.  Returns "
 	    "stdout, stderr, exit_code, timed_out, truncated and "
@@ -584,6 +643,11 @@ static const struct tool tools[] = {
 	    "Destroy a sandbox and its /workspace for good.  Its snapshots "
 	    "are kept.",
 	    destroy_args, NITEMS(destroy_args), tool_destroy },
+	{ "sandbox_stats",
+	    "Show what a sandbox uses now: CPU seconds, memory and its "
+	    "limit, processes and their limit, /workspace bytes, network "
+	    "bytes (null where unknown, e.g. without a network).",
+	    stats_args, NITEMS(stats_args), tool_stats },
 };
 
 /* The i-th tool of both tables, or NULL past their end. */

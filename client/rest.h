@@ -239,6 +239,19 @@ int	rest_process_output(struct rest_client *, const char *sandbox,
 	    const char *process, const struct rest_output_opts *,
 	    rest_event_cb, void *, struct rest_error *);
 
+/*
+ * rest_sandbox.c.  The list, with label filters ("k=v" or "k", ANDed;
+ * n may be 0); a merge patch of a sandbox's labels (labels: an object of
+ * strings and nulls, or a JSON null; not taken); a sandbox's stats.
+ * Each 0 with *out the server's JSON, or -1 with err.
+ */
+int	rest_sandbox_list(struct rest_client *, const char *const *filters,
+	    size_t n, json_object **out, struct rest_error *);
+int	rest_sandbox_patch_labels(struct rest_client *, const char *id,
+	    json_object *labels, json_object **out, struct rest_error *);
+int	rest_sandbox_stats(struct rest_client *, const char *id,
+	    json_object **out, struct rest_error *);
+
 /* A query value or path segment, percent-encoded (malloc'd). */
 char	*rest_escape(const char *);
 

@@ -398,6 +398,7 @@ void
 fork_request_free(struct fork_request *q)
 {
 	free(q->snapshot_id);
+	labels_free(&q->labels);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -413,6 +414,7 @@ msg_put_fork_request(struct msgw *w, const struct fork_request *q)
 	msgw_double(w, q->cpus);
 	msgw_u8(w, q->has_memory_mb ? 1 : 0);
 	msgw_i64(w, q->memory_mb);
+	msg_put_labels(w, &q->labels);
 }
 
 int
@@ -431,7 +433,7 @@ msg_get_fork_request(const struct imsg *imsg, struct fork_request *q)
 	q->cpus = msgr_double(&r);
 	q->has_memory_mb = get_flag(&r);
 	q->memory_mb = msgr_i64(&r);
-	if (msgr_end(&r) == -1) {
+	if (msg_get_labels(&r, &q->labels) == -1 || msgr_end(&r) == -1) {
 		fork_request_free(q);
 		return -1;
 	}

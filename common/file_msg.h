@@ -125,6 +125,7 @@ struct fork_request {
 	double		 cpus;
 	int		 has_memory_mb;
 	int64_t		 memory_mb;
+	struct label_list labels;	/* the new sandbox's: none inherited */
 };
 
 /*

@@ -173,6 +173,16 @@ msg_type_name(uint32_t type)
 		return "PROCESS_RESIZE";
 	case MSG_CALLER:
 		return "CALLER";
+	case MSG_SANDBOX_PATCH:
+		return "SANDBOX_PATCH";
+	case MSG_SANDBOX_STATS:
+		return "SANDBOX_STATS";
+	case MSG_SANDBOX_STATS_RESULT:
+		return "SANDBOX_STATS_RESULT";
+	case MSG_DOCKER_STATS:
+		return "DOCKER_STATS";
+	case MSG_DOCKER_STATS_RESULT:
+		return "DOCKER_STATS_RESULT";
 	case MSG_PROCESS_INFO:
 		return "PROCESS_INFO";
 	case MSG_PROCESS_LIST_END:

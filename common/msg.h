@@ -116,7 +116,11 @@ enum msg_type {
 	 */
 	MSG_HEALTH_REQUEST = 200,	/* empty -> HEALTH_RESULT */
 	MSG_SANDBOX_CREATE = 201,	/* create_request -> SANDBOX_INFO */
-	MSG_SANDBOX_LIST = 202,		/* empty -> SANDBOX_INFO* LIST_END */
+	/*
+	 * label_filter (sandbox_msg.h; count 0: every sandbox) ->
+	 * SANDBOX_INFO* LIST_END, only the sandboxes it matches.
+	 */
+	MSG_SANDBOX_LIST = 202,
 	MSG_SANDBOX_GET = 203,		/* str id -> SANDBOX_INFO */
 	MSG_SANDBOX_DELETE = 204,	/* str id -> OK */
 	MSG_SANDBOX_TIMEOUT = 205,	/* str id, i64 secs -> SANDBOX_INFO */
@@ -230,6 +234,11 @@ enum msg_type {
 	 */
 	MSG_CALLER = 230,
 	/*
+	 * label_patch (sandbox_msg.h) -> SANDBOX_INFO, under the sandbox's
+	 * lock, the record on disk before the answer.
+	 */
+	MSG_SANDBOX_PATCH = 235,
+	/*
 	 * GET /metrics (docs/metrics.md); payloads in metrics_msg.h.
 	 * metrics_rss (apid's resident bytes, which managerd renders with
 	 * the others') -> METRICS_TEXT* METRICS_END, or MSG_ERROR.  The
@@ -237,6 +246,8 @@ enum msg_type {
 	 * apid puts its own first.  No family comes from two daemons.
 	 */
 	MSG_METRICS_REQUEST = 240,
+	/* str id -> SANDBOX_STATS_RESULT (sandbox_stats, stats_msg.h) */
+	MSG_SANDBOX_STATS = 245,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -277,6 +288,7 @@ enum msg_type {
 	/* metrics_text: whole lines of the exposition format */
 	MSG_METRICS_TEXT = 320,
 	MSG_METRICS_END = 321,		/* empty: the text is complete */
+	MSG_SANDBOX_STATS_RESULT = 325,	/* sandbox_stats */
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -344,6 +356,11 @@ enum msg_type {
 	 * call is made for it.
 	 */
 	MSG_DOCKER_METRICS = 420,
+	/*
+	 * str id -> DOCKER_STATS_RESULT: Docker's one-shot stats of the
+	 * sandbox's container and the bytes under its /workspace.
+	 */
+	MSG_DOCKER_STATS = 425,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -360,6 +377,7 @@ enum msg_type {
 	MSG_DOCKER_METRICS_TEXT = 510,	/* metrics_text */
 	/* metrics_rss: the proxy's resident bytes (managerd renders them) */
 	MSG_DOCKER_METRICS_END = 511,
+	MSG_DOCKER_STATS_RESULT = 515,	/* sandbox_stats (stats_msg.h) */
 
 	/*
 	 * apid -> archive-worker, on the channel managerd made.  A job is

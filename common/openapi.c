@@ -90,6 +90,15 @@ static const struct openapi_field snapshots_query[] = {
 	{ NULL }
 };
 
+static const struct openapi_field sandboxes_query[] = {
+	{ "label", "[string", 0, 0, NULL, NULL, NULL,
+	    "Only the sandboxes with this label: key=value, or key alone "
+	    "for any value (the key ends at the first '=').  Repeat it: "
+	    "every one must match.  A bad key or value, or more than 32: "
+	    "400." },
+	{ NULL }
+};
+
 static const struct op ops[] = {
 	{ "/healthz", "get", "health", "health", "Check the server",
 	    "Asks Docker whether it answers.  Needs no API key.",
@@ -104,8 +113,10 @@ static const struct op ops[] = {
 	{ "/v1/sandboxes", "get", "list_sandboxes", "sandboxes",
 	    "List sandboxes",
 	    "Every sandbox, expired ones not yet reaped and stopped ones "
-	    "included, oldest first.  Each status is asked of Docker.",
-	    NULL, NULL, 0, 200, "#SandboxList", "The sandboxes.", "502 503 504" },
+	    "included, oldest first, or those with every label asked for.  "
+	    "Each status is asked of Docker.",
+	    sandboxes_query, NULL, 0, 200, "#SandboxList", "The sandboxes.",
+	    "400 502 503 504" },
 	{ "/v1/sandboxes", "post", "create_sandbox", "sandboxes",
 	    "Create a sandbox",
 	    "Creates a container and its /workspace volume from an image.  "
@@ -121,11 +132,26 @@ static const struct op ops[] = {
 	    "sandboxes", "Destroy a sandbox",
 	    "Removes its container and volume.  Its snapshots remain.",
 	    NULL, NULL, 0, 204, NULL, "Destroyed.", "400 404 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}", "patch", "patch_sandbox", "sandboxes",
+	    "Change a sandbox's labels",
+	    "A JSON merge patch of the labels, on disk before the answer.  "
+	    "Any other field: 422.  Waits for a rollback or snapshot of the "
+	    "sandbox in progress; a sandbox destroyed meanwhile: 404.",
+	    NULL, "#PatchSandboxRequest", 1, 200, "#Sandbox",
+	    "The sandbox with its new labels.",
+	    "400 404 413 422 502 503 504 507" },
 	{ "/v1/sandboxes/{sandbox_id}/timeout", "post", "set_timeout",
 	    "sandboxes", "Set a sandbox's time to live",
 	    "The sandbox now expires timeout_seconds from now.",
 	    NULL, "#TimeoutRequest", 1, 200, "#Sandbox",
 	    "The sandbox with its new expiry.", "400 404 413 422 502 503 504 507" },
+	{ "/v1/sandboxes/{sandbox_id}/stats", "get", "sandbox_stats",
+	    "sandboxes", "What a sandbox uses now",
+	    "CPU, memory and pids from Docker's one-shot stats, network "
+	    "bytes, and the size of /workspace (a du run in the sandbox as "
+	    "its user).  A stopped sandbox: 200 with every group null.",
+	    NULL, NULL, 0, 200, "#SandboxStats", "The figures.",
+	    "404 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/exec", "post", "exec_command", "exec",
 	    "Run a command to completion",
 	    "Runs the command as the sandbox user and answers when it ends.  "

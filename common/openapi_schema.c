@@ -52,6 +52,11 @@ static const struct openapi_field create_fields[] = {
 	{ "env", "{string", 0, 0, NULL, NULL, "{}",
 	    "Environment of every command.  A name that is empty or holds "
 	    "'=' or NUL, or a value holding NUL: 400." },
+	{ "labels", "null|{string", 0, 0, NULL, NULL, "null",
+	    "Labels: at most 32 {key: value}; a key is 1-63 characters of "
+	    "A-Z a-z 0-9 . _ / - starting with a letter or a digit, a value "
+	    "at most 255 bytes of UTF-8 without control characters (else "
+	    "400).  GET /v1/sandboxes?label=k=v finds sandboxes by them." },
 	{ NULL }
 };
 
@@ -143,6 +148,76 @@ static const struct openapi_field fork_fields[] = {
 	    "Override the source sandbox's CPU limit." },
 	{ "memory_mb", "integer?", MIN, 16, NULL, NULL, "null",
 	    "Override the source sandbox's memory limit." },
+	{ "labels", "null|{string", 0, 0, NULL, NULL, "null",
+	    "The new sandbox's labels, as for create: none are taken from "
+	    "the source sandbox." },
+	{ NULL }
+};
+
+static const struct openapi_field patch_fields[] = {
+	{ "labels", "null|{string|null", 0, 0, NULL, NULL, NULL,
+	    "A JSON merge patch (RFC 7396) of the labels: a string sets "
+	    "that label, null removes it, keys not named are kept; null for "
+	    "the whole object removes every label.  The result holds at "
+	    "most 32 (else 400)." },
+	{ NULL }
+};
+
+static const struct openapi_field stats_cpu_fields[] = {
+	{ "usage_seconds", "number", REQ, 0, NULL, NULL, NULL,
+	    "CPU time used since the sandbox started." },
+	{ "percent", "number?", REQ, 0, NULL, NULL, NULL,
+	    "Current use in percent of one CPU, when Docker gives a "
+	    "previous sample; its one-shot stats do not, so null." },
+	{ NULL }
+};
+
+static const struct openapi_field stats_memory_fields[] = {
+	{ "usage_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Memory in use, less the inactive file cache (as docker stats "
+	    "shows it)." },
+	{ "limit_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "The sandbox's memory limit." },
+	{ NULL }
+};
+
+static const struct openapi_field stats_pids_fields[] = {
+	{ "current", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Processes and threads in the sandbox now." },
+	{ "limit", "integer?", REQ, 0, NULL, NULL, NULL,
+	    "The sandbox's pids limit; null: none." },
+	{ NULL }
+};
+
+static const struct openapi_field stats_workspace_fields[] = {
+	{ "bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Disk space /workspace takes (du -sk, in whole KiB, of what the "
+	    "sandbox user can read)." },
+	{ NULL }
+};
+
+static const struct openapi_field stats_network_fields[] = {
+	{ "rx_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Bytes received, over every interface." },
+	{ "tx_bytes", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Bytes sent, over every interface." },
+	{ NULL }
+};
+
+static const struct openapi_field stats_fields[] = {
+	{ "status", "string", REQ, 0, NULL, "running stopped", NULL,
+	    "Whether the sandbox's container runs.  A stopped one has no "
+	    "figures: every group is null." },
+	{ "cpu", "null|#StatsCpu", REQ, 0, NULL, NULL, NULL, "CPU use." },
+	{ "memory", "null|#StatsMemory", REQ, 0, NULL, NULL, NULL,
+	    "Memory use and limit." },
+	{ "pids", "null|#StatsPids", REQ, 0, NULL, NULL, NULL,
+	    "Processes and their limit." },
+	{ "workspace", "null|#StatsWorkspace", REQ, 0, NULL, NULL, NULL,
+	    "The size of /workspace; null when the image has no /bin/sh or "
+	    "du to measure it with." },
+	{ "network", "null|#StatsNetwork", REQ, 0, NULL, NULL, NULL,
+	    "Network bytes; null for a sandbox without a network." },
 	{ NULL }
 };
 
@@ -169,6 +244,8 @@ static const struct openapi_field sandbox_fields[] = {
 	    "When the reaper destroys the sandbox (UTC)." },
 	{ "source_snapshot_id", "string?", REQ, 0, NULL, NULL, NULL,
 	    "Snapshot the sandbox was forked from or last rolled back to." },
+	{ "labels", "{string", REQ, 0, NULL, NULL, NULL,
+	    "The sandbox's labels ({} when none)." },
 	{ NULL }
 };
 
@@ -392,8 +469,18 @@ static const struct schema schemas[] = {
 	{ "ForkRequest", "Optional body of POST "
 	    "/v1/snapshots/{snapshot_id}/fork: overrides of the source "
 	    "sandbox's settings.", 1, fork_fields },
+	{ "PatchSandboxRequest", "Body of PATCH /v1/sandboxes/{sandbox_id}: "
+	    "only the labels can change.", 1, patch_fields },
 	{ "Sandbox", "A sandbox: one container and its /workspace volume.",
 	    0, sandbox_fields },
+	{ "SandboxStats", "What a sandbox uses now; a group is null when "
+	    "its figures are unknown.", 0, stats_fields },
+	{ "StatsCpu", "CPU use.", 0, stats_cpu_fields },
+	{ "StatsMemory", "Memory use.", 0, stats_memory_fields },
+	{ "StatsPids", "Processes.", 0, stats_pids_fields },
+	{ "StatsWorkspace", "The size of /workspace.", 0,
+	    stats_workspace_fields },
+	{ "StatsNetwork", "Network use.", 0, stats_network_fields },
 	{ "SandboxList", "Every sandbox.", 0, sandbox_list_fields },
 	{ "ExecResult", "Outcome of a command run to completion.", 1,
 	    exec_result_fields },

@@ -235,6 +235,7 @@ msg_put_create_request(struct msgw *w, const struct create_request *c)
 	msgw_u8(w, c->has_timeout_seconds ? 1 : 0);
 	msgw_i64(w, c->timeout_seconds);
 	msg_put_env(w, &c->env);
+	msg_put_labels(w, &c->labels);
 }
 
 int
@@ -255,7 +256,8 @@ msg_get_create_request(const struct imsg *imsg, struct create_request *c)
 	c->read_only_rootfs = msg_get_bool(&r);
 	c->has_timeout_seconds = msg_get_bool(&r);
 	c->timeout_seconds = msgr_i64(&r);
-	if (msg_get_env(&r, &c->env) == -1 || msgr_end(&r) == -1) {
+	if (msg_get_env(&r, &c->env) == -1 ||
+	    msg_get_labels(&r, &c->labels) == -1 || msgr_end(&r) == -1) {
 		create_request_free(c);
 		return -1;
 	}
@@ -267,6 +269,7 @@ create_request_free(struct create_request *c)
 {
 	free(c->image);
 	env_list_free(&c->env);
+	labels_free(&c->labels);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -284,6 +287,7 @@ msg_put_sandbox_info(struct msgw *w, const struct sandbox_info *i)
 	msgw_double(w, i->created_at);
 	msgw_double(w, i->expires_at);
 	msgw_str(w, i->source_snapshot_id);
+	msg_put_labels(w, &i->labels);
 }
 
 int
@@ -304,7 +308,8 @@ msg_get_sandbox_info(const struct imsg *imsg, struct sandbox_info *i)
 	i->created_at = msgr_double(&r);
 	i->expires_at = msgr_double(&r);
 	i->source_snapshot_id = msgr_str(&r, MSG_MAX_ID);
-	if (msgr_end(&r) == -1 || i->id == NULL || i->image == NULL) {
+	if (msg_get_labels(&r, &i->labels) == -1 || msgr_end(&r) == -1 ||
+	    i->id == NULL || i->image == NULL) {
 		sandbox_info_free(i);
 		return -1;
 	}
@@ -317,6 +322,7 @@ sandbox_info_free(struct sandbox_info *i)
 	free(i->id);
 	free(i->image);
 	free(i->source_snapshot_id);
+	labels_free(&i->labels);
 	memset(i, 0, sizeof(*i));
 }
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "labels.h"
 #include "msg.h"
 
 /* Bounds every decoder enforces. */
@@ -61,6 +62,7 @@ struct create_request {
 	int		 has_timeout_seconds;
 	int64_t		 timeout_seconds;
 	struct env_list	 env;
+	struct label_list labels;	/* checked: labels_check() */
 };
 
 /* What apid renders as a Sandbox object (API.md §3.3). */
@@ -76,6 +78,22 @@ struct sandbox_info {
 	double		 created_at;
 	double		 expires_at;
 	char		*source_snapshot_id;	/* NULL: none */
+	struct label_list labels;
+};
+
+/*
+ * PATCH /v1/sandboxes/{id} (MSG_SANDBOX_PATCH): a JSON merge patch of the
+ * labels, as a list of changes.  clear: the patch was {"labels": null},
+ * and set and remove are empty.  A key is in at most one of set and
+ * remove; remove's keys are sorted and unique like set's, at most
+ * LABELS_MAX (what the result may hold is managerd's check).
+ */
+struct label_patch {
+	char		*id;
+	int		 clear;
+	struct label_list set;
+	size_t		 nremove;
+	char		**remove;
 };
 
 /* POST .../exec and .../exec/stream after schema validation. */
@@ -134,6 +152,14 @@ void	msg_put_sandbox_info(struct msgw *, const struct sandbox_info *);
 int	msg_get_sandbox_info(const struct imsg *, struct sandbox_info *);
 void	sandbox_info_free(struct sandbox_info *);
 
+void	msg_put_label_patch(struct msgw *, const struct label_patch *);
+int	msg_get_label_patch(const struct imsg *, struct label_patch *);
+void	label_patch_free(struct label_patch *);
+
+/* MSG_SANDBOX_LIST: u32 count, count x (str key, u8 has_value, str value). */
+void	msg_put_label_filter(struct msgw *, const struct label_filter *);
+int	msg_get_label_filter(const struct imsg *, struct label_filter *);
+
 void	msg_put_exec_request(struct msgw *, const struct exec_request *);
 int	msg_get_exec_request(const struct imsg *, struct exec_request *);
 void	exec_request_free(struct exec_request *);
@@ -163,6 +189,12 @@ void	msg_put_argv(struct msgw *, size_t argc, char **argv);
 int	msg_get_argv(struct msgr *, size_t *argcp, char ***argvp);
 void	msg_free_argv(char **argv);	/* NULL-terminated; NULL allowed */
 int	msg_get_bool(struct msgr *);
+/*
+ * Labels: u32 count (at most LABELS_MAX), then key and value strings,
+ * keys in ascending byte order; every key and value valid (labels.h).
+ */
+void	msg_put_labels(struct msgw *, const struct label_list *);
+int	msg_get_labels(struct msgr *, struct label_list *);
 
 /* A message whose whole payload is one string (ids): NULL if malformed. */
 void	msg_put_string(struct msgw *, const char *);

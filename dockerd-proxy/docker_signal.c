@@ -28,8 +28,6 @@
 #include "proxy.h"
 #include "xmalloc.h"
 
-/* What it ended with: kind 0 and what it printed, or an error. */
-typedef void	(*helper_cb)(void *arg, enum error_kind, const char *text);
 
 struct helper {
 	struct proxy	*px;
@@ -146,7 +144,7 @@ helper_created(void *arg, const char *eid, enum error_kind kind,
 }
 
 /* Runs body (not taken) in the container cid; cb gets how it went. */
-static void
+void
 helper_run(struct proxy *px, const char *id, const char *cid,
     json_object *body, helper_cb cb, void *arg)
 {

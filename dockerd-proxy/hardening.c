@@ -493,7 +493,10 @@ hardening_process_body(const struct proxy_policy *p,
 	    d->argv, d->argc, &d->env, d->workdir, d->tty, 1);
 }
 
-/* One of our scripts with its arguments, as the sandbox user, in /. */
+/*
+ * One of our scripts with its arguments (pid, unless negative, then arg
+ * unless NULL), as the sandbox user, in /.
+ */
 static json_object *
 script_exec_body(const struct proxy_policy *p, const char *script,
     long long pid, const char *arg)
@@ -507,7 +510,8 @@ script_exec_body(const struct proxy_policy *p, const char *script,
 	jpush(cmd, jstr("-c"));
 	jpush(cmd, jstr(script));
 	jpush(cmd, jstr("sh"));
-	jpush(cmd, jstr(pidtext));
+	if (pid >= 0)
+		jpush(cmd, jstr(pidtext));
 	if (arg != NULL)
 		jpush(cmd, jstr(arg));
 	body = jnew(json_object_new_object());
@@ -519,6 +523,20 @@ script_exec_body(const struct proxy_policy *p, const char *script,
 	jset(body, "User", jstr(p->user));
 	jset(body, "WorkingDir", jstr("/"));
 	return body;
+}
+
+/*
+ * The workspace probe of GET .../stats: du's total of /workspace in KiB,
+ * as the sandbox user (it reads what the sandbox could read anyway), its
+ * complaints about unreadable entries dropped so that the one line left
+ * is the total.
+ */
+#define WORKSPACE_DU_SCRIPT	"exec du -sk /workspace 2>/dev/null"
+
+json_object *
+hardening_workspace_du_body(const struct proxy_policy *p)
+{
+	return script_exec_body(p, WORKSPACE_DU_SCRIPT, -1, NULL);
 }
 
 json_object *

@@ -198,6 +198,8 @@ json_object	*hardening_exec_body(const struct proxy_policy *,
 json_object	*hardening_process_body(const struct proxy_policy *,
 		    const struct docker_process *);
 json_object	*hardening_kill_body(const struct proxy_policy *, long long pid);
+/* du -sk /workspace as the sandbox user (GET .../stats). */
+json_object	*hardening_workspace_du_body(const struct proxy_policy *);
 /*
  * The exit status of the signal and kill scripts when the PID they were
  * given is not the leader of a session, as a wrapper is: nothing was
@@ -421,6 +423,14 @@ void	docker_process_resize(struct proxy *, uint32_t peerid,
 	    const struct docker_process_exec *);
 
 /*
+ * docker_signal.c: a short exec of ours (body not taken) in the container
+ * cid, attached; cb gets kind 0 and what it printed (stdout and stderr,
+ * printable bytes only, as one line of at most 1023), or an error.
+ */
+typedef void	(*helper_cb)(void *arg, enum error_kind, const char *text);
+void	helper_run(struct proxy *, const char *id, const char *cid,
+	    json_object *body, helper_cb, void *arg);
+/*
  * docker_signal.c: stop and kill the group and every descendant of pid in
  * the container cid, in the background (only its log lines tell how it
  * went); and MSG_DOCKER_PROCESS_SIGNAL.
@@ -433,6 +443,19 @@ void	docker_process_signal(struct proxy *, uint32_t peerid,
 /* docker_create.c, docker_state.c, docker_list.c, docker_exec.c */
 void	docker_create(struct proxy *, uint32_t peerid, struct docker_create *);
 void	docker_state(struct proxy *, uint32_t peerid, const char *id);
+/*
+ * docker_stats.c: MSG_DOCKER_STATS.  docker_stats_parse.c: Docker's
+ * one-shot stats answer (at most STATS_MAX_BODY bytes) into s, every
+ * field checked: 0, or -1 with *why.  du_said_parse: the workspace
+ * probe's output ("<KiB>/workspace": du's line without its tab) as
+ * bytes, 0 or -1.
+ */
+#define STATS_MAX_BODY	(256 * 1024)
+struct sandbox_stats;
+void	docker_stats(struct proxy *, uint32_t peerid, const char *id);
+int	docker_stats_parse(const void *, size_t, struct sandbox_stats *,
+	    const char **why);
+int	du_said_parse(const char *, uint64_t *bytes);
 void	docker_list(struct proxy *, uint32_t peerid);
 void	docker_exec(struct proxy *, uint32_t peerid, struct docker_exec *,
 	    int fd);

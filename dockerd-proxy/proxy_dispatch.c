@@ -204,6 +204,11 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		docker_state(px, imsg->hdr.peerid, id);
 		free(id);
 		break;
+	case MSG_DOCKER_STATS:
+		id = get_sandbox_id(p, imsg);
+		docker_stats(px, imsg->hdr.peerid, id);
+		free(id);
+		break;
 	case MSG_DOCKER_LIST:
 		if (imsg->len != 0)
 			peer_bad_message(p, imsg, "unexpected payload");

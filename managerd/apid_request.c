@@ -62,6 +62,8 @@ static const struct request_kind request_kinds[] = {
 	{ MSG_PROCESS_DELETE, { 0 }, NULL },
 	{ MSG_PROCESS_RESIZE, { 0 }, NULL },
 	{ MSG_METRICS_REQUEST, { MSG_METRICS_TEXT }, NULL },
+	{ MSG_SANDBOX_PATCH, { 0 }, NULL },
+	{ MSG_SANDBOX_STATS, { 0 }, NULL },
 };
 
 struct apid_request {

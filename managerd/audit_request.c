@@ -37,6 +37,7 @@ static const struct audit_kind audit_kinds[] = {
 	{ MSG_SANDBOX_CREATE, "POST /v1/sandboxes", 201, { F_NONE } },
 	{ MSG_SANDBOX_DELETE, "DELETE " SB, 204, { F_SANDBOX } },
 	{ MSG_SANDBOX_TIMEOUT, "POST " SB "/timeout", 200, { F_SANDBOX } },
+	{ MSG_SANDBOX_PATCH, "PATCH " SB, 200, { F_SANDBOX } },
 	{ MSG_EXEC_START, "POST " SB "/exec", 200, { F_SANDBOX } },
 	{ MSG_FILE_WRITE, "PUT " SB "/files", 200, { F_SANDBOX } },
 	{ MSG_FILE_WRITE_BEGIN, "PUT " SB "/files", 200, { F_SANDBOX } },
@@ -60,6 +61,7 @@ static const uint32_t audit_reads[] = {
 	MSG_HEALTH_REQUEST, MSG_SANDBOX_LIST, MSG_SANDBOX_GET, MSG_FILE_READ,
 	MSG_FILE_LIST, MSG_SNAPSHOT_LIST, MSG_SNAPSHOT_GET, MSG_PROCESS_LIST,
 	MSG_PROCESS_GET, MSG_PROCESS_OUTPUT, MSG_METRICS_REQUEST,
+	MSG_SANDBOX_STATS,
 };
 
 struct audit_pending {

@@ -394,6 +394,8 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 	strlcpy(cc->sb->rec.tenant, tenant_of(apid_id),
 	    sizeof(cc->sb->rec.tenant));
 	tenant_pending_add(cc->sb);
+	cc->sb->rec.labels = req->labels;	/* checked by its decoder */
+	memset(&req->labels, 0, sizeof(req->labels));
 	if (sandbox_docker_create(cc->sb->rec.id, &spec, create_done,
 	    cc) == -1) {
 		quota_release();

@@ -72,12 +72,24 @@ apid_create(struct peer *p, struct imsg *imsg)
 static void
 apid_list(struct peer *p, struct imsg *imsg)
 {
-	if (imsg->len != 0)
-		peer_bad_message(p, imsg, "unexpected payload");
-	sandbox_list(imsg->hdr.peerid);
+	struct label_filter	 f;
+
+	if (msg_get_label_filter(imsg, &f) == -1)
+		peer_bad_message(p, imsg, "malformed label filter");
+	sandbox_list(imsg->hdr.peerid, &f);
 }
 
-/* GET, DELETE: the payload is the sandbox id as the client gave it. */
+static void
+apid_patch(struct peer *p, struct imsg *imsg)
+{
+	struct label_patch	 patch;
+
+	if (msg_get_label_patch(imsg, &patch) == -1)
+		peer_bad_message(p, imsg, "malformed label patch");
+	sandbox_patch(imsg->hdr.peerid, &patch);
+}
+
+/* GET, DELETE, STATS: the payload is the sandbox id as the client gave it. */
 static void
 apid_by_id(struct peer *p, struct imsg *imsg)
 {
@@ -87,6 +99,8 @@ apid_by_id(struct peer *p, struct imsg *imsg)
 		peer_bad_message(p, imsg, "malformed sandbox id");
 	if (imsg->hdr.type == MSG_SANDBOX_GET)
 		sandbox_get(imsg->hdr.peerid, id);
+	else if (imsg->hdr.type == MSG_SANDBOX_STATS)
+		sandbox_stats(imsg->hdr.peerid, id);
 	else
 		sandbox_delete(imsg->hdr.peerid, id);
 	free(id);
@@ -425,10 +439,14 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_SANDBOX_GET:
 	case MSG_SANDBOX_DELETE:
+	case MSG_SANDBOX_STATS:
 		apid_by_id(p, imsg);
 		break;
 	case MSG_SANDBOX_TIMEOUT:
 		apid_timeout(p, imsg);
+		break;
+	case MSG_SANDBOX_PATCH:
+		apid_patch(p, imsg);
 		break;
 	case MSG_EXEC_START:
 		apid_exec(p, imsg);

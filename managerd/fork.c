@@ -203,6 +203,9 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	strlcpy(op->sb->rec.tenant, tenant_of(apid_id),
 	    sizeof(op->sb->rec.tenant));
 	tenant_pending_add(op->sb);
+	/* Only the request's labels: a fork is a new sandbox of its own. */
+	op->sb->rec.labels = req->labels;
+	memset(&req->labels, 0, sizeof(req->labels));
 	if (snapshot_tar_open(rec.id, &op->tar) == -1) {
 		reply_snapshot_error(apid_id, rec.id);
 		snapshot_record_free(&rec);

@@ -34,6 +34,7 @@ struct sandbox_record {
 	char			*source_snapshot_id;	/* NULL: none */
 	/* Whose (tenant.c); "": before tenants, or a flat key's. */
 	char			 tenant[TENANT_MAX + 1];
+	struct label_list	 labels;	/* labels.h: checked */
 };
 
 /*
@@ -489,7 +490,12 @@ void	 command_argv(int shell, size_t argc, char **argv,
 /* create.c, query.c, destroy.c, timeout.c, exec.c: apid's requests. */
 void	 sandbox_create(uint32_t apid_id, struct create_request *);
 void	 sandbox_get(uint32_t apid_id, const char *id);
-void	 sandbox_list(uint32_t apid_id);
+/* Takes the filter's contents. */
+void	 sandbox_list(uint32_t apid_id, struct label_filter *);
+/* stats.c: GET .../stats. */
+void	 sandbox_stats(uint32_t apid_id, const char *id);
+/* labels.c: PATCH of the labels; takes the patch's contents. */
+void	 sandbox_patch(uint32_t apid_id, struct label_patch *);
 void	 sandbox_delete(uint32_t apid_id, const char *id);
 void	 sandbox_set_timeout(uint32_t apid_id, const char *id,
 	    int64_t secs);

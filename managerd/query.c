@@ -22,11 +22,20 @@ struct list_item {
 
 struct list_call {
 	uint32_t	 apid_id;
+	struct label_filter filter;
 	struct list_item *items;
 	size_t		 count;
 	size_t		 cap;
 	int		 failed;	/* out of memory */
 };
+
+static void
+list_call_free(struct list_call *lc)
+{
+	label_filter_free(&lc->filter);
+	free(lc->items);
+	free(lc);
+}
 
 /* A MSG_DOCKER_STATE_RESULT: 1 if the container runs, else 0. */
 int
@@ -144,7 +153,8 @@ list_send(struct list_call *lc)
 	if (lc->count > 0)
 		qsort(lc->items, lc->count, sizeof(*lc->items), item_cmp);
 	for (i = 0; i < n; i++) {
-		if (!tenant_sandbox_visible(lc->apid_id, v[i]))
+		if (!tenant_sandbox_visible(lc->apid_id, v[i]) ||
+		    !label_filter_match(&lc->filter, &v[i]->rec.labels))
 			continue;
 		strlcpy(key.id, v[i]->rec.id, sizeof(key.id));
 		running = lc->count > 0 && bsearch(&key, lc->items, lc->count,
@@ -178,23 +188,30 @@ list_done(struct imsg *reply, void *arg)
 			list_send(lc);
 		break;
 	}
-	free(lc->items);
-	free(lc);
+	list_call_free(lc);
 }
 
+/*
+ * The filter applies to the records (labels live there, not in Docker),
+ * after Docker's answer: a sandbox's labels are those it has when the
+ * list is sent.
+ */
 void
-sandbox_list(uint32_t apid_id)
+sandbox_list(uint32_t apid_id, struct label_filter *filter)
 {
 	struct list_call	*lc;
 
 	if ((lc = calloc(1, sizeof(*lc))) == NULL) {
 		apid_error(apid_id, ERR_INTERNAL, "out of memory");
+		label_filter_free(filter);
 		return;
 	}
 	lc->apid_id = apid_id;
+	lc->filter = *filter;
+	memset(filter, 0, sizeof(*filter));
 	if (proxy_call(MSG_DOCKER_LIST, -1, NULL, MSG_DOCKER_LIST_ITEM,
 	    MSG_DOCKER_LIST_END, list_done, lc) == 0) {
 		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");
-		free(lc);
+		list_call_free(lc);
 	}
 }

@@ -77,6 +77,7 @@ apid_reply_info(uint32_t apid_id, struct sandbox *sb, int running)
 	info.created_at = sb->rec.created_at;
 	info.expires_at = sb->rec.expires_at;
 	info.source_snapshot_id = sb->rec.source_snapshot_id;
+	info.labels = sb->rec.labels;	/* borrowed */
 	msgw_init(&w);
 	msg_put_sandbox_info(&w, &info);
 	return apid_reply(apid_id, MSG_SANDBOX_INFO, &w);

@@ -214,6 +214,30 @@ put_env(struct sbuf *b, const struct env_list *el)
 	return 0;
 }
 
+/*
+ * "labels" only when there are some: a record without them is byte for
+ * byte the reference's, which neither knows nor needs the field.  The
+ * list is sorted already, as sort_keys wants.
+ */
+static void
+put_labels(struct sbuf *b, const struct label_list *l)
+{
+	size_t	 i;
+
+	if (l->count == 0)
+		return;
+	sbuf_puts(b, ",\n  \"labels\": {\n");
+	for (i = 0; i < l->count; i++) {
+		if (i > 0)
+			sbuf_add(b, ",\n", 2);
+		sbuf_puts(b, "    ");
+		store_json_put_string(b, l->keys[i]);
+		sbuf_add(b, ": ", 2);
+		store_json_put_string(b, l->values[i]);
+	}
+	sbuf_puts(b, "\n  }");
+}
+
 int
 store_json_put_spec(struct sbuf *b, const struct sandbox_spec *s)
 {
@@ -261,6 +285,7 @@ store_sandbox_to_json(const struct sandbox_record *r)
 		goto invalid;
 	sbuf_puts(&b, ",\n  \"id\": ");
 	store_json_put_string(&b, r->id);
+	put_labels(&b, &r->labels);
 	sbuf_puts(&b, ",\n  \"source_snapshot_id\": ");
 	if (r->source_snapshot_id == NULL)
 		sbuf_puts(&b, "null");
@@ -429,6 +454,37 @@ store_json_get_spec(struct json_object *o, struct sandbox_spec *s)
 	return 0;
 }
 
+/*
+ * Optional (records from before labels have none); when present, held
+ * to the rules of labels.h like a message from apid.
+ */
+static int
+get_labels(struct json_object *o, struct label_list *l)
+{
+	struct json_object_iterator it, end;
+	struct json_object	*lo, *v;
+	const char		*k;
+
+	if (!json_object_object_get_ex(o, "labels", &lo))
+		return 0;
+	if (!json_object_is_type(lo, json_type_object) ||
+	    json_object_object_length(lo) > LABELS_MAX)
+		return -1;
+	it = json_object_iter_begin(lo);
+	end = json_object_iter_end(lo);
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		k = json_object_iter_peek_name(&it);
+		v = json_object_iter_peek_value(&it);
+		if (!json_object_is_type(v, json_type_string) ||
+		    !label_key_valid(k, strlen(k)) ||
+		    !label_value_valid(json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v)) ||
+		    labels_set(l, k, json_object_get_string(v)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 get_record(struct json_object *o, void *arg)
 {
@@ -454,7 +510,8 @@ get_record(struct json_object *o, void *arg)
 	    (r->source_snapshot_id = store_json_get_string(o,
 	    "source_snapshot_id", SIZE_MAX)) == NULL)
 		return -1;
-	if (store_json_get_tenant(o, r->tenant) == -1)
+	if (store_json_get_tenant(o, r->tenant) == -1 ||
+	    get_labels(o, &r->labels) == -1)
 		return -1;
 	return store_json_get_spec(o, &r->spec);
 }
@@ -578,5 +635,6 @@ sandbox_record_free(struct sandbox_record *r)
 {
 	sandbox_spec_free(&r->spec);
 	free(r->source_snapshot_id);
+	labels_free(&r->labels);
 	memset(r, 0, sizeof(*r));
 }

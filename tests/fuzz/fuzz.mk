@@ -18,7 +18,8 @@ fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
 	apid/respond.c common/error_kind.c common/format.c common/msg.c \
-	common/sandbox_msg.c common/file_msg.c common/process_msg.c \
+	common/sandbox_msg.c common/labels.c common/labels_msg.c \
+	apid/body_labels.c common/file_msg.c common/process_msg.c \
 	common/ids.c $(APID_HTTP)
 fuzz_query_SRCS = apid/query.c $(fuzz_body_SRCS)
 fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
@@ -26,6 +27,7 @@ fuzz_exec_output_SRCS = apid/exec_output.c common/utf8.c apid/jsonout.c \
 fuzz_file_list_SRCS = apid/file_list.c common/utf8.c common/format.c
 fuzz_process_events_SRCS = apid/process_events.c apid/jsonout.c \
 	common/process_msg.c common/msg.c common/sandbox_msg.c common/ids.c \
+	common/labels.c common/labels_msg.c \
 	common/utf8.c common/format.c common/websocket.c common/log.c
 # apid's HTTP/1.1 layer: a request head and body, and whole connections.
 fuzz_http_parse_SRCS = apid/http_parse.c
@@ -36,12 +38,19 @@ fuzz_archive_job_SRCS = archive-worker/job.c archive-worker/job_error.c \
 	archive-worker/job_first_file.c archive-worker/job_snapshot.c \
 	archive-worker/job_spool.c archive-worker/job_upload.c \
 	archive-worker/worker_seccomp.c common/archive_msg.c common/msg.c \
-	common/file_msg.c common/seccomp.c common/log.c common/tar_header.c
+	common/file_msg.c common/seccomp.c common/log.c common/tar_header.c \
+	common/labels.c common/labels_msg.c common/utf8.c common/sandbox_msg.c
 # dockerd-proxy: what Docker answers.
 fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
-	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c
+	dockerd-proxy/docker_archive_parse.c common/msg.c common/file_msg.c \
+	common/labels.c common/labels_msg.c common/utf8.c common/sandbox_msg.c
+# Docker's one-shot stats answer, and the workspace probe's line.
+fuzz_docker_stats_SRCS = dockerd-proxy/docker_stats_parse.c \
+	common/stats_msg.c common/msg.c common/sandbox_msg.c common/labels.c \
+	common/labels_msg.c common/utf8.c
 fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
-	common/file_msg.c
+	common/file_msg.c common/labels.c common/labels_msg.c common/utf8.c \
+	common/sandbox_msg.c
 fuzz_proxy_frames_SRCS = dockerd-proxy/docker_frames.c
 fuzz_tar_check_SRCS = dockerd-proxy/tar_check.c common/tar_header.c
 # managerd: the image allowlist's globs.
@@ -51,11 +60,12 @@ fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
 	client/rest.c client/rest_http.c client/rest_url.c \
 	common/websocket.c common/process_msg.c common/msg.c \
 	common/sandbox_msg.c common/ids.c common/utf8.c common/imsg.c \
-	common/log.c
+	common/labels.c common/labels_msg.c common/log.c
 # common: the messages between the processes.
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/process_msg.c common/ids.c common/caller.c \
-	common/metrics_msg.c common/metrics.c common/utf8.c
+	common/metrics_msg.c common/metrics.c common/utf8.c \
+	common/labels.c common/labels_msg.c common/stats_msg.c
 # The keys file, and the chunks its table travels in.
 fuzz_keys_file_SRCS = common/keys_file.c common/msg.c common/format.c \
 	common/utf8.c

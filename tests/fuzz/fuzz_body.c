@@ -103,6 +103,7 @@ body_create(const char *ctype, const void *body, size_t len,
 	CHECK(!c.has_pids_limit || c.pids_limit >= 8);
 	CHECK(!c.has_timeout_seconds || c.timeout_seconds >= 1);
 	check_env(&c.env);
+	CHECK(labels_check(&c.labels) == 0);
 	ROUND_TRIP(msg_put_create_request, msg_get_create_request,
 	    create_request_free, struct create_request, &c);
 	create_request_free(&c);
@@ -192,6 +193,7 @@ body_fork(const char *ctype, const void *body, size_t len,
 	CHECK(!f.has_timeout_seconds || f.timeout_seconds >= 1);
 	CHECK(!f.has_cpus || f.cpus > 0);
 	CHECK(!f.has_memory_mb || f.memory_mb >= 16);
+	CHECK(labels_check(&f.labels) == 0);
 	CHECK((f.snapshot_id = strdup(SNAPSHOT_ID)) != NULL);
 	ROUND_TRIP(msg_put_fork_request, msg_get_fork_request,
 	    fork_request_free, struct fork_request, &f);
@@ -251,10 +253,35 @@ body_resize(const char *ctype, const void *body, size_t len,
 	return 0;
 }
 
+/* PATCH: changes within the bounds, a key set or removed, never both. */
+static int
+body_patch(const char *ctype, const void *body, size_t len,
+    struct body_error *e)
+{
+	struct label_patch	 p;
+	size_t			 i;
+
+	if (body_parse_patch(ctype, body, len, &p, e) == -1)
+		return -1;
+	CHECK(labels_check(&p.set) == 0);
+	CHECK(p.nremove <= LABELS_MAX);
+	CHECK(!p.clear || (p.set.count == 0 && p.nremove == 0));
+	for (i = 0; i < p.nremove; i++) {
+		CHECK(label_key_valid(p.remove[i], strlen(p.remove[i])));
+		CHECK(labels_get(&p.set, p.remove[i]) == NULL);
+	}
+	CHECK((p.id = strdup(SANDBOX_ID)) != NULL);
+	ROUND_TRIP(msg_put_label_patch, msg_get_label_patch,
+	    label_patch_free, struct label_patch, &p);
+	label_patch_free(&p);
+	return 0;
+}
+
 static int (*const bodies[])(const char *, const void *, size_t,
     struct body_error *) = {
 	body_create, body_exec, body_timeout, body_snapshot,
-	body_rollback, body_fork, body_process, body_signal, body_resize
+	body_rollback, body_fork, body_process, body_signal, body_resize,
+	body_patch
 };
 #define NBODIES	(sizeof(bodies) / sizeof(bodies[0]))
 

@@ -1,6 +1,7 @@
 /*
  * The message codecs (common/sandbox_msg.c, common/file_msg.c,
- * common/process_msg.c, common/caller.c, common/metrics_msg.c) and the
+ * common/process_msg.c, common/caller.c, common/metrics_msg.c,
+ * common/labels_msg.c, common/stats_msg.c) and the
  * payload reader under them (common/msg.c).  Input: a byte choosing a
  * decoder, then the payload a peer sent; past the decoders the byte
  * chooses a field list of msgr_* reads, given in the next bytes.
@@ -18,6 +19,7 @@
 #include "harness.h"
 #include "metrics_msg.h"
 #include "process_msg.h"
+#include "stats_msg.h"
 
 union value {
 	struct create_request	 create_request;
@@ -53,6 +55,9 @@ union value {
 	struct caller		 caller;
 	struct metrics_text	 metrics_text;
 	struct metrics_rss	 metrics_rss;
+	struct label_patch	 label_patch;
+	struct label_filter	 label_filter;
+	struct sandbox_stats	 sandbox_stats;
 	uint64_t		 u64;
 	char			*str;
 };
@@ -106,6 +111,8 @@ CODEC(docker_process_exec)
 CODEC(caller)
 CODEC(metrics_text)
 CODEC(metrics_rss)
+CODEC(label_patch)
+CODEC(label_filter)
 
 /* Process codecs whose values hold a ref or one string to free. */
 #define CODEC_REF(name)							\
@@ -195,6 +202,18 @@ put_exec_exit(struct msgw *w, const union value *v)
 }
 
 static int
+get_sandbox_stats(const struct imsg *m, union value *v)
+{
+	return msg_get_sandbox_stats(m, &v->sandbox_stats);
+}
+
+static void
+put_sandbox_stats(struct msgw *w, const union value *v)
+{
+	msg_put_sandbox_stats(w, &v->sandbox_stats);
+}
+
+static int
 get_u64(const struct imsg *m, union value *v)
 {
 	return msg_get_u64(m, &v->u64);
@@ -262,6 +281,8 @@ static const struct codec codecs[] = {
 	{ get_docker_process_state, put_docker_process_state, free_nothing },
 	C(caller),
 	C(metrics_text), C(metrics_rss),
+	C(label_patch), C(label_filter),
+	{ get_sandbox_stats, put_sandbox_stats, free_nothing },
 };
 #define NCODECS	(sizeof(codecs) / sizeof(codecs[0]))
 

@@ -146,7 +146,8 @@ class Sandboxes(CliCase):
         self.assertEqual(listing, json.loads(self.ok("--json", "ls")))
         table = self.ok("ls").splitlines()
         self.assertEqual(table[0].split(),
-                         ["ID", "STATUS", "IMAGE", "EXPIRES", "SOURCE"])
+                         ["ID", "STATUS", "IMAGE", "EXPIRES", "SOURCE",
+                          "LABELS"])
         row = [line.split() for line in table if line.startswith(sb)]
         self.assertEqual(len(row), 1, table)
         self.assertEqual(row[0][1:3], ["running", harness.TEST_IMAGE])

@@ -22,7 +22,7 @@ TOOLS = {
     "sandbox_write_file", "sandbox_list_files", "sandbox_snapshot",
     "sandbox_rollback", "sandbox_fork", "sandbox_destroy",
     "sandbox_process_start", "sandbox_process_output",
-    "sandbox_process_kill", "sandbox_process_list",
+    "sandbox_process_kill", "sandbox_process_list", "sandbox_stats",
 }
 SUMMARY_KEYS = ["expires_at", "id", "image", "network",
                 "source_snapshot_id", "status"]
@@ -181,7 +181,7 @@ class Handshake(McpCase):
     def test_tools_list(self):
         self.mcp.initialize()
         tools = self.mcp.request("tools/list")["result"]["tools"]
-        self.assertEqual(len(tools), 14)
+        self.assertEqual(len(tools), 15)
         self.assertEqual({t["name"] for t in tools}, TOOLS)
         by_name = {t["name"]: t for t in tools}
         for t in tools:
@@ -203,14 +203,53 @@ class Handshake(McpCase):
         self.assertIsNone(create["properties"]["image"]["default"])
         ls = by_name["sandbox_list_files"]["inputSchema"]
         self.assertEqual(ls["properties"]["path"]["default"], "/workspace")
-        self.assertEqual(by_name["sandbox_list"]["inputSchema"]["properties"],
-                         {})
+        self.assertEqual(list(by_name["sandbox_list"]["inputSchema"]
+                              ["properties"]), ["labels"])
+        self.assertEqual(create["properties"]["labels"]["type"],
+                         ["object", "null"])
+        self.assertEqual(by_name["sandbox_stats"]["inputSchema"]["required"],
+                         ["sandbox_id"])
         self.assertEqual(sorted(by_name["sandbox_fork"]["inputSchema"]
                                 ["properties"]),
                          ["snapshot_id", "timeout_seconds"])
 
 
 class ToolFlow(McpCase):
+    def test_labels_and_stats(self):
+        m = self.mcp
+        m.initialize()
+        a = json.loads(m.ok("sandbox_create", labels={"team": "ml",
+                                                       "run": "a b=c"}))
+        b = json.loads(m.ok("sandbox_create"))
+        try:
+            self.assertEqual(sorted(a), SUMMARY_KEYS)
+            listed = json.loads(m.ok("sandbox_list", labels={"team": "ml"}))
+            self.assertEqual([s["id"] for s in listed], [a["id"]])
+            listed = json.loads(m.ok("sandbox_list",
+                                     labels={"team": "ml", "run": "a b=c"}))
+            self.assertEqual([s["id"] for s in listed], [a["id"]])
+            self.assertEqual(json.loads(m.ok("sandbox_list", labels={
+                "team": "other"})), [])
+            self.assertEqual({s["id"] for s in json.loads(
+                m.ok("sandbox_list", labels=None))}, {a["id"], b["id"]})
+            error, text = m.call("sandbox_create", labels={"-bad": "x"})
+            self.assertTrue(error)
+            self.assertIn("400 invalid_request", text)
+            error, text = m.call("sandbox_list", labels={"a": 1})
+            self.assertTrue(error)
+            m.ok("sandbox_exec", sandbox_id=a["id"],
+                 command="head -c 1048576 /dev/zero > f")
+            st = json.loads(m.ok("sandbox_stats", sandbox_id=a["id"]))
+            self.assertEqual(st["status"], "running")
+            self.assertGreaterEqual(st["workspace"]["bytes"], 1048576)
+            self.assertEqual(st["memory"]["limit_bytes"], 128 * 1024 * 1024)
+            error, text = m.call("sandbox_stats", sandbox_id=UNKNOWN_SB)
+            self.assertTrue(error)
+            self.assertIn("404 not_found", text)
+        finally:
+            m.ok("sandbox_destroy", sandbox_id=a["id"])
+            m.ok("sandbox_destroy", sandbox_id=b["id"])
+
     def test_flow(self):
         """REFERENCE-TESTS item 73, through tools/call."""
         m = self.mcp

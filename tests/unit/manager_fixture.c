@@ -638,6 +638,19 @@ send_id(uint32_t type, const char *id)
 	return from_apid(type, -1, &w);
 }
 
+/* MSG_SANDBOX_LIST, with no filter unless f. */
+uint32_t
+send_sandbox_list(const struct label_filter *f)
+{
+	struct label_filter	 none;
+	struct msgw		 w;
+
+	memset(&none, 0, sizeof(none));
+	msgw_init(&w);
+	msg_put_label_filter(&w, f != NULL ? f : &none);
+	return from_apid(MSG_SANDBOX_LIST, -1, &w);
+}
+
 uint32_t
 send_timeout(const char *id, int64_t secs)
 {

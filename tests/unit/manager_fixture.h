@@ -74,6 +74,7 @@ uint32_t send_create_ttl(int64_t ttl);
 uint32_t expect_create(struct docker_create *);
 void	 create_ok(int64_t ttl, char *id, size_t len);
 uint32_t send_id(uint32_t type, const char *id);
+uint32_t send_sandbox_list(const struct label_filter *);
 uint32_t send_timeout(const char *id, int64_t secs);
 void	 destroy_ok(const char *id);
 int	 record_exists(const char *id);

@@ -256,6 +256,61 @@ test_json_content_length(void **state)
 	fake_free();
 }
 
+/* The list's label filters, escaped; the labels' PATCH and its body. */
+static void
+test_sandbox_calls(void **state)
+{
+	static const char *const filters[] = { "team=ml", "note=a b&c", "k" };
+	struct rest_client	 rc;
+	struct rest_error	 err;
+	json_object		*labels, *out = NULL;
+
+	(void)state;
+	fake_start(ANSWER, with_length("HTTP/1.1 200 OK\r\n"
+	    "Content-Type: application/json\r\n", "{\"sandboxes\":[]}"), 0);
+	client(&rc, "", KEY);
+	if (rest_sandbox_list(&rc, filters, 3, &out, &err) != 200)
+		fail_msg("%d %s: %s", err.status, err.code, err.message);
+	fake_stop();
+	assert_true(starts_with("GET /v1/sandboxes?label=team%3Dml"
+	    "&label=note%3Da%20b%26c&label=k HTTP/1.1\r\n"));
+	json_object_put(out);
+	rest_client_free(&rc);
+	fake_free();
+
+	/* Each fake server has a port of its own: a client for each. */
+	fake_start(ANSWER, with_length("HTTP/1.1 200 OK\r\n"
+	    "Content-Type: application/json\r\n", "{\"id\":\"sb_x\"}"), 0);
+	client(&rc, "", KEY);
+	labels = json_object_new_object();
+	json_object_object_add(labels, "a", json_object_new_string("1"));
+	json_object_object_add(labels, "b", NULL);
+	assert_int_equal(rest_sandbox_patch_labels(&rc, "sb_0123456789abcdef",
+	    labels, &out, &err), 200);
+	fake_stop();
+	assert_true(starts_with("PATCH /v1/sandboxes/sb_0123456789abcdef "
+	    "HTTP/1.1\r\n"));
+	assert_string_equal((char *)fk.req + fk.headlen,
+	    "{\"labels\":{\"a\":\"1\",\"b\":null}}");
+	json_object_put(labels);
+	json_object_put(out);
+	rest_client_free(&rc);
+	fake_free();
+
+	fake_start(ANSWER, with_length("HTTP/1.1 200 OK\r\n"
+	    "Content-Type: application/json\r\n", "{\"status\":\"running\"}"),
+	    0);
+	client(&rc, "", KEY);
+	assert_int_equal(rest_sandbox_stats(&rc, "sb_0123456789abcdef", &out,
+	    &err), 200);
+	fake_stop();
+	assert_true(starts_with("GET /v1/sandboxes/sb_0123456789abcdef/stats "
+	    "HTTP/1.1\r\n"));
+	json_object_put(out);
+	rest_client_free(&rc);
+	fake_free();
+}
+
 static void
 test_json_chunked(void **state)
 {
@@ -982,6 +1037,7 @@ main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_error_string),
 		cmocka_unit_test(test_json_content_length),
+		cmocka_unit_test(test_sandbox_calls),
 		cmocka_unit_test(test_json_chunked),
 		cmocka_unit_test(test_json_close_delimited),
 		cmocka_unit_test(test_json_204_and_continue),

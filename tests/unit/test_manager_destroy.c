@@ -120,7 +120,7 @@ test_list(void **state)
 		now += 1;
 		create_ok(0, id[i], sizeof(id[i]));
 	}
-	req = from_apid(MSG_SANDBOX_LIST, -1, NULL);
+	req = send_sandbox_list(NULL);
 	call = expect_proxy(MSG_DOCKER_LIST, NULL);
 	list_item(call, id[2], 1, 1);
 	list_item(call, id[0], 1, 0);
@@ -137,7 +137,7 @@ test_list(void **state)
 	expect_apid(req, MSG_SANDBOX_LIST_END);
 
 	/* Docker down: that error only. */
-	req = from_apid(MSG_SANDBOX_LIST, -1, NULL);
+	req = send_sandbox_list(NULL);
 	call = expect_proxy(MSG_DOCKER_LIST, NULL);
 	list_item(call, id[2], 1, 1);
 	error_reply(call, ERR_BACKEND, "Docker is unreachable: refused");
@@ -147,7 +147,7 @@ test_list(void **state)
 	/* No sandboxes: just the end. */
 	for (i = 0; i < 3; i++)
 		destroy_ok(id[i]);
-	req = from_apid(MSG_SANDBOX_LIST, -1, NULL);
+	req = send_sandbox_list(NULL);
 	call = expect_proxy(MSG_DOCKER_LIST, NULL);
 	from_proxy(MSG_DOCKER_LIST_END, call, NULL);
 	expect_apid(req, MSG_SANDBOX_LIST_END);

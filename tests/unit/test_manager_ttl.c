@@ -51,7 +51,7 @@ test_reaper(void **state)
 	assert_true(record_exists(l));
 	assert_true(reaper_next() == t0 + 1000);
 
-	req = from_apid(MSG_SANDBOX_LIST, -1, NULL);
+	req = send_sandbox_list(NULL);
 	call = expect_proxy(MSG_DOCKER_LIST, NULL);
 	list_item(call, l, 1, 1);
 	from_proxy(MSG_DOCKER_LIST_END, call, NULL);

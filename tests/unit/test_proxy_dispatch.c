@@ -116,6 +116,12 @@ docker_state(struct proxy *p, uint32_t peerid, const char *id)
 }
 
 void
+docker_stats(struct proxy *p, uint32_t peerid, const char *id)
+{
+	fail();
+}
+
+void
 docker_list(struct proxy *p, uint32_t peerid)
 {
 	fail();

@@ -334,6 +334,16 @@ test_signal_golden(void **state)
 	json_object_put(body);
 }
 
+/* The stats' workspace probe: the sandbox user, no stdin, no env. */
+static void
+test_workspace_du_golden(void **state)
+{
+	struct proxy_policy	 p;
+
+	policy_default(&p);
+	golden("exec_workspace_du.json", hardening_workspace_du_body(&p));
+}
+
 /* The kill script is part of the hardening: changes show as a diff. */
 static void
 test_kill_golden(void **state)
@@ -515,6 +525,7 @@ main(void)
 		cmocka_unit_test(test_process_golden),
 		cmocka_unit_test(test_signal_golden),
 		cmocka_unit_test(test_kill_golden),
+		cmocka_unit_test(test_workspace_du_golden),
 		cmocka_unit_test(test_env_cannot_inject),
 		cmocka_unit_test(test_check_create),
 		cmocka_unit_test(test_check_policy),

@@ -84,6 +84,29 @@ static const char golden_b[] =
 	    "  }\n"
 	    "}";
 
+/* json.dumps(indent=2, sort_keys=True) of a record with labels. */
+static const char golden_labels[] =
+	    "{\n"
+	    "  \"created_at\": 1700000000.25,\n"
+	    "  \"expires_at\": 1700003600.25,\n"
+	    "  \"id\": \"sb_1111111111111111\",\n"
+	    "  \"labels\": {\n"
+	    "    \"0\": \"\",\n"
+	    "    \"a.b/c-d_e\": \"v\\u00e9 \\ud83d\\ude00 \\\"q\\\"\",\n"
+	    "    \"team\": \"ml\"\n"
+	    "  },\n"
+	    "  \"source_snapshot_id\": null,\n"
+	    "  \"spec\": {\n"
+	    "    \"cpus\": 1.0,\n"
+	    "    \"env\": {},\n"
+	    "    \"image\": \"python:3.12-slim\",\n"
+	    "    \"memory_mb\": 512,\n"
+	    "    \"network\": false,\n"
+	    "    \"pids_limit\": 256,\n"
+	    "    \"read_only_rootfs\": true\n"
+	    "  }\n"
+	    "}";
+
 static int
 rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -333,6 +356,58 @@ test_golden_text(void **state)
 	free(text);
 	sandbox_record_free(&back);
 	sandbox_record_free(&r);
+}
+
+/*
+ * Labels: written in key order between "id" and "source_snapshot_id",
+ * read back; none is no field at all (golden_b has none).  A record's
+ * labels are held to labels.h: one that breaks it is no record.
+ */
+static void
+test_labels_text(void **state)
+{
+	struct sandbox_record	 r, back;
+	char			*text, *bad;
+	size_t			 i;
+	static const char *const bad_labels[] = {
+		"", "\"labels\": {\"ok\": \"v\"},",	/* the control */
+		"\"labels\": [],", "\"labels\": {\"-x\": \"1\"},",
+		"\"labels\": {\"x\": 1},", "\"labels\": {\"x\": \"\\n\"},",
+		"\"labels\": {\"\\u00e9\": \"1\"},",
+		"\"labels\": {\"x\": \"\\u0000\"},",
+	};
+
+	record_init(&r, "sb_1111111111111111");
+	assert_int_equal(labels_set(&r.labels, "team", "ml"), 0);
+	assert_int_equal(labels_set(&r.labels, "a.b/c-d_e",
+	    "v\xc3\xa9 \xf0\x9f\x98\x80 \"q\""), 0);
+	assert_int_equal(labels_set(&r.labels, "0", ""), 0);
+	assert_non_null(text = store_sandbox_to_json(&r));
+	assert_string_equal(text, golden_labels);
+	assert_int_equal(store_sandbox_from_json(text, &back), 0);
+	assert_int_equal(back.labels.count, 3);
+	assert_string_equal(labels_get(&back.labels, "team"), "ml");
+	assert_string_equal(labels_get(&back.labels, "a.b/c-d_e"),
+	    "v\xc3\xa9 \xf0\x9f\x98\x80 \"q\"");
+	sandbox_record_free(&back);
+	free(text);
+	sandbox_record_free(&r);
+	for (i = 0; i < sizeof(bad_labels) / sizeof(bad_labels[0]); i++) {
+		assert_true(asprintf(&bad, "{\"created_at\": 1.0, "
+		    "\"expires_at\": 2.0, \"id\": \"sb_1111111111111111\", %s "
+		    "\"source_snapshot_id\": null, \"spec\": {\"cpus\": 1.0, "
+		    "\"env\": {}, \"image\": \"x\", \"memory_mb\": 16, "
+		    "\"network\": false, \"pids_limit\": 8, "
+		    "\"read_only_rootfs\": true}}", bad_labels[i]) != -1);
+		if (i < 2) {
+			assert_int_equal(store_sandbox_from_json(bad, &back),
+			    0);
+			assert_int_equal(back.labels.count, i);
+			sandbox_record_free(&back);
+		} else if (store_sandbox_from_json(bad, &back) != -1)
+			fail_msg("accepted %s", bad_labels[i]);
+		free(bad);
+	}
 }
 
 /* Valid UTF-8 of random code points: controls, Latin-1, BMP, astral. */
@@ -968,6 +1043,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_text),
+		cmocka_unit_test(test_labels_text),
 		cmocka_unit_test(test_random_roundtrip),
 		cmocka_unit_test_setup_teardown(test_write_and_load, setup,
 		    teardown),
