@@ -7,9 +7,11 @@ content is ever in the file; SIGHUP after a rename writes to the new file;
 the syslog destination writes datagrams to /dev/log.
 """
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -67,7 +69,8 @@ def wait_lines(path, n, timeout=10):
         time.sleep(0.05)
 
 
-def expect(line, route, status, error=None, **ids):
+def expect(line, route, status, error=None, key="key-1", tenant=None,
+           **ids):
     what = "%s %s" % (route, status)
     check(line.get("route") == route, "%s: route %r" % (what,
                                                        line.get("route")))
@@ -87,10 +90,11 @@ def expect(line, route, status, error=None, **ids):
                "client_gone", "duration_ms"}
     check(set(line) <= allowed, "%s: no other field: %r" %
           (what, set(line) - allowed))
-    # The flat keys are named by position; they have no tenant.
-    check(line.get("key") == "key-1", "%s: key %r" % (what, line.get("key")))
-    check("tenant" not in line, "%s: no tenant %r" % (what,
-                                                      line.get("tenant")))
+    # The flat keys are named by position and have no tenant; a keys
+    # file's have both.
+    check(line.get("key") == key, "%s: key %r" % (what, line.get("key")))
+    check(line.get("tenant") == tenant, "%s: tenant %r" %
+          (what, line.get("tenant")))
     check(re.match(r"^127\.0\.0\.1:\d+$", line.get("client", "")) is not None,
           "%s: client %r" % (what, line.get("client")))
 
@@ -119,8 +123,15 @@ def life(server):
     snap = snap["id"]
     want.append(("POST /v1/sandboxes/{sandbox_id}/snapshots", 201, None,
                  {"sandbox_id": sb, "snapshot_id": snap}))
+    status, _ = server.api("PATCH", "/v1/sandboxes/" + sb,
+                           {"labels": {"stage": "audited"}})
+    check(status == 200, "labels PATCH: %s" % status)
+    want.append(("PATCH /v1/sandboxes/{sandbox_id}", 200, None,
+                 {"sandbox_id": sb}))
     # Reads: not audited.
     for path in ("/v1/sandboxes", "/v1/sandboxes/" + sb, "/v1/snapshots",
+                 "/v1/sandboxes/%s/stats" % sb,
+                 "/v1/sandboxes?label=stage=audited",
                  "/v1/snapshots/" + snap, "/healthz",
                  "/v1/sandboxes/%s/files?path=/workspace/notes.txt" % sb):
         status, _ = server.api("GET", path)
@@ -194,6 +205,45 @@ def test_flow():
         rotate(server)
     finally:
         server.cleanup()
+
+
+def test_keys_file_caller():
+    """A keys file's key: its name and tenant in each line, a quota's
+    refusal audited with its code; the key and its hash nowhere."""
+    key = "audit-tenant-key-" + os.urandom(12).hex()
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    tmp = tempfile.mkdtemp(prefix="as-audit-keys-")
+    path = os.path.join(tmp, "keys.json")
+    with open(path, "w") as f:
+        json.dump({"keys": [{"name": "ci-runner", "tenant": "team-a",
+                             "sha256": digest,
+                             "quotas": {"sandboxes": 1}}]}, f)
+    server = harness.SandboxServer(AGENT_SANDBOX_KEYS_FILE=path)
+    try:
+        server.start()
+        auth = {"Authorization": "Bearer " + key}
+        status, sb = server.api("POST", "/v1/sandboxes", {}, headers=auth)
+        check(status == 201, "create as ci-runner: %s %r" % (status, sb))
+        status, doc = server.api("POST", "/v1/sandboxes", {}, headers=auth)
+        check(status == 403, "over the quota: %s %r" % (status, doc))
+        status, _ = server.api("DELETE", "/v1/sandboxes/" + sb["id"],
+                               headers=auth)
+        check(status == 204, "delete as ci-runner: %s" % status)
+        lines, raw = wait_lines(audit_path(server), 3)
+        check(len(lines) == 3, "3 lines, not %d: %r" % (len(lines), raw))
+        want = [("POST /v1/sandboxes", 201, None, {"sandbox_id": sb["id"]}),
+                ("POST /v1/sandboxes", 403, "quota_exceeded", {}),
+                ("DELETE /v1/sandboxes/{sandbox_id}", 204, None,
+                 {"sandbox_id": sb["id"]})]
+        for line, (route, status, error, ids) in zip(lines, want):
+            expect(line, route, status, error, key="ci-runner",
+                   tenant="team-a", **ids)
+        for secret in (key, digest):
+            check(secret.encode() not in raw,
+                  "the key and its hash are nowhere in the audit log")
+    finally:
+        server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def rotate(server):
@@ -367,6 +417,7 @@ def test_full_disk():
 
 def main():
     test_flow()
+    test_keys_file_caller()
     test_odd_ids()
     test_off()
     test_syslog()

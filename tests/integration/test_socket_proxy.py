@@ -172,6 +172,15 @@ class SocketProxy(unittest.TestCase):
         self.assertEqual(self.server.exec(
             fork, "wc -c < /workspace/d/f.bin")["stdout"].strip(), "16384")
 
+        # The stats' one-shot call and the workspace probe go through the
+        # allowlist too; labels need no Docker call at all.
+        stats = self.ok(200, "GET", "/v1/sandboxes/%s/stats" % sb)
+        self.assertGreaterEqual(stats["workspace"]["bytes"], 16384)
+        self.assertGreater(stats["memory"]["usage_bytes"], 0)
+        self.assertEqual(self.ok(200, "PATCH", "/v1/sandboxes/%s" % sb,
+                                 {"labels": {"via": "haproxy"}})["labels"],
+                         {"via": "haproxy"})
+
         for victim in (fork, sb):
             self.ok(204, "DELETE", "/v1/sandboxes/%s" % victim)
             self.ok(404, "GET", "/v1/sandboxes/%s" % victim)

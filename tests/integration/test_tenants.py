@@ -164,6 +164,8 @@ class Isolation(TenantCase):
                 ("POST", "/v1/sandboxes/%s/snapshots", {}),
                 ("GET", "/v1/sandboxes/%s/processes", None),
                 ("POST", "/v1/sandboxes/%s/processes", {"command": "true"}),
+                ("PATCH", "/v1/sandboxes/%s", {"labels": {"owner": "bob"}}),
+                ("GET", "/v1/sandboxes/%s/stats", None),
                 ("DELETE", "/v1/sandboxes/%s", None)]:
             self.assert_as_unknown("bob", method, path, sb, UNKNOWN_SB, body)
         status, _, _ = call(self.server, self.keys["bob"], "PUT",
@@ -175,6 +177,7 @@ class Isolation(TenantCase):
         # Still there, and still alice's: nothing bob did reached it.
         status, _, doc = self.as_("alice", "GET", "/v1/sandboxes/" + sb)
         self.assertEqual(status, 200, doc)
+        self.assertEqual(doc["labels"], {}, "bob's PATCH reached it")
         # The same tenant's other key sees it; the admins do.
         for who in ("alice2", "admin", "ops"):
             self.assertEqual(self.as_(who, "GET", "/v1/sandboxes/" + sb)[0],
@@ -192,6 +195,18 @@ class Isolation(TenantCase):
         for who in ("admin", "ops"):
             self.assertIn(a, ids[who])
             self.assertIn(b, ids[who])
+
+    def test_label_filter_stays_in_the_tenant(self):
+        """The same label on two tenants' sandboxes: a filtered list is
+        still one tenant's (the label filter and the tenant's both)."""
+        a = self.create("alice", labels={"job": "ci-1"})["id"]
+        b = self.create("bob", labels={"job": "ci-1"})["id"]
+        q = "/v1/sandboxes?label=job=ci-1"
+        seen = {w: sorted(s["id"] for s in self.as_(w, "GET", q)[2]
+                          ["sandboxes"]) for w in ("alice", "bob", "ops")}
+        self.assertEqual(seen["alice"], [a])
+        self.assertEqual(seen["bob"], [b])
+        self.assertEqual(seen["ops"], sorted([a, b]))
 
     def test_snapshots(self):
         a = self.create("alice")["id"]
