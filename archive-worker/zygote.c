@@ -48,6 +48,13 @@ static struct {
 	int			 connected;
 	struct jobs		 jobs;
 	unsigned int		 njobs;		/* of the current channel */
+	/*
+	 * Jobs of the channel that found no memory for their record: their
+	 * descriptors are closed and their ARCHIVE_JOB is answered ENOMEM.
+	 * They count in njobs, so ARCHIVE_JOBS_MAX bounds them too.
+	 */
+	uint32_t		 refused[ARCHIVE_JOBS_MAX];
+	unsigned int		 nrefused;
 	struct event		*sigchld;
 } z;
 
@@ -103,6 +110,7 @@ channel_drop(void)
 	close(z.apid.ibuf.sock);
 	z.connected = 0;
 	z.njobs = 0;
+	z.nrefused = 0;
 	TAILQ_FOREACH_SAFE(job, &z.jobs, entry, next) {
 		if (job->pid == 0)
 			job_free(job);
@@ -168,18 +176,68 @@ job_start(struct job *job, const struct archive_job *aj)
 	job_free(job);
 }
 
+static int
+job_refused(uint32_t id)
+{
+	unsigned int	 i;
+
+	for (i = 0; i < z.nrefused; i++)
+		if (z.refused[i] == id)
+			return (int)i;
+	return -1;
+}
+
+/* No memory for a new job's record: it is failed when its JOB comes. */
+static void
+job_refuse(struct imsg *imsg)
+{
+	int	 fd;
+
+	log_warnx("archive job %u: out of memory", imsg->hdr.peerid);
+	if ((fd = imsg_take_fd(imsg)) != -1)
+		close(fd);
+	z.refused[z.nrefused++] = imsg->hdr.peerid;
+	z.njobs++;
+}
+
+/* Its ARCHIVE_JOB: the answer, under the same rule as any other job's. */
+static void
+job_refused_answer(int i)
+{
+	static char		 text[] = "cannot start the archive job: "
+	    "out of memory";
+	struct job		 job;
+	struct tar_result	 res;
+
+	memset(&job, 0, sizeof(job));
+	job.id = z.refused[i];
+	z.refused[i] = z.refused[--z.nrefused];
+	memset(&res, 0, sizeof(res));
+	res.errnum = ENOMEM;
+	res.message = text;
+	job_answer(&job, &res);
+}
+
 static void
 on_fd(struct peer *p, struct imsg *imsg)
 {
 	struct job	*job;
+	int		 fd;
 
 	if (imsg->len != 0 || (imsg->fd == -1 && !imsg->fd_lost))
 		peer_bad_message(p, imsg, "needs a descriptor and nothing else");
+	if (job_refused(imsg->hdr.peerid) != -1) {
+		if ((fd = imsg_take_fd(imsg)) != -1)
+			close(fd);
+		return;
+	}
 	if ((job = job_find(imsg->hdr.peerid)) == NULL) {
 		if (z.njobs >= ARCHIVE_JOBS_MAX)
 			peer_bad_message(p, imsg, "too many jobs at once");
-		if ((job = calloc(1, sizeof(*job))) == NULL)
-			fatal("%s", __func__);
+		if ((job = calloc(1, sizeof(*job))) == NULL) {
+			job_refuse(imsg);
+			return;
+		}
 		job->id = imsg->hdr.peerid;
 		job->fds[0] = job->fds[1] = job->result = -1;
 		TAILQ_INSERT_TAIL(&z.jobs, job, entry);
@@ -197,9 +255,15 @@ on_job(struct peer *p, struct imsg *imsg)
 {
 	struct archive_job	 aj;
 	struct job		*job;
+	int			 i;
 
 	if (imsg->fd != -1 || msg_get_archive_job(imsg, &aj) == -1)
 		peer_bad_message(p, imsg, "malformed job");
+	if ((i = job_refused(imsg->hdr.peerid)) != -1) {
+		job_refused_answer(i);
+		archive_job_free(&aj);
+		return;
+	}
 	job = job_find(imsg->hdr.peerid);
 	if (job == NULL || job->pid != 0 ||
 	    job->nfds != archive_job_nfds(aj.kind))

@@ -74,6 +74,7 @@ struct apid_request {
 	const struct request_kind *kind;
 	struct caller		 caller;
 	int			 orphan;
+	int			 orphan_due;	/* its orphaned() to run */
 	struct audit_pending	*audit;		/* NULL: not audited */
 };
 
@@ -208,6 +209,24 @@ apid_request_caller(uint32_t id)
 }
 
 /*
+ * No memory for the request's record: it fails (500) under apid's own id,
+ * as it would have after; apid's follow-ups then name no request.
+ */
+static void
+request_refuse(uint32_t peerid)
+{
+	struct msgw	 w;
+
+	caller_free(&pending);
+	has_pending = 0;
+	msgw_init(&w);
+	msgw_u32(&w, ERR_INTERNAL);
+	msgw_str(&w, "out of memory");
+	if (peer_send(&env->apid_peer, MSG_ERROR, peerid, -1, &w) == -1)
+		log_warnx("cannot answer apid's request %u", peerid);
+}
+
+/*
  * A type apid may send gets a line in request_kinds[] (or is a follow-up,
  * dispatch_apid.c): anything else is no request.
  */
@@ -226,8 +245,10 @@ apid_request_open(struct peer *p, struct imsg *imsg)
 	/* Looked up first: nothing is allocated for a message that lies. */
 	if (apid_request_find(imsg->hdr.peerid) != 0)
 		peer_bad_message(p, imsg, "a request id already in use");
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		fatal("%s", __func__);
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		request_refuse(imsg->hdr.peerid);
+		return 0;
+	}
 	r->peerid = imsg->hdr.peerid;
 	r->kind = kind;
 	r->caller = pending;
@@ -289,32 +310,34 @@ apid_request_close(uint32_t id)
 
 /*
  * Every request of the apid that died.  The orphaned actions may answer
- * (and so end) the request they are given, or others: walk a list taken
- * first, by ids, not the tree.
+ * (and so end) the request they are given, or others: each is marked
+ * first, then the tree is walked again from the id just done, so that
+ * nothing freed is followed and nothing is allocated.
  */
 void
 apid_requests_orphan(void)
 {
-	struct apid_request	*r;
-	uint32_t		*ids;
-	size_t			 i, n = 0;
+	struct apid_request	*r, key;
 
 	/* A caller whose request never came went with its apid. */
 	caller_free(&pending);
 	has_pending = 0;
-	if ((ids = reallocarray(NULL, nrequests + 1, sizeof(*ids))) == NULL)
-		fatal("%s", __func__);
 	while ((r = RB_ROOT(&by_peerid)) != NULL) {
 		RB_REMOVE(requests_by_peerid, &by_peerid, r);
 		r->orphan = 1;
-		if (r->kind->orphaned != NULL)
-			ids[n++] = r->id;
+		r->orphan_due = r->kind->orphaned != NULL;
 	}
-	for (i = 0; i < n; i++) {
-		if ((r = request_find(ids[i])) != NULL)
-			r->kind->orphaned(r->id);
+	r = RB_MIN(requests_by_id, &by_id);
+	while (r != NULL) {
+		if (!r->orphan_due) {
+			r = RB_NEXT(requests_by_id, &by_id, r);
+			continue;
+		}
+		r->orphan_due = 0;
+		key.id = r->id;
+		r->kind->orphaned(r->id);
+		r = RB_NFIND(requests_by_id, &by_id, &key);
 	}
-	free(ids);
 }
 
 size_t

@@ -239,6 +239,12 @@ audit_failed(const char *why)
 	au.failing = 1;
 }
 
+void
+audit_lose(const char *why)
+{
+	audit_failed(why);
+}
+
 static void
 audit_succeeded(void)
 {

@@ -44,6 +44,8 @@ void	 audit_reopen(void);
 void	 audit_write(const struct audit_record *);
 /* Lines that could not be written since start-up. */
 uint64_t audit_lost(void);
+/* A line that could not even be made (no memory): lost and counted. */
+void		 audit_lose(const char *why);
 
 /*
  * The pending part of one audited request (audit_request.c), kept by

@@ -69,6 +69,7 @@ struct audit_pending {
 	double			 wall;
 	double			 mono;
 	char			*ids[4];	/* by enum audit_field */
+	int			 lost;		/* an id had no memory */
 };
 
 static const struct audit_kind *
@@ -101,8 +102,9 @@ set_id(struct audit_pending *a, enum audit_field f, const char *id)
 	if (f == F_NONE || id == NULL)
 		return;
 	free(a->ids[f]);
+	/* The line would name the wrong ids: it is lost instead. */
 	if ((a->ids[f] = strdup(id)) == NULL)
-		fatal("%s", __func__);
+		a->lost = 1;
 }
 
 /*
@@ -134,8 +136,10 @@ audit_begin(const struct imsg *imsg)
 
 	if ((kind = audit_kind(imsg->hdr.type)) == NULL)
 		return NULL;
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		fatal("%s", __func__);
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		audit_lose("out of memory");
+		return NULL;
+	}
 	a->kind = kind;
 	a->wall = clock_wall();
 	a->mono = clock_monotonic();
@@ -190,6 +194,10 @@ audit_finish(struct audit_pending *a, const struct caller *c, int status,
 	struct audit_record	 r;
 
 	memset(&r, 0, sizeof(r));
+	if (a->lost) {
+		audit_lose("out of memory");
+		goto done;
+	}
 	r.time = a->wall;
 	r.duration = clock_monotonic() - a->mono;
 	if (c != NULL) {
@@ -208,6 +216,7 @@ audit_finish(struct audit_pending *a, const struct caller *c, int status,
 	r.error = error;
 	r.client_gone = client_gone;
 	audit_write(&r);
+done:
 	free(a->ids[F_SANDBOX]);
 	free(a->ids[F_SNAPSHOT]);
 	free(a->ids[F_PROCESS]);

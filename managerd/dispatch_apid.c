@@ -349,8 +349,9 @@ carries_fd(uint32_t type)
 /*
  * From here on a request's id is managerd's (apid_request.c): a new
  * request gets one, a follow-up names the request it follows by it.
+ * -1: the message is done with (a new request already refused).
  */
-static void
+static int
 request_id(struct peer *p, struct imsg *imsg)
 {
 	uint32_t	 id;
@@ -385,9 +386,11 @@ request_id(struct peer *p, struct imsg *imsg)
 		imsg->hdr.peerid = id;
 		break;
 	default:
-		imsg->hdr.peerid = apid_request_open(p, imsg);
+		if ((imsg->hdr.peerid = apid_request_open(p, imsg)) == 0)
+			return -1;
 		break;
 	}
+	return 0;
 }
 
 /*
@@ -411,7 +414,8 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 {
 	if ((imsg->fd != -1 || imsg->fd_lost) && !carries_fd(imsg->hdr.type))
 		peer_bad_message(p, imsg, "unexpected descriptor");
-	request_id(p, imsg);
+	if (request_id(p, imsg) == -1)
+		return;
 	if (imsg->fd_lost) {
 		apid_fd_lost(p, imsg);
 		return;

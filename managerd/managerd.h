@@ -156,6 +156,9 @@ struct sandbox {
 	int			 replacing;	/* a rollback swaps its container */
 	double			 retry_at;	/* reap not before */
 	struct sandbox_ops	 ops;		/* waiting for it */
+	/* Being created, counted for its tenant's quota (tenant.c). */
+	TAILQ_ENTRY(sandbox)	 pending_entry;
+	int			 pending;
 };
 
 struct managerd {
@@ -227,12 +230,24 @@ struct snapshot_record;
 int	 snapshot_load_for(uint32_t apid_id, const char *id,
 	    struct snapshot_record *);
 int	 tenant_quota_check(uint32_t apid_id, const struct sandbox_spec *);
+/*
+ * A snapshot being written counts as its bound until it is released, so
+ * that snapshots made at the same time cannot together pass the quota.
+ * The caller owns the hold (in its operation): nothing is allocated.
+ */
+struct snapshot_hold {
+	TAILQ_ENTRY(snapshot_hold) entry;
+	char			 tenant[TENANT_MAX + 1];
+	uint64_t		 bytes;
+	int			 held;
+};
 void	 tenant_pending_add(struct sandbox *);
 void	 tenant_pending_end(struct sandbox *);
 int64_t	 tenant_snapshot_room(uint32_t apid_id, const char *tenant);
 int64_t	 tenant_snapshot_quota(uint32_t apid_id);
-size_t	 tenant_snapshot_hold(const char *tenant, uint64_t bytes);
-void	 tenant_snapshot_release(size_t hold);
+void	 tenant_snapshot_hold(struct snapshot_hold *, const char *tenant,
+	    uint64_t bytes);
+void	 tenant_snapshot_release(struct snapshot_hold *);
 
 /* restart.c: 1 (and counted) if a restart at now is within budget. */
 int	restart_allowed(struct restart_budget *, double now);
@@ -420,7 +435,8 @@ void	proxy_calls_fail(void);
  * apid_request.c: apid's requests under ids of managerd's own (the
  * apid_id of every handler), unique across apid's restarts.  open: a new
  * request (fatal if apid reuses the id of one in flight, or if its type
- * has no line in request_kinds[]); find: the request a follow-up
+ * has no line in request_kinds[]; 0 when there was no memory for it,
+ * and it was answered 500 already); find: the request a follow-up
  * (EXEC_CANCEL, SNAPSHOT_WRITTEN) names, 0 if it is over; reply: apid's
  * id for a message to send, ending the request with its last reply, -1
  * (drop it) if it is over or its apid died (w, NULL for none, is the

@@ -37,7 +37,7 @@ struct snap_op {
 	/* The proxy's side: ended, and its error if any. */
 	int			 proxy_ended;
 	uint32_t		 proxy_kind;
-	char			*proxy_text;
+	char			 proxy_text[256];	/* with proxy_kind */
 	int			 stat_seen;
 	uint8_t			 stat_kind;
 	/* apid's side. */
@@ -47,7 +47,7 @@ struct snap_op {
 	/* The server's bound, or what is left of the tenant's quota. */
 	uint64_t		 max_bytes;
 	int			 quota_bound;
-	size_t			 hold;		/* tenant_snapshot_hold's */
+	struct snapshot_hold	 hold;		/* against the tenant's quota */
 };
 
 static TAILQ_HEAD(, snap_op)	writing = TAILQ_HEAD_INITIALIZER(writing);
@@ -62,9 +62,8 @@ snap_op_free(struct snap_op *op)
 	if (op->tmp_made &&
 	    unlinkat(env->datadir_fd, op->tmp, 0) == -1 && errno != ENOENT)
 		log_warn("cannot remove %s", op->tmp);
-	tenant_snapshot_release(op->hold);
+	tenant_snapshot_release(&op->hold);
 	free(op->name);
-	free(op->proxy_text);
 	free(op->message);
 	free(op);
 }
@@ -228,7 +227,7 @@ snap_finish(struct snap_op *op)
 		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: %s",
 		    op->sb->rec.id, op->message != NULL ? op->message :
 		    strerror(op->errnum));
-	else if (op->proxy_text != NULL)
+	else if (op->proxy_kind != 0)
 		apid_error(op->apid_id, op->proxy_kind, "%s", op->proxy_text);
 	else if (op->stat_kind != ARCHIVE_KIND_DIR)
 		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: "
@@ -247,8 +246,8 @@ snap_proxy_failed(struct snap_op *op, uint32_t kind, const char *text)
 {
 	op->proxy_ended = 1;
 	op->proxy_kind = kind;
-	if ((op->proxy_text = strdup(text)) == NULL)
-		fatal("%s", __func__);
+	/* Kept whole up to a bound: an error text is one line of Docker's. */
+	strlcpy(op->proxy_text, text, sizeof(op->proxy_text));
 }
 
 static void
@@ -409,7 +408,7 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 		op->quota_bound = 1;
 	}
 	if (room > 0)
-		op->hold = tenant_snapshot_hold(sb->rec.tenant, op->max_bytes);
+		tenant_snapshot_hold(&op->hold, sb->rec.tenant, op->max_bytes);
 	op->pipe_fd = fd;
 	op->file_fd = -1;
 	op->name = req->name;
@@ -509,6 +508,17 @@ snap_list_resume(evutil_socket_t fd, short events, void *arg)
 }
 
 static void
+snap_list_free(struct snap_list *l)
+{
+	while (l->next < l->count)
+		snapshot_record_free(&l->v[l->next++]);
+	if (l->ev != NULL)
+		event_free(l->ev);
+	free(l->v);
+	free(l);
+}
+
+static void
 snap_list_send(struct snap_list *l)
 {
 	struct timeval	 tv = { 0, LIST_PAUSE_USEC };
@@ -516,8 +526,12 @@ snap_list_send(struct snap_list *l)
 	for (; l->next < l->count; l->next++) {
 		if (env->apid_peer.ibuf.queued > LIST_QUEUE_HIGH) {
 			if (l->ev == NULL && (l->ev = evtimer_new(env->base,
-			    snap_list_resume, l)) == NULL)
-				fatal("%s", __func__);
+			    snap_list_resume, l)) == NULL) {
+				apid_error(l->apid_id, ERR_INTERNAL,
+				    "out of memory");
+				snap_list_free(l);
+				return;
+			}
 			evtimer_add(l->ev, &tv);
 			return;
 		}
@@ -525,10 +539,7 @@ snap_list_send(struct snap_list *l)
 		snapshot_record_free(&l->v[l->next]);
 	}
 	apid_reply(l->apid_id, MSG_SNAPSHOT_LIST_END, NULL);
-	if (l->ev != NULL)
-		event_free(l->ev);
-	free(l->v);
-	free(l);
+	snap_list_free(l);
 }
 
 /* Only the caller's tenant's (tenant.c); an admin sees them all. */

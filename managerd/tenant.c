@@ -26,18 +26,13 @@
 
 _Static_assert(TENANT_MAX == KEY_NAME_MAX, "a tenant is a keys file name");
 
-/* Sandboxes being created: not in the table yet, but counted. */
-static struct sandbox	**pending;
-static size_t		  npending, pending_cap;
-
-/* Snapshots being written: each counts as its bound until it is done. */
-struct snap_hold {
-	char		 tenant[TENANT_MAX + 1];
-	uint64_t	 bytes;
-	int		 used;
-};
-static struct snap_hold	*holds;
-static size_t		 nholds;
+/*
+ * Sandboxes being created (not in the table yet, but counted) and
+ * snapshots being written (each counted as its bound until it is done):
+ * lists through their own entries, so that counting allocates nothing.
+ */
+static TAILQ_HEAD(, sandbox)	 pending = TAILQ_HEAD_INITIALIZER(pending);
+static TAILQ_HEAD(, snapshot_hold) holds = TAILQ_HEAD_INITIALIZER(holds);
 
 /* NULL (no such request: managerd's own work) sees all. */
 static const struct caller *
@@ -121,13 +116,12 @@ static void
 usage_of(const char *tenant, struct usage *u)
 {
 	struct sandbox	*sb;
-	size_t		 i;
 
 	memset(u, 0, sizeof(*u));
 	for (sb = sandbox_first(); sb != NULL; sb = sandbox_next(sb))
 		usage_add(u, sb, tenant);
-	for (i = 0; i < npending; i++)
-		usage_add(u, pending[i], tenant);
+	TAILQ_FOREACH(sb, &pending, pending_entry)
+		usage_add(u, sb, tenant);
 }
 
 /*
@@ -166,28 +160,19 @@ tenant_quota_check(uint32_t apid_id, const struct sandbox_spec *spec)
 void
 tenant_pending_add(struct sandbox *sb)
 {
-	struct sandbox	**v;
-
-	if (npending == pending_cap) {
-		if ((v = reallocarray(pending, pending_cap + 16,
-		    sizeof(*v))) == NULL)
-			fatal("%s", __func__);
-		pending = v;
-		pending_cap += 16;
-	}
-	pending[npending++] = sb;
+	if (sb->pending)
+		return;
+	TAILQ_INSERT_TAIL(&pending, sb, pending_entry);
+	sb->pending = 1;
 }
 
 void
 tenant_pending_end(struct sandbox *sb)
 {
-	size_t	 i;
-
-	for (i = 0; i < npending; i++)
-		if (pending[i] == sb) {
-			pending[i] = pending[--npending];
-			return;
-		}
+	if (!sb->pending)
+		return;
+	TAILQ_REMOVE(&pending, sb, pending_entry);
+	sb->pending = 0;
 }
 
 /*
@@ -199,6 +184,7 @@ tenant_snapshot_room(uint32_t apid_id, const char *tenant)
 {
 	const struct key_quota	*q;
 	struct snapshot_record	*v;
+	struct snapshot_hold	*h;
 	uint64_t		 used = 0;
 	size_t			 i, n;
 
@@ -215,46 +201,31 @@ tenant_snapshot_room(uint32_t apid_id, const char *tenant)
 		snapshot_record_free(&v[i]);
 	}
 	free(v);
-	for (i = 0; i < nholds; i++)
-		if (holds[i].used && strcmp(holds[i].tenant, tenant) == 0)
-			used += holds[i].bytes;
+	TAILQ_FOREACH(h, &holds, entry)
+		if (strcmp(h->tenant, tenant) == 0)
+			used += h->bytes;
 	return used >= (uint64_t)q->snapshot_bytes ? 0 :
 	    q->snapshot_bytes - (int64_t)used;
 }
 
-/*
- * A snapshot of the tenant being written, bounded by bytes: counted as
- * that many until tenant_snapshot_release, so that snapshots made at the
- * same time cannot together pass the quota.  Returns the hold's handle.
- */
-size_t
-tenant_snapshot_hold(const char *tenant, uint64_t bytes)
+void
+tenant_snapshot_hold(struct snapshot_hold *h, const char *tenant,
+    uint64_t bytes)
 {
-	struct snap_hold	*v;
-	size_t			 i;
-
-	for (i = 0; i < nholds; i++)
-		if (!holds[i].used)
-			break;
-	if (i == nholds) {
-		if ((v = reallocarray(holds, nholds + 8, sizeof(*v))) == NULL)
-			fatal("%s", __func__);
-		memset(v + nholds, 0, 8 * sizeof(*v));
-		holds = v;
-		nholds += 8;
-	}
-	strlcpy(holds[i].tenant, tenant, sizeof(holds[i].tenant));
-	holds[i].bytes = bytes;
-	holds[i].used = 1;
-	return i + 1;
+	tenant_snapshot_release(h);
+	strlcpy(h->tenant, tenant, sizeof(h->tenant));
+	h->bytes = bytes;
+	TAILQ_INSERT_TAIL(&holds, h, entry);
+	h->held = 1;
 }
 
 void
-tenant_snapshot_release(size_t hold)
+tenant_snapshot_release(struct snapshot_hold *h)
 {
-	if (hold == 0 || hold > nholds || !holds[hold - 1].used)
+	if (!h->held)
 		return;
-	holds[hold - 1].used = 0;
+	TAILQ_REMOVE(&holds, h, entry);
+	h->held = 0;
 }
 
 int64_t
