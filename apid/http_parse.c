@@ -24,6 +24,7 @@
 #include <http_parser.h>
 
 #include "apid.h"
+#include "format.h"
 
 /* tchar of RFC 9110 §5.6.2. */
 static int
@@ -381,18 +382,6 @@ http_head_free(struct http_head *h)
 #define CHUNK_LINE_MAX		4096	/* an extension or a trailer line */
 #define CHUNK_TRAILERS_MAX	(8 * 1024)
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One byte of framing; 0, or -1 with the refusal set. */
 static int
 chunk_framing_byte(struct http_head *h, unsigned char c)
@@ -402,7 +391,7 @@ chunk_framing_byte(struct http_head *h, unsigned char c)
 
 	switch (k->state) {
 	case CHUNK_SIZE:
-		if ((v = hexval(c)) != -1) {
+		if ((v = format_hexval(c)) != -1) {
 			if (++k->digits > CHUNK_SIZE_DIGITS)
 				return head_error(h, 400, "chunk size too large");
 			k->left = k->left * 16 + (uint64_t)v;

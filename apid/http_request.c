@@ -14,6 +14,7 @@
 #include <event2/bufferevent.h>
 
 #include "apid.h"
+#include "format.h"
 #include "log.h"
 
 #define CONTINUE_LINE	"HTTP/1.1 100 Continue\r\n\r\n"
@@ -58,39 +59,16 @@ http_request_free(struct http_request *req)
 	free(req);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* %XX decoded, anything else (a bad escape, '+') kept as it is. */
 static char *
 path_decode(const char *s, size_t len, size_t *outlen)
 {
 	char	*out;
-	size_t	 i, n = 0;
-	int	 hi, lo;
 
 	if ((out = malloc(len + 1)) == NULL)
 		return NULL;
-	for (i = 0; i < len; i++) {
-		if (s[i] == '%' && i + 2 < len &&
-		    (hi = hexval((unsigned char)s[i + 1])) != -1 &&
-		    (lo = hexval((unsigned char)s[i + 2])) != -1) {
-			out[n++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else
-			out[n++] = s[i];
-	}
-	out[n] = '\0';
-	*outlen = n;
+	*outlen = format_percent_decode(s, len, 0, out);
+	out[*outlen] = '\0';
 	return out;
 }
 

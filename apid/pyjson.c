@@ -141,18 +141,6 @@ sbuf_add_cp(struct sbuf *b, uint32_t cp)
 	return sbuf_add(b, u, utf8_encode(cp, u));
 }
 
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Four hex digits at s[i..i+4); -1 if any is not one. */
 static int32_t
 hex4(const struct jparser *p, size_t i)
@@ -161,7 +149,7 @@ hex4(const struct jparser *p, size_t i)
 	int	 h, k;
 
 	for (k = 0; k < 4; k++) {
-		if ((h = hexval(p->s[i + k])) == -1)
+		if ((h = format_hexval(p->s[i + k])) == -1)
 			return -1;
 		v = v << 4 | h;
 	}

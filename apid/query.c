@@ -12,18 +12,7 @@
 
 
 #include "apid.h"
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "format.h"
 
 /*
  * urllib.parse.unquote_plus: '+' is a space, %XX a byte (a bad escape
@@ -35,22 +24,11 @@ query_decode(const char *s, size_t len, size_t *outlen, int utf8)
 {
 	struct utf8_decoder	 d;
 	char			*raw, *out;
-	size_t			 i, n = 0;
-	int			 hi, lo;
+	size_t			 n;
 
 	if ((raw = malloc(len + 1)) == NULL)
 		return NULL;
-	for (i = 0; i < len; i++) {
-		if (s[i] == '+')
-			raw[n++] = ' ';
-		else if (s[i] == '%' && i + 2 < len &&
-		    (hi = hexval((unsigned char)s[i + 1])) != -1 &&
-		    (lo = hexval((unsigned char)s[i + 2])) != -1) {
-			raw[n++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else
-			raw[n++] = s[i];
-	}
+	n = format_percent_decode(s, len, 1, raw);
 	if (!utf8) {
 		raw[n] = '\0';
 		*outlen = n;

@@ -327,3 +327,35 @@ format_consttime_equal(const void *a, size_t alen, const void *b, size_t blen)
 	diff |= (unsigned char)(alen != blen);
 	return (int)((((unsigned int)diff - 1) >> 8) & 1);
 }
+
+int
+format_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+size_t
+format_percent_decode(const char *s, size_t len, int plus, char *out)
+{
+	size_t	 i, n = 0;
+	int	 hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (plus && s[i] == '+')
+			out[n++] = ' ';
+		else if (s[i] == '%' && i + 2 < len &&
+		    (hi = format_hexval((unsigned char)s[i + 1])) != -1 &&
+		    (lo = format_hexval((unsigned char)s[i + 2])) != -1) {
+			out[n++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else
+			out[n++] = s[i];
+	}
+	return n;
+}

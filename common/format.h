@@ -48,6 +48,17 @@ size_t	format_pystrlen(const char *s);
 int	format_consttime_equal(const void *a, size_t alen, const void *b,
 	    size_t blen);
 
+/* The value of a hex digit (either case), or -1. */
+int	format_hexval(int c);
+
+/*
+ * %XX of s[0..len) decoded into out (room for len bytes: it never
+ * grows), a bad escape kept as it is; with plus, '+' is a space (a
+ * query's form encoding).  Returns the bytes written, NULs included.
+ */
+size_t	format_percent_decode(const char *s, size_t len, int plus,
+	    char *out);
+
 /* trunc, floor, ceil and round without libm (see format.c). */
 double	fp_trunc(double);
 double	fp_floor(double);

@@ -72,18 +72,6 @@ key_name_valid(const char *s)
 }
 
 static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int
 get_hash(struct kf *k, json_object *v, unsigned char out[KEY_HASH_LEN])
 {
 	const char	*s;
@@ -98,8 +86,8 @@ get_hash(struct kf *k, json_object *v, unsigned char out[KEY_HASH_LEN])
 		return kf_fail(k, "keys[%zu].sha256: must be 64 hexadecimal "
 		    "digits (the SHA-256 of the key)", k->idx);
 	for (i = 0; i < KEY_HASH_LEN; i++) {
-		if ((hi = hexval(s[2 * i])) == -1 ||
-		    (lo = hexval(s[2 * i + 1])) == -1)
+		if ((hi = format_hexval(s[2 * i])) == -1 ||
+		    (lo = format_hexval(s[2 * i + 1])) == -1)
 			return kf_fail(k, "keys[%zu].sha256: must be 64 "
 			    "hexadecimal digits", k->idx);
 		out[i] = (unsigned char)(hi << 4 | lo);

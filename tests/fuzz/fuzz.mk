@@ -13,7 +13,7 @@
 # process's output events.
 APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
 	apid/http_request.c apid/http_reply.c common/log.c common/caller.c \
-	common/msg.c
+	common/msg.c common/format.c common/utf8.c
 fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
 	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
@@ -30,7 +30,7 @@ fuzz_process_events_SRCS = apid/process_events.c apid/jsonout.c \
 	common/labels.c common/labels_msg.c \
 	common/utf8.c common/format.c common/websocket.c common/log.c
 # apid's HTTP/1.1 layer: a request head and body, and whole connections.
-fuzz_http_parse_SRCS = apid/http_parse.c
+fuzz_http_parse_SRCS = apid/http_parse.c common/format.c common/utf8.c
 fuzz_http_conn_SRCS = $(APID_HTTP)
 # archive-worker: the tar streams a sandbox made, read, rewritten, checked.
 fuzz_archive_job_SRCS = archive-worker/job.c archive-worker/job_error.c \

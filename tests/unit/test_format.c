@@ -420,6 +420,51 @@ test_fp_rounding_matches_libm(void **state)
 	}
 }
 
+/* Every byte as a hex digit, and the decoding apid's paths and queries use. */
+static void
+test_hex_and_percent_decode(void **state)
+{
+	static const struct {
+		const char	*in;
+		int		 plus;
+		const char	*out;
+		size_t		 outlen;
+	} cases[] = {
+		{ "a%20b", 0, "a b", 3 },
+		{ "a+b", 0, "a+b", 3 },
+		{ "a+b", 1, "a b", 3 },
+		{ "%41%4a%4A", 0, "AJJ", 3 },
+		{ "%", 0, "%", 1 },
+		{ "%4", 0, "%4", 2 },
+		{ "%4g%zz", 0, "%4g%zz", 6 },
+		{ "x%00y", 0, "x\0y", 3 },
+		{ "%ff%FE", 0, "\xff\xfe", 2 },
+		{ "%%41", 0, "%A", 2 },
+		{ "", 1, "", 0 },
+	};
+	char	 out[16];
+	size_t	 i, n;
+	int	 c;
+
+	(void)state;
+	for (c = -1; c < 256; c++) {
+		if (c >= '0' && c <= '9')
+			assert_int_equal(format_hexval(c), c - '0');
+		else if (c >= 'a' && c <= 'f')
+			assert_int_equal(format_hexval(c), c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			assert_int_equal(format_hexval(c), c - 'A' + 10);
+		else
+			assert_int_equal(format_hexval(c), -1);
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = format_percent_decode(cases[i].in, strlen(cases[i].in),
+		    cases[i].plus, out);
+		assert_int_equal(n, cases[i].outlen);
+		assert_memory_equal(out, cases[i].out, n);
+	}
+}
+
 int
 main(void)
 {
@@ -437,6 +482,7 @@ main(void)
 		cmocka_unit_test(test_consttime_equal),
 		cmocka_unit_test(test_consttime_random),
 		cmocka_unit_test(test_fp_rounding_matches_libm),
+		cmocka_unit_test(test_hex_and_percent_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
