@@ -131,10 +131,14 @@ int	auth_check(const char *authorization, const char *x_api_key,
  * take: 0, or the seconds to wait for entry i's next request.
  */
 struct keys_table;
-void	auth_keys_chunk(struct peer *, struct imsg *);
+/* 1 when the chunk completed a new table, now in use; else 0. */
+int	auth_keys_chunk(struct peer *, struct imsg *);
 const struct keys_table *auth_keys(void);
 long	auth_keys_match(const char *candidate);
 long	auth_keys_take(long i);
+#define RETRY_AFTER_MAX		86400	/* seconds: what Retry-After says at most */
+/* 1 if the key a caller names is still the same (its tenant, admin). */
+int	auth_keys_same(const struct caller *);
 /*
  * 0: go on, req->caller's key_name, tenant and admin set (also without
  * auth); -1: the 401 (or a key's 429) has been sent.
@@ -432,6 +436,7 @@ void	route_process_stdin(struct http_request *, char **params);
 
 /* attach_token.c: the tokens of .../attach-token, in memory only. */
 #define ATTACH_TOKENS_MAX	1024
+#define ATTACH_TOKENS_TENANT	128	/* of those, live for one tenant */
 #define ATTACH_TOKEN_TTL	30	/* seconds */
 #define ATTACH_TOKEN_LEN	43	/* base64url of 32 bytes */
 /* The token remembers the caller's key (its name, tenant, admin). */
@@ -441,6 +446,8 @@ int	attach_token_make(const struct caller *, const char *sandbox_id,
 int	attach_token_take(const char *sandbox_id, const char *process_id,
 	    const char *token, size_t len, struct caller *);
 void	attach_tokens_clear(void);
+/* Drop every token whose caller keep() says is no longer its key's. */
+void	attach_tokens_keep(int (*keep)(const struct caller *));
 void	route_process_attach_token(struct http_request *, char **params);
 
 /* route_attach.c: .../attach's handshake; attach.c: its WebSocket. */

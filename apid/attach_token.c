@@ -80,9 +80,24 @@ token_new(char out[ATTACH_TOKEN_LEN + 1])
 	explicit_bzero(b64, sizeof(b64));
 }
 
+static size_t
+tenant_tokens(const struct caller *caller)
+{
+	const char	*tenant = caller->tenant != NULL ? caller->tenant : "";
+	size_t		 i, n = 0;
+
+	for (i = 0; i < ATTACH_TOKENS_MAX; i++)
+		if (tokens[i].token[0] != '\0' &&
+		    strcmp(tokens[i].caller.tenant != NULL ?
+		    tokens[i].caller.tenant : "", tenant) == 0)
+			n++;
+	return n;
+}
+
 /*
  * A token for the process, good for ATTACH_TOKEN_TTL seconds.  0, or -1
- * with errno ENOSPC (the table is full) or ENOMEM.
+ * with errno ENOSPC (the table is full, or the caller's tenant holds
+ * ATTACH_TOKENS_TENANT of it) or ENOMEM.
  */
 int
 attach_token_make(const struct caller *caller, const char *sandbox_id,
@@ -96,7 +111,8 @@ attach_token_make(const struct caller *caller, const char *sandbox_id,
 	for (i = 0; i < ATTACH_TOKENS_MAX && t == NULL; i++)
 		if (tokens[i].token[0] == '\0')
 			t = &tokens[i];
-	if (t == NULL) {
+	/* One tenant cannot take the whole table from the others. */
+	if (t == NULL || tenant_tokens(caller) >= ATTACH_TOKENS_TENANT) {
 		errno = ENOSPC;
 		return -1;
 	}
@@ -164,6 +180,16 @@ attach_tokens_clear(void)
 
 	for (i = 0; i < ATTACH_TOKENS_MAX; i++)
 		if (tokens[i].token[0] != '\0')
+			token_clear(&tokens[i]);
+}
+
+void
+attach_tokens_keep(int (*keep)(const struct caller *))
+{
+	size_t	 i;
+
+	for (i = 0; i < ATTACH_TOKENS_MAX; i++)
+		if (tokens[i].token[0] != '\0' && !keep(&tokens[i].caller))
 			token_clear(&tokens[i]);
 }
 

@@ -5,6 +5,7 @@
  * the old once whole; a key it keeps by name keeps its bucket's tokens
  * (at most the new burst), so a reload gives nobody a fresh burst.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,23 +60,60 @@ buckets_for(const struct keys_table *t, double now)
 	return v;
 }
 
-void
+int
 auth_keys_chunk(struct peer *p, struct imsg *imsg)
 {
 	struct bucket	*v;
 	uint32_t	 total;
 
-	if (imsg->fd != -1 || msg_get_keys_chunk(imsg, &loading, &total) == -1)
+	if (imsg->fd != -1)
 		peer_bad_message(p, imsg, "malformed keys");
+	/*
+	 * No memory for a chunk belongs to no request: apid exits, and
+	 * managerd sends the whole table to the apid it starts again.
+	 */
+	if (msg_get_keys_chunk(imsg, &loading, &total) == -1) {
+		if (errno == ENOMEM)
+			fatal("%s", __func__);
+		peer_bad_message(p, imsg, "malformed keys");
+	}
 	if (loading.n < total)
-		return;
-	if ((v = buckets_for(&loading, monotonic())) == NULL)
-		fatal("%s", __func__);
+		return 0;
+	/* No memory for the new one: the keys in use stay, as for a bad file. */
+	if ((v = buckets_for(&loading, monotonic())) == NULL) {
+		log_warnx("out of memory: the new keys are not in use");
+		keys_table_free(&loading);
+		memset(&loading, 0, sizeof(loading));
+		return 0;
+	}
 	keys_table_free(&table);
 	free(buckets);
 	table = loading;
 	buckets = v;
 	memset(&loading, 0, sizeof(loading));
+	return 1;
+}
+
+/*
+ * 1 if the caller's key is still the one it was: a flat key by its place
+ * in the list, no key at all with authentication off, else the keys
+ * file's entry of that name with the same tenant and admin flag.
+ */
+int
+auth_keys_same(const struct caller *c)
+{
+	const char	*n = c->key_name != NULL ? c->key_name : "";
+	size_t		 i;
+
+	/* Flat keys ("key-<n>", a name no keys file may give) and none. */
+	if (*n == '\0' || caller_flat_key(n))
+		return 1;
+	for (i = 0; i < table.n; i++)
+		if (strcmp(table.v[i].name, n) == 0)
+			return strcmp(table.v[i].tenant, c->tenant != NULL ?
+			    c->tenant : "") == 0 &&
+			    table.v[i].admin == c->admin;
+	return 0;
 }
 
 long
@@ -116,5 +154,8 @@ auth_keys_take(long i)
 		return 0;
 	}
 	wait = fp_ceil((1 - b->tokens) / q->rate);
+	/* A rate of almost nothing: a day is as good a wait as any. */
+	if (!(wait < RETRY_AFTER_MAX))
+		return RETRY_AFTER_MAX;
 	return wait < 1 ? 1 : (long)wait;
 }

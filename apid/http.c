@@ -395,7 +395,9 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 		return;
 	}
 	if (imsg->hdr.type == MSG_APID_KEYS) {
-		auth_keys_chunk(p, imsg);
+		/* A removed key's tokens go with it, and a changed key's. */
+		if (auth_keys_chunk(p, imsg))
+			attach_tokens_keep(auth_keys_same);
 		return;
 	}
 	if (imsg->hdr.type == MSG_APID_WORKER_CHANNEL) {

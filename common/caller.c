@@ -23,6 +23,50 @@ msg_put_caller(struct msgw *w, const struct caller *c)
 }
 
 int
+caller_flat_key(const char *s)
+{
+	size_t	 len = strlen(s);
+
+	return len > 4 && strncmp(s, "key-", 4) == 0 &&
+	    strspn(s + 4, "0123456789") == len - 4;
+}
+
+int
+caller_name_valid(const char *s)
+{
+	size_t	 len = strlen(s);
+
+	if (len == 0 || len > CALLER_NAME_MAX)
+		return 0;
+	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") != len)
+		return 0;
+	/* Not a dot first (no ".", ".."), and not a flat key's name. */
+	if (s[0] == '.' || s[0] == '-')
+		return 0;
+	return !caller_flat_key(s);
+}
+
+static int
+printable(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* What managerd may write into a record or a log line as it is. */
+static int
+caller_valid(const struct caller *c)
+{
+	return (c->key_name[0] == '\0' || caller_flat_key(c->key_name) ||
+	    caller_name_valid(c->key_name)) &&
+	    (c->tenant[0] == '\0' || caller_name_valid(c->tenant)) &&
+	    printable(c->client_addr) && printable(c->route);
+}
+
+int
 msg_get_caller(const struct imsg *imsg, struct caller *c)
 {
 	struct msgr	 r;
@@ -36,7 +80,8 @@ msg_get_caller(const struct imsg *imsg, struct caller *c)
 	c->client_addr = msgr_str(&r, CALLER_MAX_ADDR);
 	c->route = msgr_str(&r, CALLER_MAX_ROUTE);
 	if (msgr_end(&r) == -1 || admin > 1 || c->key_name == NULL ||
-	    c->tenant == NULL || c->client_addr == NULL || c->route == NULL) {
+	    c->tenant == NULL || c->client_addr == NULL || c->route == NULL ||
+	    !caller_valid(c)) {
 		caller_free(c);
 		return -1;
 	}

@@ -10,8 +10,9 @@
 #include "msg.h"
 
 /* Bounds the decoder enforces (and the keys file, for names). */
-#define CALLER_MAX_NAME		128	/* bytes of a key's name */
-#define CALLER_MAX_TENANT	128	/* bytes of a tenant */
+#define CALLER_NAME_MAX		64	/* a key's name, a tenant */
+#define CALLER_MAX_NAME		CALLER_NAME_MAX
+#define CALLER_MAX_TENANT	CALLER_NAME_MAX
 #define CALLER_MAX_ADDR		64	/* "[v6 address]:port", and more */
 #define CALLER_MAX_ROUTE	128	/* "POST /v1/sandboxes/{id}/exec" */
 
@@ -24,8 +25,18 @@ struct caller {
 };
 
 /*
+ * A keys file's name or tenant: 1-64 of [A-Za-z0-9._-], not "." or "-"
+ * first, and not a flat key's name; 1 if so.
+ */
+int	caller_name_valid(const char *);
+/* 1 for a flat key's name: "key-" and digits. */
+int	caller_flat_key(const char *);
+
+/*
  * Layout: str key_name, str tenant, u8 admin, str client_addr, str route;
- * no string NULL, each within its bound; exact length.
+ * no string NULL, each within its bound; exact length.  The name is "",
+ * a flat key's or valid, the tenant "" or valid, the address and route
+ * printable ASCII: what a record or a log line can hold as it is.
  */
 void	msg_put_caller(struct msgw *, const struct caller *);
 int	msg_get_caller(const struct imsg *, struct caller *);

@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 #include <sha2.h>
 
+#include "caller.h"
 #include "format.h"
 #include "keys_file.h"
 
@@ -55,20 +56,7 @@ kf_fail(struct kf *k, const char *fmt, ...)
 int
 key_name_valid(const char *s)
 {
-	size_t	 len = strlen(s);
-
-	if (len == 0 || len > KEY_NAME_MAX)
-		return 0;
-	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789._-") != len)
-		return 0;
-	/* Not a dot first (no ".", ".."), and not a flat key's name. */
-	if (s[0] == '.' || s[0] == '-')
-		return 0;
-	if (strncmp(s, "key-", 4) == 0 && len > 4 &&
-	    strspn(s + 4, "0123456789") == len - 4)
-		return 0;
-	return 1;
+	return caller_name_valid(s);
 }
 
 static int
@@ -510,15 +498,17 @@ msg_get_keys_chunk(const struct imsg *imsg, struct keys_table *t,
 	*total = msgr_u32(&r);
 	first = msgr_u32(&r);
 	count = msgr_u32(&r);
+	errno = EBADMSG;
 	if (r.error || *total > KEYS_FILE_MAX_KEYS || first != t->n ||
-	    count > KEYS_PER_MESSAGE || count > *total - first ||
-	    (count == 0 && *total != 0))
+	    first > *total || count > KEYS_PER_MESSAGE ||
+	    count > *total - first || (count == 0 && *total != 0))
 		return -1;
 	if (count > 0 && (v = reallocarray(t->v, t->n + count,
 	    sizeof(*v))) == NULL)
-		return -1;
+		return -1;	/* errno ENOMEM: not the peer's lie */
 	else if (count > 0)
 		t->v = v;
+	errno = EBADMSG;
 	for (i = 0; i < count; i++) {
 		if (get_entry(&r, &t->v[t->n]) == -1)
 			return -1;

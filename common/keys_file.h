@@ -82,7 +82,11 @@ int	 key_name_valid(const char *);
 #define KEYS_PER_MESSAGE	64
 void	 msg_put_keys_chunk(struct msgw *, const struct keys_table *,
 	    size_t first);
-/* Appends the chunk's entries to t (which holds exactly first). */
+/*
+ * Appends the chunk's entries to t (which holds exactly first).  -1 with
+ * errno EBADMSG for a payload that lies (first past total included), or
+ * ENOMEM.
+ */
 int	 msg_get_keys_chunk(const struct imsg *, struct keys_table *,
 	    uint32_t *total);
 

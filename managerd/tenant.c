@@ -34,11 +34,21 @@ _Static_assert(TENANT_MAX == KEY_NAME_MAX, "a tenant is a keys file name");
 static TAILQ_HEAD(, sandbox)	 pending = TAILQ_HEAD_INITIALIZER(pending);
 static TAILQ_HEAD(, snapshot_hold) holds = TAILQ_HEAD_INITIALIZER(holds);
 
-/* NULL (no such request: managerd's own work) sees all. */
+/*
+ * Who a request is: NULL (sees all) only for managerd's own work (id 0);
+ * an id that names no request, should one ever get here, sees nothing.
+ */
 static const struct caller *
 caller_of(uint32_t apid_id)
 {
-	return apid_request_caller(apid_id);
+	static char			 none[] = "", nobody[] = "\n";
+	static const struct caller	 unknown = { none, nobody, 0, none,
+	    none };
+	const struct caller		*c;
+
+	if (apid_id == 0)
+		return NULL;
+	return (c = apid_request_caller(apid_id)) != NULL ? c : &unknown;
 }
 
 int
@@ -88,12 +98,23 @@ snapshot_load_for(uint32_t apid_id, const char *id,
 
 /* --- quotas ---------------------------------------------------------- */
 
+/*
+ * The caller's key's quotas: none for managerd's own work, a flat key or
+ * no key; for a keys file's key that managerd's table does not have (a
+ * request apid checked against the table a reload just replaced), none
+ * allowed rather than no limit.
+ */
 static const struct key_quota *
 quota_of(uint32_t apid_id)
 {
-	const struct caller	*c = caller_of(apid_id);
+	static const struct key_quota	 nothing = { 0, 0, 0, 0, 0, 1 };
+	const struct caller		*c = caller_of(apid_id);
+	const struct key_quota		*q;
 
-	return c != NULL ? keys_quota(c->key_name) : NULL;
+	if (c == NULL || c->key_name[0] == '\0' ||
+	    caller_flat_key(c->key_name))
+		return NULL;
+	return (q = keys_quota(c->key_name)) != NULL ? q : &nothing;
 }
 
 struct usage {

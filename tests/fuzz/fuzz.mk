@@ -67,8 +67,8 @@ fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/metrics_msg.c common/metrics.c common/utf8.c \
 	common/labels.c common/labels_msg.c common/stats_msg.c
 # The keys file, and the chunks its table travels in.
-fuzz_keys_file_SRCS = common/keys_file.c common/msg.c common/format.c \
-	common/utf8.c
+fuzz_keys_file_SRCS = common/keys_file.c common/caller.c common/msg.c \
+	common/format.c common/utf8.c
 fuzz_imsg_SRCS = common/imsg.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\

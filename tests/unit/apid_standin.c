@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -261,4 +262,18 @@ standin_route_stream(struct http_request *req,
     const struct standin_route *t, size_t n)
 {
 	route_one(req, t, n, 1);
+}
+
+void
+standin_fill_tokens(const char *sandbox_id, const char *process_id, size_t n)
+{
+	char		 name[] = "fill", tenant[32], tok[ATTACH_TOKEN_LEN + 1];
+	struct caller	 c = { name, tenant, 0, NULL, NULL };
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(tenant, sizeof(tenant), "fill-%zu", i);
+		assert_int_equal(attach_token_make(&c, sandbox_id, process_id,
+		    tok), 0);
+	}
 }

@@ -54,4 +54,12 @@ void	standin_route(struct http_request *, const struct standin_route *,
 void	standin_route_stream(struct http_request *,
 	    const struct standin_route *, size_t n);
 
+/*
+ * n attach tokens for SB's PROC, each from a caller of its own tenant
+ * ("fill-0", "fill-1"...): the table fills without any one tenant
+ * reaching ATTACH_TOKENS_TENANT.
+ */
+void	standin_fill_tokens(const char *sandbox_id, const char *process_id,
+	    size_t n);
+
 #endif /* AS_TEST_APID_STANDIN_H */

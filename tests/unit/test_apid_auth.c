@@ -348,6 +348,21 @@ test_token_bucket(void **state)
 	assert_int_equal(auth_keys_take(-1), 0);
 }
 
+/* A rate of almost nothing: Retry-After says a day, not an overflow. */
+static void
+test_tiny_rate_waits_a_day(void **state)
+{
+	struct http_request	*req;
+
+	(void)state;
+	send_table("ci-tiny", 1e-300);
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyz", &req), 0);
+	http_request_free(req);
+	assert_int_equal(auth_as("abcdefghijklmnopqrstuvwxyz", &req), 0);
+	http_request_free(req);
+	assert_int_equal(auth_keys_take(0), RETRY_AFTER_MAX);
+}
+
 /* The 429 over HTTP: the envelope and Retry-After. */
 static void
 test_rate_429_http(void **state)
@@ -382,6 +397,7 @@ main(void)
 		cmocka_unit_test(test_flat_key_caller),
 		cmocka_unit_test(test_keys_file_key),
 		cmocka_unit_test(test_token_bucket),
+		cmocka_unit_test(test_tiny_rate_waits_a_day),
 		cmocka_unit_test(test_rate_429_http),
 	};
 

@@ -851,12 +851,9 @@ static void
 test_attach_token_table(void **state)
 {
 	char	 tok[ATTACH_TOKEN_LEN + 1], first[ATTACH_TOKEN_LEN + 1];
-	size_t	 i;
 
-	for (i = 0; i < ATTACH_TOKENS_MAX; i++)
-		assert_int_equal(attach_token_make(&tok_caller,
-		    SB, PROC, i == 0 ? first :
-		    tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, first), 0);
+	standin_fill_tokens(SB, PROC, ATTACH_TOKENS_MAX - 1);
 	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), -1);
 	assert_int_equal(errno, ENOSPC);
 	request("POST", TOKEN, NULL);
@@ -867,20 +864,51 @@ test_attach_token_table(void **state)
 	assert_string_not_equal(tok, first);
 }
 
+/*
+ * One tenant holds at most ATTACH_TOKENS_TENANT live tokens: the others
+ * still get theirs; and a reload that removes or changes a key takes its
+ * tokens (attach_tokens_keep, as apid calls it with the new table).
+ */
+static int
+keep_all_but_tok_tenant(const struct caller *c)
+{
+	return strcmp(c->tenant, tok_tenant) != 0;
+}
+
+static void
+test_attach_tokens_per_tenant(void **state)
+{
+	static char	 o_name[] = "other", o_tenant[] = "o";
+	struct caller	 other = { o_name, o_tenant, 0, NULL, NULL };
+	char		 tok[ATTACH_TOKEN_LEN + 1], kept[ATTACH_TOKEN_LEN + 1];
+	char		 first[ATTACH_TOKEN_LEN + 1];
+	size_t		 i;
+
+	(void)state;
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, first), 0);
+	for (i = 1; i < ATTACH_TOKENS_TENANT; i++)
+		assert_int_equal(attach_token_make(&tok_caller, SB, PROC,
+		    tok), 0);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(attach_token_make(&other, SB, PROC, kept), 0);
+	attach_tokens_keep(keep_all_but_tok_tenant);
+	assert_false(attach_token_take(SB, PROC, first, strlen(first), NULL));
+	assert_true(attach_token_take(SB, PROC, kept, strlen(kept), NULL));
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
+}
+
 /* 30 seconds, then a token is gone, and its place in the table. */
 static void
 test_attach_token_expiry(void **state)
 {
 	char	 tok[ATTACH_TOKEN_LEN + 1], old[ATTACH_TOKEN_LEN + 1];
-	size_t	 i;
 
 	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, old), 0);
 	clock_shift = ATTACH_TOKEN_TTL - 1;
 	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
 	assert_true(attach_token_take(SB, PROC, tok, strlen(tok), NULL));
-	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
-		assert_int_equal(attach_token_make(&tok_caller,
-		    SB, PROC, tok), 0);
+	standin_fill_tokens(SB, PROC, ATTACH_TOKENS_MAX - 1);
 	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), -1);
 	clock_shift = ATTACH_TOKEN_TTL;
 	assert_false(attach_token_take(SB, PROC, old, strlen(old), NULL));
@@ -930,6 +958,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_attach_token_table, setup,
 		    teardown),
 		cmocka_unit_test(test_attach_token_expiry),
+		cmocka_unit_test_setup_teardown(test_attach_tokens_per_tenant,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -502,12 +502,11 @@ test_token_length(void **state)
 {
 	char	 tok[ATTACH_TOKEN_LEN + 1], other[ATTACH_TOKEN_LEN + 1];
 	char	*big;
-	size_t	 i, len = 1 << 20;
+	size_t	 len = 1 << 20;
 
 	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, tok), 0);
-	for (i = 1; i < ATTACH_TOKENS_MAX; i++)
-		assert_int_equal(attach_token_make(&tok_caller,
-		    SB, PROC, other), 0);
+	standin_fill_tokens(SB, PROC, ATTACH_TOKENS_MAX - 1);
+	assert_int_equal(attach_token_make(&tok_caller, SB, PROC, other), -1);
 	assert_non_null(big = malloc(len));
 	memset(big, 'A', len);
 	memcpy(big, tok, ATTACH_TOKEN_LEN);

@@ -13,7 +13,7 @@
 
 #include "caller.h"
 
-static char	 name[] = "ci-runner", tenant[] = "team-\xc3\xa9", addr[] =
+static char	 name[] = "ci-runner", tenant[] = "team-a.b_9", addr[] =
 		    "[2001:db8::1]:51000", route[] =
 		    "POST /v1/sandboxes/{sandbox_id}/exec";
 
@@ -114,19 +114,67 @@ test_bounds(void **state)
 	(void)state;
 	at = repeat('n', CALLER_MAX_NAME);
 	over = repeat('n', CALLER_MAX_NAME + 1);
-	put_fields(&w, at, "", 0, "", "");
+	put_fields(&w, at, at, 0, "", "");
 	assert_int_equal(decode(&w, &c), 0);
 	caller_free(&c);
 	put_fields(&w, over, "", 0, "", "");
 	assert_int_equal(decode(&w, &c), -1);
 	put_fields(&w, "", over, 0, "", "");
 	assert_int_equal(decode(&w, &c), -1);
+	free(at);
+	free(over);
+	at = repeat('a', CALLER_MAX_ADDR);
+	over = repeat('a', CALLER_MAX_ADDR + 1);
+	put_fields(&w, "", "", 0, at, "");
+	assert_int_equal(decode(&w, &c), 0);
+	caller_free(&c);
 	put_fields(&w, "", "", 0, over, "");
 	assert_int_equal(decode(&w, &c), -1);
+	free(at);
+	free(over);
+	at = repeat('r', CALLER_MAX_ROUTE);
+	over = repeat('r', CALLER_MAX_ROUTE + 1);
+	put_fields(&w, "", "", 0, "", at);
+	assert_int_equal(decode(&w, &c), 0);
+	caller_free(&c);
 	put_fields(&w, "", "", 0, "", over);
 	assert_int_equal(decode(&w, &c), -1);
 	free(at);
 	free(over);
+}
+
+/*
+ * What a record or a log line could not hold as it is: names and tenants
+ * outside the keys file's rule, control or non-ASCII bytes anywhere.
+ */
+static void
+test_odd_callers_refused(void **state)
+{
+	static const char *const bad_names[] = { "a b", "a\nb", "../x", ".x",
+	    "-x", "caf\xc3\xa9", "\xff", NULL };
+	struct caller	 c;
+	struct msgw	 w;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; bad_names[i] != NULL; i++) {
+		put_fields(&w, bad_names[i], "", 0, "", "");
+		assert_int_equal(decode(&w, &c), -1);
+		put_fields(&w, "", bad_names[i], 0, "", "");
+		assert_int_equal(decode(&w, &c), -1);
+	}
+	/* A flat key's name is a name, not a tenant. */
+	put_fields(&w, "key-12", "", 1, "", "");
+	assert_int_equal(decode(&w, &c), 0);
+	caller_free(&c);
+	put_fields(&w, "", "key-12", 1, "", "");
+	assert_int_equal(decode(&w, &c), -1);
+	put_fields(&w, "", "", 0, "127.0.0.1:1\r\nX: y", "");
+	assert_int_equal(decode(&w, &c), -1);
+	put_fields(&w, "", "", 0, "", "GET /\x7f");
+	assert_int_equal(decode(&w, &c), -1);
+	put_fields(&w, "", "", 0, "", "GET /caf\xc3\xa9");
+	assert_int_equal(decode(&w, &c), -1);
 }
 
 /* admin is 0 or 1; a NULL string, a short or long payload: refused. */
@@ -170,6 +218,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_nulls_travel_empty),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_odd_callers_refused),
 		cmocka_unit_test(test_malformed),
 	};
 

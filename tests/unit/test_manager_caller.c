@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "assert_fatal.h"
+#include "keys_file.h"
 #include "log.h"
 #include "manager_fixture.h"
 
@@ -162,6 +163,49 @@ lie_caller_with_admin_2(void)
 	dispatch_raw(MSG_CALLER, 7, &w);
 }
 
+/* A caller managerd could not keep in a record or a log line as it is. */
+static void
+send_odd_caller(const char *name, const char *tenant, const char *addr)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_str(&w, name);
+	msgw_str(&w, tenant);
+	msgw_u8(&w, 0);
+	msgw_str(&w, addr);
+	msgw_str(&w, "POST /v1/sandboxes");
+	dispatch_raw(MSG_CALLER, 7, &w);
+}
+
+static void
+lie_caller_tenant_path(void)
+{
+	send_odd_caller("ci", "../x", "127.0.0.1:1");
+}
+
+static void
+lie_caller_name_newline(void)
+{
+	send_odd_caller("ci\nforged line", "team-a", "127.0.0.1:1");
+}
+
+static void
+lie_caller_addr_utf8(void)
+{
+	send_odd_caller("ci", "team-a", "caf\xc3\xa9:1");
+}
+
+static void
+lie_caller_tenant_65(void)
+{
+	char	 t[66];
+
+	memset(t, 't', 65);
+	t[65] = '\0';
+	send_odd_caller("ci", t, "127.0.0.1:1");
+}
+
 static void
 test_lies_are_fatal(void **state)
 {
@@ -181,13 +225,39 @@ test_lies_are_fatal(void **state)
 	    "bad CALLER message from apid: malformed caller");
 	assert_fatal(lie_caller_with_admin_2,
 	    "bad CALLER message from apid: malformed caller");
+	assert_fatal(lie_caller_tenant_path,
+	    "bad CALLER message from apid: malformed caller");
+	assert_fatal(lie_caller_name_newline,
+	    "bad CALLER message from apid: malformed caller");
+	assert_fatal(lie_caller_addr_utf8,
+	    "bad CALLER message from apid: malformed caller");
+	assert_fatal(lie_caller_tenant_65,
+	    "bad CALLER message from apid: malformed caller");
+}
+
+/* "ci" of team-a, without quotas, in managerd's table. */
+static int
+setup_keys(void **state)
+{
+	static const char	 text[] = "{\"keys\": [{\"name\": \"ci\", "
+	    "\"tenant\": \"team-a\", \"sha256\": \""
+	    "0000000000000000000000000000000000000000000000000000000000000001"
+	    "\"}]}";
+	struct keys_table	 t;
+	char			 err[256];
+
+	setup(state);
+	assert_int_equal(keys_file_parse(text, strlen(text), &t, err,
+	    sizeof(err)), 0);
+	keys_startup(&t);
+	return 0;
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup_keys, teardown)
 		T(test_request_keeps_its_caller),
 		T(test_two_requests_two_callers),
 		T(test_apid_death_drops_a_waiting_caller),

@@ -155,6 +155,26 @@ test_quota_counts_creations_in_flight(void **state)
 	create_ok(0, id, sizeof(id));
 }
 
+/*
+ * A keys file's key managerd's table does not have (apid checked it
+ * against the table a reload just replaced) may create nothing: the
+ * quotas fail closed, not open.
+ */
+static void
+test_unknown_key_has_no_room(void **state)
+{
+	static char		 n_gone[] = "gone";
+	struct caller		 gone = alice;
+	uint32_t		 req;
+
+	(void)state;
+	gone.key_name = n_gone;
+	test_caller = gone;
+	req = send_create_ttl(0);
+	expect_apid_error(req, ERR_QUOTA_EXCEEDED, "quota exceeded: the "
+	    "tenant has 0 sandboxes and its key may have 0");
+}
+
 static void
 test_cpu_quota(void **state)
 {
@@ -218,6 +238,7 @@ main(void)
 		T(test_process_lookup),
 		T(test_quota_counts_creations_in_flight),
 		T(test_cpu_quota),
+		T(test_unknown_key_has_no_room),
 		T(test_record_tenant),
 #undef T
 	};
