@@ -20,12 +20,31 @@
 /* What the parser emitted, re-framed as the proxy writes it to the pipe. */
 struct sink {
 	unsigned char	*data;
-	size_t		 len;
+	size_t		 len, cap;
 	size_t		 frames;
 	unsigned char	*text;		/* the payloads alone */
-	size_t		 text_len;
+	size_t		 text_len, text_cap;
 	int		 streams;	/* FRAME_STDOUT | FRAME_STDERR seen */
 };
+
+/*
+ * Room for more at *p: doubling, since the splits emit a byte at a
+ * time, and valgrind's realloc always moves (growing by what each emit
+ * adds took minutes under memcheck).
+ */
+static void
+sink_room(unsigned char **p, size_t *cap, size_t need)
+{
+	size_t	 n = *cap > 0 ? *cap : 256;
+
+	if (need <= *cap)
+		return;
+	while (n < need)
+		n *= 2;
+	*p = realloc(*p, n);
+	assert_non_null(*p);
+	*cap = n;
+}
 
 static void
 sink_emit(void *arg, int stream, const unsigned char *data, size_t len)
@@ -34,14 +53,12 @@ sink_emit(void *arg, int stream, const unsigned char *data, size_t len)
 
 	assert_true(stream == FRAME_STDOUT || stream == FRAME_STDERR);
 	assert_true(len > 0 && len <= FRAME_MAX_PAYLOAD);
-	s->data = realloc(s->data, s->len + FRAME_HEADER_LEN + len);
-	assert_non_null(s->data);
+	sink_room(&s->data, &s->cap, s->len + FRAME_HEADER_LEN + len);
 	frame_header(s->data + s->len, stream, (uint32_t)len);
 	memcpy(s->data + s->len + FRAME_HEADER_LEN, data, len);
 	s->len += FRAME_HEADER_LEN + len;
 	s->frames++;
-	s->text = realloc(s->text, s->text_len + len);
-	assert_non_null(s->text);
+	sink_room(&s->text, &s->text_cap, s->text_len + len);
 	memcpy(s->text + s->text_len, data, len);
 	s->text_len += len;
 	s->streams |= stream;
