@@ -33,6 +33,8 @@ struct attach_request {
 	struct http_server	*srv;		/* the socket's, at the 101 */
 	int			 fd;		/* the output pipe's read end */
 	struct process_ref	 ref;
+	/* The request's, copied: the 101 frees the request before takeover. */
+	struct caller		 caller;
 	char			 accept[WS_ACCEPT_LEN + 1];
 };
 
@@ -42,6 +44,7 @@ attach_request_free(struct attach_request *st)
 	if (st->fd != -1)
 		close(st->fd);
 	process_ref_free(&st->ref);
+	caller_free(&st->caller);
 	free(st);
 }
 
@@ -137,7 +140,7 @@ attach_takeover(struct bufferevent *bev, void *arg)
 {
 	struct attach_request	*st = arg;
 
-	(void)attach_start(bev, st->srv, &st->ref, &st->req->caller, st->fd);
+	(void)attach_start(bev, st->srv, &st->ref, &st->caller, st->fd);
 	st->fd = -1;
 }
 
@@ -156,6 +159,11 @@ attach_reply(struct apid_request *ar, struct imsg *imsg)
 		peer_bad_message(&apid->parent, imsg, "unexpected");
 	if (req->conn == NULL) {
 		http_reply_abort(req);
+		attach_request_free(st);
+		return APID_REPLY_DONE;
+	}
+	if (caller_copy(&st->caller, &req->caller) == -1) {
+		respond_error(req, ERR_INTERNAL, "out of memory");
 		attach_request_free(st);
 		return APID_REPLY_DONE;
 	}
