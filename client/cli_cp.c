@@ -73,12 +73,28 @@ partial_forget(void)
 	partial_set = 0;
 }
 
-static void
-partial_remember(const char *tmp)
+/*
+ * mkostemp on the handler's own copy of the template, marked before the
+ * file exists: a signal the moment after it is made (a test's, a user's
+ * ^C) then finds its name, where marking it afterwards left it behind.
+ * tmp gets the name made.
+ */
+static int
+partial_make(char *tmp)
 {
-	partial_set = 0;
-	if (strlcpy(partial, tmp, sizeof(partial)) < sizeof(partial))
-		partial_set = 1;
+	int	 fd;
+
+	if (strlcpy(partial, tmp, sizeof(partial)) >= sizeof(partial)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	partial_set = 1;
+	if ((fd = mkostemp(partial, O_CLOEXEC)) == -1) {
+		partial_set = 0;
+		return -1;
+	}
+	memcpy(tmp, partial, strlen(tmp));
+	return fd;
 }
 
 /* A write error on stdout: quiet when nobody reads it any more. */
@@ -408,13 +424,12 @@ download(struct cli *cli, struct remote *r, const char *src,
 		cli_warn("out of memory");
 		goto out;
 	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+	if ((fd = partial_make(tmp)) == -1) {
 		cli_warn("cp: %s: %s", tmp, strerror(errno));
 		free(tmp);
 		tmp = NULL;
 		goto out;
 	}
-	partial_remember(tmp);
 	n = rest_get_to_fd(&cli->rc, path, fd, 0, tty ? cli_progress : NULL,
 	    &last, &err);
 	if (tty)
