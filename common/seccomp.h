@@ -60,6 +60,8 @@ struct seccomp_rule {
 	{ SCMP_SYS(nm), #nm, 0, 1, { a } }
 #define SC_ALLOW_ARG2(nm, a, b) \
 	{ SCMP_SYS(nm), #nm, 0, 2, { a, b } }
+#define SC_ALLOW_ARG3(nm, a, b, c) \
+	{ SCMP_SYS(nm), #nm, 0, 3, { a, b, c } }
 #define SC_DENY(nm, err) \
 	{ SCMP_SYS(nm), #nm, (err), 0, { { 0, 0, 0, 0 } } }
 

@@ -82,14 +82,19 @@ static const struct seccomp_rule proxy_tcp_rules[] = {
 	    SC_ARG_EQ(2, SO_ERROR)),
 };
 
+/*
+ * The protocol must be 0 (TCP): Landlock's TCP rules hold only TCP
+ * sockets, and an IPPROTO_MPTCP stream socket of the same family and
+ * type would connect to any port.
+ */
 static const struct seccomp_rule proxy_inet_rules[] = {
-	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET),
-	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM)),
+	SC_ALLOW_ARG3(socket, SC_ARG_EQ(0, AF_INET),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM), SC_ARG_EQ(2, 0)),
 };
 
 static const struct seccomp_rule proxy_inet6_rules[] = {
-	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET6),
-	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM)),
+	SC_ALLOW_ARG3(socket, SC_ARG_EQ(0, AF_INET6),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM), SC_ARG_EQ(2, 0)),
 };
 
 /*

@@ -87,6 +87,25 @@ call_socket_inet_raw(void)
 	syscall(SYS_socket, AF_INET, SOCK_RAW, IPPROTO_TCP);
 }
 
+/* MPTCP: a stream socket Landlock's TCP port rules do not hold. */
+static void
+call_socket_inet_mptcp(void)
+{
+	syscall(SYS_socket, AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */);
+}
+
+static void
+call_socket_inet_tcp_named(void)
+{
+	syscall(SYS_socket, AF_INET, SOCK_STREAM, IPPROTO_TCP);
+}
+
+static void
+call_socket_inet6_mptcp(void)
+{
+	syscall(SYS_socket, AF_INET6, SOCK_STREAM, 262);
+}
+
 static void
 call_socket_inet6(void)
 {
@@ -149,6 +168,10 @@ test_inet_forbidden(void **state)
 		{ "socket(AF_INET6)", call_socket_inet6 },
 		{ "socket(AF_INET, SOCK_DGRAM)", call_socket_inet_dgram },
 		{ "socket(AF_INET, SOCK_RAW)", call_socket_inet_raw },
+		{ "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)",
+		    call_socket_inet_mptcp },
+		{ "socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)",
+		    call_socket_inet_tcp_named },
 		{ "socket(AF_NETLINK)", call_socket_netlink },
 		{ "bind", call_bind },
 		{ "listen", call_listen },
@@ -171,6 +194,8 @@ test_inet6_forbidden(void **state)
 	static const struct forbidden	 calls[] = {
 		{ "socket(AF_UNIX)", call_socket_unix },
 		{ "socket(AF_INET)", call_socket_inet },
+		{ "socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)",
+		    call_socket_inet6_mptcp },
 		{ "bind", call_bind },
 	};
 
@@ -199,10 +224,16 @@ test_spawner_forbidden(void **state)
 		{ "socket(AF_INET6)", call_socket_inet6 },
 		{ "socket(AF_INET, SOCK_DGRAM)", call_socket_inet_dgram },
 		{ "socket(AF_INET, SOCK_RAW)", call_socket_inet_raw },
+		{ "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)",
+		    call_socket_inet_mptcp },
 		{ "listen", call_listen },
 	};
 	static const struct forbidden	 name[] = {
 		{ "socket(AF_INET, SOCK_RAW)", call_socket_inet_raw },
+		{ "socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP)",
+		    call_socket_inet_mptcp },
+		{ "socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)",
+		    call_socket_inet6_mptcp },
 		{ "socket(AF_NETLINK)", call_socket_netlink },
 		{ "listen", call_listen },
 	};
