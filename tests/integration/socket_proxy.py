@@ -123,12 +123,14 @@ def violations(requests, tables=None, ignore_agents=()):
     return bad
 
 
-def render(port, sock=DOCKER_SOCKET, ipv6=False):
-    """The shipped configuration on 127.0.0.1:port (and [::1]:port), for
-    sock."""
+def render(port, sock=DOCKER_SOCKET, ipv6=False, unix=None):
+    """The shipped configuration on 127.0.0.1:port (and [::1]:port), or
+    with unix=(path, group) on that unix socket, mode 0660, for sock."""
     with open(CONFIG) as f:
         text = f.read()
     bind = r"\g<1>127.0.0.1:%d" % port
+    if unix is not None:
+        bind = r"\g<1>%s mode 660 group %s" % unix
     if ipv6:
         bind += r"\n\g<1>[::1]:%d" % port
     text, n = re.subn(r"(?m)^(\s*bind )127\.0\.0\.1:2375$", bind, text)
@@ -143,26 +145,33 @@ def render(port, sock=DOCKER_SOCKET, ipv6=False):
     return text
 
 
-def wait_port(port, timeout=10):
+def wait_port(port, timeout=10, unix=None):
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            if unix is not None:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.settimeout(0.5)
+                    s.connect(unix)
+            else:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
             return
         except OSError:
             time.sleep(0.05)
-    raise AssertionError("haproxy does not listen on %d" % port)
+    raise AssertionError("haproxy does not listen on %s" % (unix or port))
 
 
 class Haproxy:
     """haproxy in the foreground (-db), its log appended to log_path."""
 
-    def __init__(self, port, log_path, sock=DOCKER_SOCKET, ipv6=False):
+    def __init__(self, port, log_path, sock=DOCKER_SOCKET, ipv6=False,
+                 unix=None):
         self.port = port
         self.log_path = log_path
+        self.unix = unix[0] if unix is not None else None
         fd, self.cfg = tempfile.mkstemp(prefix="as-haproxy-", suffix=".cfg")
         with os.fdopen(fd, "w") as f:
-            f.write(render(port, sock, ipv6))
+            f.write(render(port, sock, ipv6, unix))
         self.proc = None
 
     def start(self):
@@ -171,7 +180,7 @@ class Haproxy:
                                      stdin=subprocess.DEVNULL,
                                      stdout=log, stderr=subprocess.STDOUT)
         log.close()
-        wait_port(self.port)
+        wait_port(self.port, unix=self.unix)
         return self
 
     def stop(self):

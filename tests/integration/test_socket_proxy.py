@@ -455,6 +455,37 @@ class SocketProxy(unittest.TestCase):
         self.assertEqual(len([r for r in hp.requests()
                               if r[1] == "/v1.41/_ping"]) >= 2, True)
 
+    def test_unix_socket_bind(self):
+        """The deployment docs/socket-proxy.md advises: haproxy on a unix
+        socket only the privsep user's group may open, the server with
+        DOCKER_HOST=unix:// and its namespaced jail, every call still
+        through the allowlist."""
+        import grp
+        group = grp.getgrgid(os.getgid()).gr_name
+        path = os.path.join(self.tmp, "docker-proxy.sock")
+        log = os.path.join(self.tmp, "haproxy-unix.log")
+        hp = socket_proxy.Haproxy(harness.free_port(), log,
+                                  unix=(path, group))
+        self.addCleanup(hp.cleanup)
+        hp.start()
+        self.assertEqual(os.stat(path).st_mode & 0o777, 0o660)
+        server = harness.SandboxServer(DOCKER_HOST="unix://" + path)
+        self.addCleanup(server.cleanup)
+        server.start()
+        sb = server.create()["id"]
+        self.assertEqual(server.exec(sb, "echo via-unix")["stdout"],
+                         "via-unix\n")
+        status, _, data = server.request(
+            "POST", "/v1/sandboxes/%s/exec/stream" % sb,
+            body={"command": "echo streamed"}, headers=harness.AUTH)
+        self.assertEqual(status, 200)
+        self.assertIn(b"streamed", data)
+        self.assertEqual(server.api("DELETE", "/v1/sandboxes/" + sb)[0], 204)
+        server.stop()
+        made = hp.requests()
+        self.assertTrue(any("/exec" in r[1] for r in made), made)
+        self.assertEqual(socket_proxy.violations(made), [])
+
     def test_unresolvable_name_says_so(self):
         server = self.start_bare(DOCKER_HOST="tcp://no-such-host.invalid:1")
         server.proc.wait(30)
