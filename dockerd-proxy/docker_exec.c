@@ -374,7 +374,7 @@ static void
 exec_start_stream(struct exec *e)
 {
 	static const struct exec_attach_cbs	 cbs = { exec_body, NULL,
-						    exec_stream_done, 0 };
+						    exec_stream_done, 0, 0 };
 	struct timeval				 tv;
 	double					 t;
 

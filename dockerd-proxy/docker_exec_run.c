@@ -193,7 +193,8 @@ exec_attach(struct proxy *px, const char *eid, int tty,
 	spec.body = text;
 	spec.body_len = strlen(text);
 	spec.flags = DOCKER_HTTP_UPGRADE |
-	    (cbs->lasting ? DOCKER_HTTP_LASTING : 0);
+	    (cbs->lasting ? DOCKER_HTTP_LASTING : 0) |
+	    (cbs->bounded ? DOCKER_HTTP_BOUNDED : 0);
 	spec.max_body = EXEC_ATTACH_MAX_BODY;
 	spec.on_body = cbs->on_body;
 	spec.on_drain = cbs->on_drain;

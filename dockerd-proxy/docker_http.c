@@ -59,6 +59,7 @@ struct docker_request {
 	struct timespec			 started;
 	enum docker_http_error		 result;
 	int				 connecting;	/* TCP, EINPROGRESS */
+	int				 bounded;	/* DOCKER_HTTP_BOUNDED */
 };
 
 static const char *const docker_http_errors[] = {
@@ -226,8 +227,11 @@ request_process(struct docker_request *req)
 		evbuffer_drain(in, used);
 		if (req->upgrade && request_upgraded(req)) {
 			req->upgrade = 0;
-			/* The command sets the pace now, reading and writing. */
-			bufferevent_set_timeouts(req->bev, NULL, NULL);
+			/* The command sets the pace now, unless it is bounded. */
+			if (req->bounded)
+				request_deadline(req, 1);
+			else
+				bufferevent_set_timeouts(req->bev, NULL, NULL);
 		}
 		if (r == DOCKER_HTTP_PARSE_DONE) {
 			request_finish(req, DOCKER_HTTP_OK);
@@ -414,7 +418,7 @@ request_check(const struct docker_request_spec *s)
 	if (s == NULL ||
 	    s->method == NULL || s->path == NULL || s->on_done == NULL ||
 	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD |
-	    DOCKER_HTTP_LASTING)) != 0)
+	    DOCKER_HTTP_LASTING | DOCKER_HTTP_BOUNDED)) != 0)
 		return -1;
 	if (s->flags & DOCKER_HTTP_UPLOAD)
 		return s->content_type == NULL || s->body != NULL ||
@@ -600,6 +604,7 @@ docker_request_new(struct event_base *base, const char *endpoint,
 	req->deadline.tv_sec = ms / 1000;
 	req->deadline.tv_usec = (ms % 1000) * 1000;
 	req->upgrade = (s->flags & DOCKER_HTTP_UPGRADE) != 0;
+	req->bounded = (s->flags & DOCKER_HTTP_BOUNDED) != 0;
 	req->hijack = req->upgrade;
 	if (s->flags & DOCKER_HTTP_UPLOAD) {
 		req->upload = 1;

@@ -153,6 +153,12 @@ typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
 #define DOCKER_HTTP_UPGRADE	0x01	/* send Upgrade: tcp, accept a 101 */
 #define DOCKER_HTTP_UPLOAD	0x02	/* body from docker_request_write */
 #define DOCKER_HTTP_LASTING	0x04	/* not in DOCKER_HTTP_RESERVE */
+/*
+ * The read deadline holds after a 101 too: an exec of our own that must
+ * end soon (a signal's kill, the stats' du), which a sandbox could
+ * otherwise hold by stopping it.  Without it the command sets the pace.
+ */
+#define DOCKER_HTTP_BOUNDED	0x08
 
 /* One request; docker_request_new() copies all of it, body included. */
 struct docker_request_spec {
@@ -175,7 +181,7 @@ struct docker_request_spec {
 	 * every read; with DOCKER_HTTP_UPGRADE it ends with the response
 	 * head, since a command may then be silent as long as it likes (and
 	 * leave its stdin unread as long as it likes: after a 101 writes
-	 * have no deadline either).
+	 * have no deadline either), unless DOCKER_HTTP_BOUNDED keeps it.
 	 */
 	unsigned int	 deadline_ms;
 };

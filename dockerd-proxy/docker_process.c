@@ -576,7 +576,7 @@ process_attach(struct process *p)
 {
 	static const struct exec_attach_cbs	 cbs = { process_body,
 						    process_stdin_drained,
-						    process_stream_done, 1 };
+						    process_stream_done, 1, 0 };
 
 	p->stream = exec_attach(p->px, p->eid, p->spec.tty, &cbs, p);
 	if (p->stream == NULL) {

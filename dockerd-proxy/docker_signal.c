@@ -126,8 +126,9 @@ static void
 helper_created(void *arg, const char *eid, enum error_kind kind,
     const char *text)
 {
+	/* Bounded: a sandbox that stops it must not hold it, nor us. */
 	static const struct exec_attach_cbs	 cbs = { NULL, NULL,
-						    helper_done, 0 };
+						    helper_done, 0, 1 };
 	struct helper				*h = arg;
 	char					 buf[256];
 

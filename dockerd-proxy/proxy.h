@@ -383,6 +383,7 @@ struct exec_attach_cbs {
 	docker_drain_cb		 on_drain;	/* stdin written, may be NULL */
 	docker_done_cb		 on_done;
 	int			 lasting;	/* DOCKER_HTTP_LASTING */
+	int			 bounded;	/* DOCKER_HTTP_BOUNDED */
 };
 struct docker_request	*exec_attach(struct proxy *, const char *eid, int tty,
 			    const struct exec_attach_cbs *, void *arg);

@@ -373,6 +373,75 @@ test_reset_after_upgrade(void **state)
 	rmdir(dir);
 }
 
+/*
+ * After the 101 a command may be silent for ever; one of our own short
+ * execs (DOCKER_HTTP_BOUNDED) may not: a sandbox that stops it gets a
+ * timeout, not a request held for good.
+ */
+static void
+silent_after_upgrade(struct event_base *base, int flags, int *calls,
+    enum docker_http_error *error)
+{
+	struct docker_request_spec	 spec;
+	struct hijack			 h;
+	struct sockaddr_un		 sun;
+	char				 dir[] = "/tmp/test_docker_hijack.XXXXXX";
+	size_t				 len = sizeof(UPGRADED) - 1;
+	int				 lfd, cfd;
+
+	assert_non_null(mkdtemp(dir));
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/docker.sock", dir);
+	assert_true((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	memset(&h, 0, sizeof(h));
+	result_init(&h.res, base);
+	memset(&spec, 0, sizeof(spec));
+	spec.method = "POST";
+	spec.path = "/v1.41/exec/abc/start";
+	spec.content_type = "application/json";
+	spec.body = START_BODY;
+	spec.body_len = strlen(START_BODY);
+	spec.flags = DOCKER_HTTP_UPGRADE | flags;
+	spec.max_body = 1024;
+	spec.deadline_ms = 200;
+	spec.on_body = hijack_body;
+	spec.on_done = hijack_done;
+	spec.arg = &h;
+	assert_non_null(h.res.req = docker_request_new(base, sun.sun_path,
+	    &spec));
+	run_for(base, 20000);
+	assert_true((cfd = accept(lfd, NULL, NULL)) >= 0);
+	assert_int_equal(write(cfd, UPGRADED, len), (ssize_t)len);
+	run_for(base, 600000);
+	*calls = h.res.calls;
+	*error = h.res.error;
+	if (h.res.calls == 0)
+		docker_request_cancel(h.res.req);
+	close(cfd);
+	run_for(base, 20000);
+	result_free(&h.res);
+	close(lfd);
+	unlink(sun.sun_path);
+	rmdir(dir);
+}
+
+static void
+test_bounded_after_upgrade(void **state)
+{
+	enum docker_http_error	 error = DOCKER_HTTP_OK;
+	int			 calls = 0;
+
+	silent_after_upgrade(*state, DOCKER_HTTP_BOUNDED, &calls, &error);
+	assert_int_equal(calls, 1);
+	assert_int_equal(error, DOCKER_HTTP_TIMEOUT);
+	calls = 0;
+	silent_after_upgrade(*state, 0, &calls, &error);
+	assert_int_equal(calls, 0);
+}
+
 /* More than the cap at once is a producer ignoring HIWAT. */
 static void
 test_too_much_queued(void **state)
@@ -424,6 +493,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_refused_before_upgrade,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_reset_after_upgrade,
+		    setup_base, teardown_base),
+		cmocka_unit_test_setup_teardown(test_bounded_after_upgrade,
 		    setup_base, teardown_base),
 		cmocka_unit_test_setup_teardown(test_too_much_queued,
 		    setup_base, teardown_base),
