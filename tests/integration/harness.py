@@ -99,6 +99,13 @@ def binaries():
     return os.path.join(BUILDDIR, "managerd", "managerd"), libexec
 
 
+def binaries_release(libexec):
+    """Undo binaries(): the directory of links it made for the build tree,
+    never the installed one (AGENT_SANDBOX_TEST_PREFIX)."""
+    if not os.environ.get("AGENT_SANDBOX_TEST_PREFIX"):
+        shutil.rmtree(libexec, ignore_errors=True)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -228,8 +235,7 @@ class Server:
         self.stop()
         report = sanitizer_report(self.log_text())
         shutil.rmtree(self.tmp, ignore_errors=True)
-        if not os.environ.get("AGENT_SANDBOX_TEST_PREFIX"):
-            shutil.rmtree(self.libexec, ignore_errors=True)
+        binaries_release(self.libexec)
         if report:
             raise AssertionError("a sanitizer report in the server's "
                                  "log:\n" + report)

@@ -549,7 +549,7 @@ class StartUp(unittest.TestCase):
         with open(path, "wb") as f:
             f.write(text)
         managerd, libexec = harness.binaries()
-        self.addCleanup(shutil.rmtree, libexec, True)
+        self.addCleanup(harness.binaries_release, libexec)
         env = {"PATH": "/usr/bin:/bin",
                "AGENT_SANDBOX_KEYS_FILE": path,
                "AGENT_SANDBOX_DATA_DIR": os.path.join(tmpdir, "data")}
