@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import unittest
 import time
 
 DOCKER_SOCKET = "/var/run/docker.sock"
@@ -429,3 +430,22 @@ def daemon_pids(server):
 
 def rss_kib(pid):
     return int(proc_status(pid)["VmRSS"].split()[0])
+
+
+class SandboxCase(unittest.TestCase):
+    """One SandboxServer for the class; create() deletes what it made
+    when the test ends."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = SandboxServer().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def create(self, **spec):
+        doc = self.server.create(**spec)
+        self.addCleanup(self.server.api, "DELETE",
+                        "/v1/sandboxes/" + doc["id"])
+        return doc

@@ -18,21 +18,7 @@ import harness  # noqa: E402
 CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
 
 
-class LabelCase(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = harness.SandboxServer().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.cleanup()
-
-    def create(self, **spec):
-        doc = self.server.create(**spec)
-        self.addCleanup(self.server.api, "DELETE",
-                        "/v1/sandboxes/" + doc["id"])
-        return doc
-
+class LabelCase(harness.SandboxCase):
     def ids(self, query):
         status, doc = self.server.api("GET", "/v1/sandboxes" + query)
         self.assertEqual(status, 200, doc)

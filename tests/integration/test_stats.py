@@ -19,21 +19,7 @@ CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
 MIB = 1024 * 1024
 
 
-class Stats(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = harness.SandboxServer().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.cleanup()
-
-    def create(self, **spec):
-        doc = self.server.create(**spec)
-        self.addCleanup(self.server.api, "DELETE",
-                        "/v1/sandboxes/" + doc["id"])
-        return doc
-
+class Stats(harness.SandboxCase):
     def stats(self, sid):
         status, doc = self.server.api("GET", "/v1/sandboxes/%s/stats" % sid)
         self.assertEqual(status, 200, doc)
