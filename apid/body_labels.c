@@ -39,30 +39,22 @@ v_labels(struct vctx *v, const struct jv *in, int nulls)
 	return rc;
 }
 
+/* The 400 for a member whose key or value breaks labels.h's rule. */
 static int
-bad_key(struct body_error *e, const struct jv_member *m)
+bad_member(struct body_error *e, const struct jv_member *m, int value)
 {
 	char	*repr;
 
 	if ((repr = body_pyrepr(m->key, m->klen)) == NULL)
 		return set_error(e, 500, "internal_error", "out of memory");
-	set_error(e, 400, "invalid_request", "invalid label key %s: a label "
-	    "key is 1-%d characters of A-Z a-z 0-9 . _ / - starting with a "
-	    "letter or a digit", repr, LABEL_KEY_MAX);
-	free(repr);
-	return -1;
-}
-
-static int
-bad_value(struct body_error *e, const struct jv_member *m)
-{
-	char	*repr;
-
-	if ((repr = body_pyrepr(m->key, m->klen)) == NULL)
-		return set_error(e, 500, "internal_error", "out of memory");
-	set_error(e, 400, "invalid_request", "invalid value of label %s: a "
-	    "label value is at most %d bytes of UTF-8 without control "
-	    "characters", repr, LABEL_VALUE_MAX);
+	if (value)
+		set_error(e, 400, "invalid_request", "invalid value of label "
+		    "%s: a label value is at most %d bytes of UTF-8 without "
+		    "control characters", repr, LABEL_VALUE_MAX);
+	else
+		set_error(e, 400, "invalid_request", "invalid label key %s: a "
+		    "label key is 1-%d characters of A-Z a-z 0-9 . _ / - "
+		    "starting with a letter or a digit", repr, LABEL_KEY_MAX);
 	free(repr);
 	return -1;
 }
@@ -77,10 +69,10 @@ labels_check_members(const struct jv *in, struct body_error *e)
 	for (i = 0; i < in->u.o.n; i++) {
 		m = &in->u.o.m[i];
 		if (!label_key_valid(m->key, m->klen))
-			return bad_key(e, m);
+			return bad_member(e, m, 0);
 		if (m->val.type == JV_STRING &&
 		    !label_value_valid(m->val.u.s.s, m->val.u.s.len))
-			return bad_value(e, m);
+			return bad_member(e, m, 1);
 	}
 	return 0;
 }
