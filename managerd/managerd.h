@@ -466,6 +466,8 @@ int	apid_error(uint32_t apid_id, enum error_kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	apid_not_found(uint32_t apid_id, const char *sandbox_id);
 int	apid_reply_info(uint32_t apid_id, struct sandbox *, int running);
+/* The same from the proxy's DOCKER_STATE_RESULT, or its error relayed. */
+void	apid_reply_state(uint32_t apid_id, struct sandbox *, struct imsg *);
 
 /* sandbox.c: the table, per-sandbox locks, the quota (API.md §8.3-8.4). */
 struct sandbox	*sandbox_new(void);

@@ -58,11 +58,7 @@ get_done(struct imsg *reply, void *arg)
 {
 	struct get_call	*gc = arg;
 
-	if (reply->hdr.type == MSG_ERROR)
-		relay_error(reply, gc->apid_id);
-	else
-		apid_reply_info(gc->apid_id, gc->sb,
-		    docker_state_running(reply));
+	apid_reply_state(gc->apid_id, gc->sb, reply);
 	sandbox_release(gc->sb);
 	free(gc);
 }

@@ -82,3 +82,13 @@ apid_reply_info(uint32_t apid_id, struct sandbox *sb, int running)
 	msg_put_sandbox_info(&w, &info);
 	return apid_reply(apid_id, MSG_SANDBOX_INFO, &w);
 }
+
+/* A sandbox's info once the proxy told its state; its error relayed. */
+void
+apid_reply_state(uint32_t apid_id, struct sandbox *sb, struct imsg *reply)
+{
+	if (reply->hdr.type == MSG_ERROR)
+		relay_error(reply, apid_id);
+	else
+		apid_reply_info(apid_id, sb, docker_state_running(reply));
+}

@@ -21,11 +21,7 @@ timeout_state(struct imsg *reply, void *arg)
 {
 	struct timeout_op	*op = arg;
 
-	if (reply->hdr.type == MSG_ERROR)
-		relay_error(reply, op->apid_id);
-	else
-		apid_reply_info(op->apid_id, op->sb,
-		    docker_state_running(reply));
+	apid_reply_state(op->apid_id, op->sb, reply);
 	sandbox_unlock(op->sb);
 	free(op);
 }
