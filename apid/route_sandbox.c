@@ -30,12 +30,16 @@ json_object *
 sandbox_info_json(const struct sandbox_info *si)
 {
 	json_object	*o;
+	const char	*reason;
 	char		 num[FORMAT_PYFLOAT_LEN], ts[FORMAT_TIMESTAMP_LEN];
 
 	o = json_object_new_object();
 	json_object_object_add(o, "id", json_object_new_string(si->id));
 	json_object_object_add(o, "status",
 	    json_object_new_string(si->running ? "running" : "stopped"));
+	reason = sandbox_reason_name(si->reason);
+	json_object_object_add(o, "status_reason", reason != NULL ?
+	    json_object_new_string(reason) : NULL);
 	json_object_object_add(o, "image", json_object_new_string(si->image));
 	format_pyfloat(si->cpus, num, sizeof(num));
 	json_object_object_add(o, "cpus",

@@ -361,6 +361,13 @@ enum msg_type {
 	 * sandbox's container and the bytes under its /workspace.
 	 */
 	MSG_DOCKER_STATS = 425,
+	/*
+	 * empty, no reply: follow Docker's event stream of this server's
+	 * sandbox containers from now on (docker_events.c); what it says
+	 * comes as DOCKER_EVENTS_UP, DOCKER_EVENT and DOCKER_EVENTS_DOWN.
+	 * Sent again after the proxy's READY; a second one is ignored.
+	 */
+	MSG_DOCKER_EVENTS_FOLLOW = 430,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
@@ -378,6 +385,16 @@ enum msg_type {
 	/* metrics_rss: the proxy's resident bytes (managerd renders them) */
 	MSG_DOCKER_METRICS_END = 511,
 	MSG_DOCKER_STATS_RESULT = 515,	/* sandbox_stats (stats_msg.h) */
+	/*
+	 * Unasked (peerid 0), once DOCKER_EVENTS_FOLLOW came.  UP: every
+	 * event from about now on will come, in Docker's order, until a
+	 * DOWN (managerd takes stock once with a DOCKER_LIST); DOWN: the
+	 * stream broke, events may be lost, an UP follows when it is back.
+	 * EVENT: docker_event (sandbox_msg.h), a sandbox container's.
+	 */
+	MSG_DOCKER_EVENTS_UP = 520,	/* empty */
+	MSG_DOCKER_EVENTS_DOWN = 521,	/* empty */
+	MSG_DOCKER_EVENT = 522,		/* docker_event */
 
 	/*
 	 * apid -> archive-worker, on the channel managerd made.  A job is

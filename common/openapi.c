@@ -114,7 +114,9 @@ static const struct op ops[] = {
 	    "List sandboxes",
 	    "Every sandbox, expired ones not yet reaped and stopped ones "
 	    "included, oldest first, or those with every label asked for.  "
-	    "Each status is asked of Docker.",
+	    "Each status is what Docker's event stream last said of the "
+	    "sandbox's container; while that stream is down, it is asked "
+	    "of Docker.",
 	    sandboxes_query, NULL, 0, 200, "#SandboxList", "The sandboxes.",
 	    "400 502 503 504" },
 	{ "/v1/sandboxes", "post", "create_sandbox", "sandboxes",

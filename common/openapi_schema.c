@@ -226,6 +226,12 @@ static const struct openapi_field sandbox_fields[] = {
 	    "sb_ followed by 16 lowercase hex digits." },
 	{ "status", "string", REQ, 0, NULL, "running stopped", NULL,
 	    "Whether the sandbox's container runs." },
+	{ "status_reason", "string?", REQ, 0, NULL,
+	    "exited oom_killed container_removed", NULL,
+	    "Why a stopped sandbox is stopped: its container's main process "
+	    "ended (exited), ended after an out-of-memory kill in the "
+	    "container since it started (oom_killed), or the container is "
+	    "gone (container_removed); null while it runs." },
 	{ "image", "string", REQ, 0, NULL, NULL, NULL,
 	    "Image the sandbox was created from." },
 	{ "cpus", "number", REQ, 0, NULL, NULL, NULL,
@@ -640,11 +646,12 @@ enum_list(const char *words)
 json_object *
 openapi_field_schema(const struct openapi_field *f)
 {
-	json_object	*o;
+	json_object	*o, *values;
 	char		 base[TYPE_MAX];
 	size_t		 len = strlen(f->type);
+	int		 nullable = len > 0 && f->type[len - 1] == '?';
 
-	if (len > 0 && f->type[len - 1] == '?') {
+	if (nullable) {
 		if (len > sizeof(base)) {
 			build_failed = 1;
 			return NULL;
@@ -654,8 +661,13 @@ openapi_field_schema(const struct openapi_field *f)
 		o = nullable_schema(base);
 	} else
 		o = type_schema(f->type);
-	if (f->enums != NULL)
-		openapi_put(o, "enum", enum_list(f->enums));
+	if (f->enums != NULL) {
+		values = enum_list(f->enums);
+		/* A null the type allows must be one of the values too. */
+		if (nullable && json_object_array_add(values, NULL) != 0)
+			build_failed = 1;
+		openapi_put(o, "enum", values);
+	}
 	if (f->flags & OPENAPI_MIN)
 		openapi_put(o, "minimum", json_object_new_int64(f->bound));
 	if (f->flags & OPENAPI_XMIN)

@@ -273,11 +273,27 @@ create_request_free(struct create_request *c)
 	memset(c, 0, sizeof(*c));
 }
 
+const char *
+sandbox_reason_name(int reason)
+{
+	switch (reason) {
+	case SANDBOX_REASON_EXITED:
+		return "exited";
+	case SANDBOX_REASON_OOM_KILLED:
+		return "oom_killed";
+	case SANDBOX_REASON_REMOVED:
+		return "container_removed";
+	default:
+		return NULL;
+	}
+}
+
 void
 msg_put_sandbox_info(struct msgw *w, const struct sandbox_info *i)
 {
 	msgw_str(w, i->id);
 	msgw_u8(w, i->running ? 1 : 0);
+	msgw_u8(w, (uint8_t)i->reason);
 	msgw_str(w, i->image);
 	msgw_double(w, i->cpus);
 	msgw_i64(w, i->memory_mb);
@@ -299,6 +315,7 @@ msg_get_sandbox_info(const struct imsg *imsg, struct sandbox_info *i)
 	msgr_init(&r, imsg);
 	i->id = msgr_str(&r, MSG_MAX_ID);
 	i->running = msg_get_bool(&r);
+	i->reason = msgr_u8(&r);
 	i->image = msgr_str(&r, MSG_MAX_IMAGE);
 	i->cpus = msgr_double(&r);
 	i->memory_mb = msgr_i64(&r);
@@ -309,7 +326,9 @@ msg_get_sandbox_info(const struct imsg *imsg, struct sandbox_info *i)
 	i->expires_at = msgr_double(&r);
 	i->source_snapshot_id = msgr_str(&r, MSG_MAX_ID);
 	if (msg_get_labels(&r, &i->labels) == -1 || msgr_end(&r) == -1 ||
-	    i->id == NULL || i->image == NULL) {
+	    i->id == NULL || i->image == NULL ||
+	    i->reason >= SANDBOX_REASON_COUNT ||
+	    (i->running && i->reason != SANDBOX_REASON_NONE)) {
 		sandbox_info_free(i);
 		return -1;
 	}

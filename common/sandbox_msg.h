@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ids.h"
 #include "labels.h"
 #include "msg.h"
 
@@ -65,10 +66,26 @@ struct create_request {
 	struct label_list labels;	/* checked: labels_check() */
 };
 
+/*
+ * Why a sandbox is not running: its status_reason (docs/rest-api.md).
+ * NONE while it runs, and when nothing more is known.
+ */
+enum sandbox_reason {
+	SANDBOX_REASON_NONE = 0,
+	SANDBOX_REASON_EXITED,		/* its main process ended */
+	SANDBOX_REASON_OOM_KILLED,	/* ended after an out-of-memory kill */
+	SANDBOX_REASON_REMOVED,		/* its container is gone */
+	SANDBOX_REASON_COUNT
+};
+
+/* "exited", "oom_killed", "container_removed"; NULL for NONE. */
+const char	*sandbox_reason_name(int);
+
 /* What apid renders as a Sandbox object (API.md §3.3). */
 struct sandbox_info {
 	char		*id;
 	int		 running;
+	int		 reason;	/* enum sandbox_reason; NONE if running */
 	char		*image;
 	double		 cpus;
 	int64_t		 memory_mb;
@@ -151,6 +168,28 @@ void	create_request_free(struct create_request *);
 void	msg_put_sandbox_info(struct msgw *, const struct sandbox_info *);
 int	msg_get_sandbox_info(const struct imsg *, struct sandbox_info *);
 void	sandbox_info_free(struct sandbox_info *);
+
+/*
+ * MSG_DOCKER_EVENT: what Docker's event stream said of a sandbox's own
+ * container (not its -init one).  time_ns is Docker's (the host's clock).
+ */
+enum docker_event_action {
+	DOCKER_EVENT_START = 1,
+	DOCKER_EVENT_DIE,
+	DOCKER_EVENT_OOM,
+	DOCKER_EVENT_DESTROY,
+	DOCKER_EVENT_ACTION_MAX = DOCKER_EVENT_DESTROY
+};
+
+struct docker_event {
+	char		 id[SANDBOX_ID_LEN + 1];	/* id_is_sandbox() */
+	int		 action;	/* enum docker_event_action */
+	int64_t		 time_ns;	/* > 0 */
+	int64_t		 exit_code;	/* DIE: 0-255; else 0 */
+};
+
+void	msg_put_docker_event(struct msgw *, const struct docker_event *);
+int	msg_get_docker_event(const struct imsg *, struct docker_event *);
 
 void	msg_put_label_patch(struct msgw *, const struct label_patch *);
 int	msg_get_label_patch(const struct imsg *, struct label_patch *);

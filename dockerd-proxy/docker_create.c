@@ -61,9 +61,7 @@ struct create {
 	char			 cid[DOCKER_ID_LEN + 1];
 	char			 prep_id[DOCKER_ID_LEN + 1];
 	/* The pull's progress stream, read line by line. */
-	char			*line;
-	size_t			 line_len;
-	int			 line_skip;
+	struct docker_lines	 lines;
 	char			 pull_error[1024];
 	/* Branches with a request still out, and how each one ended. */
 	int			 branches;
@@ -86,7 +84,7 @@ static void
 create_free(struct create *c)
 {
 	docker_create_free(&c->dc);
-	free(c->line);
+	docker_lines_free(&c->lines);
 	free(c);
 }
 
@@ -482,13 +480,14 @@ create_volume(struct create *c)
 
 /* One line of the pull stream: {"status": ...} or {"error": ...}. */
 static void
-pull_line(struct create *c, const char *line, size_t len)
+pull_line(void *arg, const char *line, size_t len)
 {
+	struct create	*c = arg;
 	json_tokener	*tok;
 	json_object	*obj, *detail;
 	const char	*msg;
 
-	if (len == 0 || (tok = json_tokener_new()) == NULL)
+	if ((tok = json_tokener_new()) == NULL)
 		return;
 	obj = json_tokener_parse_ex(tok, line, (int)len);
 	json_tokener_free(tok);
@@ -506,27 +505,8 @@ pull_body(struct docker_request *req, const unsigned char *data, size_t len,
     void *arg)
 {
 	struct create		*c = arg;
-	const unsigned char	*nl;
-	size_t			 n;
 
-	while (len > 0) {
-		nl = memchr(data, '\n', len);
-		n = nl != NULL ? (size_t)(nl - data) : len;
-		if (!c->line_skip && c->line_len + n <= PULL_LINE_MAX) {
-			memcpy(c->line + c->line_len, data, n);
-			c->line_len += n;
-		} else
-			c->line_skip = 1;
-		if (nl != NULL) {
-			if (!c->line_skip)
-				pull_line(c, c->line, c->line_len);
-			c->line_len = 0;
-			c->line_skip = 0;
-			n++;
-		}
-		data += n;
-		len -= n;
-	}
+	docker_lines_feed(&c->lines, data, len);
 	return 0;
 }
 
@@ -537,8 +517,8 @@ pull_done(struct docker_request *req, enum docker_http_error error,
 	struct create	*c = arg;
 	char		 msg[1024];
 
-	if (error == DOCKER_HTTP_OK && c->line_len > 0 && !c->line_skip)
-		pull_line(c, c->line, c->line_len);
+	if (error == DOCKER_HTTP_OK)
+		docker_lines_end(&c->lines);
 	if (error != DOCKER_HTTP_OK)
 		create_fail(c, docker_http_error_kind(error),
 		    "cannot pull image %s: %s", c->dc.spec.image,
@@ -576,7 +556,7 @@ create_pull(struct create *c)
 		    "/images/create?fromImage=%s&tag=%s", repo, tag);
 	if (r == -1)
 		fatalx("%s: path", __func__);
-	c->line = xmalloc(PULL_LINE_MAX);
+	docker_lines_init(&c->lines, PULL_LINE_MAX, pull_line, c);
 	memset(&spec, 0, sizeof(spec));
 	spec.method = "POST";
 	spec.path = path;

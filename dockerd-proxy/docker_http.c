@@ -418,7 +418,8 @@ request_check(const struct docker_request_spec *s)
 	if (s == NULL ||
 	    s->method == NULL || s->path == NULL || s->on_done == NULL ||
 	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD |
-	    DOCKER_HTTP_LASTING | DOCKER_HTTP_BOUNDED)) != 0)
+	    DOCKER_HTTP_LASTING | DOCKER_HTTP_BOUNDED |
+	    DOCKER_HTTP_ANNOUNCE)) != 0)
 		return -1;
 	if (s->flags & DOCKER_HTTP_UPLOAD)
 		return s->content_type == NULL || s->body != NULL ||
@@ -583,6 +584,8 @@ docker_request_new(struct event_base *base, const char *endpoint,
 		pflags |= DOCKER_HTTP_PARSE_HEAD;
 	if (s->flags & DOCKER_HTTP_UPGRADE)
 		pflags |= DOCKER_HTTP_PARSE_UPGRADE;
+	if (s->flags & DOCKER_HTTP_ANNOUNCE)
+		pflags |= DOCKER_HTTP_PARSE_ANNOUNCE;
 	if (live_requests >= DOCKER_HTTP_MAX_LIVE ||
 	    ((s->flags & DOCKER_HTTP_LASTING) &&
 	    live_requests >= DOCKER_HTTP_MAX_LIVE - DOCKER_HTTP_RESERVE)) {

@@ -159,6 +159,13 @@ typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
  * otherwise hold by stopping it.  Without it the command sets the pace.
  */
 #define DOCKER_HTTP_BOUNDED	0x08
+/*
+ * A streamed 2xx answer's head is announced by one empty piece (data not
+ * NULL, len 0) to the body callback before any byte of the body: a
+ * stream that may stay silent (Docker's events) is known to be there.
+ * That call may not pause; returning -1 aborts as for any piece.
+ */
+#define DOCKER_HTTP_ANNOUNCE	0x10
 
 /* One request; docker_request_new() copies all of it, body included. */
 struct docker_request_spec {
@@ -298,6 +305,7 @@ int		 docker_http_request_head(struct evbuffer *, const char *method,
  */
 #define DOCKER_HTTP_PARSE_HEAD		0x01	/* answer to HEAD: no body */
 #define DOCKER_HTTP_PARSE_UPGRADE	0x02	/* 101 allowed, then raw */
+#define DOCKER_HTTP_PARSE_ANNOUNCE	0x04	/* DOCKER_HTTP_ANNOUNCE */
 
 enum docker_http_parse_result {
 	DOCKER_HTTP_PARSE_MORE,		/* all consumed, want more */

@@ -348,6 +348,11 @@ parse_headers_end(struct docker_http_parser *p)
 		return 0;
 	}
 	p->stream = p->body_fn != NULL && status < 300;
+	/* Not after a 101: a hijacked stream has no framing to announce. */
+	if (p->stream && status != 101 && (p->flags &
+	    DOCKER_HTTP_PARSE_ANNOUNCE) &&
+	    p->body_fn(p->arg, (const unsigned char *)"", 0) != 0)
+		return parser_fail(p, DOCKER_HTTP_CANCELLED);
 	/* A hijacked stream (exec start): raw bytes until Docker closes. */
 	if (status == 101) {
 		if (!(p->flags & DOCKER_HTTP_PARSE_UPGRADE))

@@ -88,6 +88,34 @@ void	proxy_dispatch_parent(struct peer *, struct imsg *);
 void	proxy_metrics_init(void);	/* before the jail */
 void	proxy_metrics_send(struct peer *, uint32_t peerid);
 
+/* docker_lines.c: a streamed answer of JSON lines, line by line. */
+typedef void	(*docker_line_fn)(void *arg, const char *line, size_t len);
+struct docker_lines {
+	char		*buf;
+	size_t		 len;
+	size_t		 max;		/* longer lines are skipped */
+	int		 skip;
+	docker_line_fn	 fn;
+	void		*arg;
+};
+void	docker_lines_init(struct docker_lines *, size_t max, docker_line_fn,
+	    void *arg);
+void	docker_lines_feed(struct docker_lines *, const unsigned char *,
+	    size_t);
+void	docker_lines_end(struct docker_lines *);
+void	docker_lines_free(struct docker_lines *);
+
+/*
+ * docker_events.c: Docker's event stream for managerd
+ * (MSG_DOCKER_EVENTS_FOLLOW); docker_events_parse.c reads one event.
+ * parse: 1 and *ev filled for a sandbox container of this instance, 0
+ * for anything else (another object, action or container, bad JSON).
+ */
+void	docker_events_follow(struct proxy *);
+struct docker_event;
+int	docker_event_parse(const char *line, size_t len,
+	    const char *instance_id, struct docker_event *ev);
+
 /* docker_ping.c */
 void	docker_ping(struct proxy *, uint32_t peerid);
 

@@ -209,6 +209,11 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		docker_stats(px, imsg->hdr.peerid, id);
 		free(id);
 		break;
+	case MSG_DOCKER_EVENTS_FOLLOW:
+		if (imsg->len != 0)
+			peer_bad_message(p, imsg, "unexpected payload");
+		docker_events_follow(px);
+		break;
 	case MSG_DOCKER_LIST:
 		if (imsg->len != 0)
 			peer_bad_message(p, imsg, "unexpected payload");

@@ -39,6 +39,7 @@ static const char *const endpoints[] = {
 	"DELETE /volumes/{name}",
 	"POST /networks/create",
 	"GET /networks/{name}",
+	"GET /events",
 };
 #define NENDPOINTS	((int)(sizeof(endpoints) / sizeof(endpoints[0])))
 #define ENDPOINT_OTHER	NENDPOINTS

@@ -117,6 +117,7 @@ proxy_ready(int again)
 		recover_start(recovered);
 	else
 		create_proxy_ready();
+	events_follow();
 }
 
 /* Every call it had fails (502); new ones fail at once until it is back. */
@@ -124,6 +125,7 @@ static void
 proxy_lost(void)
 {
 	env->proxy_deaths++;
+	events_down();
 	create_proxy_lost();
 	proxy_calls_fail();
 }

@@ -186,7 +186,7 @@ create_done(struct imsg *reply, void *arg)
 	cc->sb = NULL;
 	sandbox_insert(sb);
 	reaper_schedule();
-	apid_reply_info(cc->apid_id, sb, 1);
+	apid_reply_info(cc->apid_id, sb, 1, SANDBOX_REASON_NONE);
 	/* Not the image: a client's string has no place in the log. */
 	log_info("sandbox %s created", sb->rec.id);
 	create_call_free(cc);
@@ -222,6 +222,7 @@ unsigned int	create_orphan_delays[2] = { 2, 10 };	/* seconds */
 struct docker_create_call {
 	TAILQ_ENTRY(docker_create_call)	 entry;
 	char				 id[SANDBOX_ID_LEN + 1];
+	struct sandbox			*sb;	/* until the reply */
 	proxy_done_cb			 done;
 	void				*arg;
 	int				 cut_off;
@@ -242,6 +243,9 @@ docker_created(struct imsg *reply, void *arg)
 	proxy_done_cb			 done = dcc->done;
 
 	arg = dcc->arg;
+	if (reply->hdr.type == MSG_DOCKER_DONE)
+		sandbox_state_started(dcc->sb);
+	dcc->sb = NULL;
 	TAILQ_REMOVE(&creating, dcc, entry);
 	if (dcc->cut_off)
 		TAILQ_INSERT_TAIL(&orphans, dcc, entry);
@@ -332,18 +336,17 @@ create_proxy_ready(void)
 
 /* The container and volume of a sandbox: create, fork and rollback. */
 int
-sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
-    proxy_done_cb done, void *arg)
+sandbox_docker_create(struct sandbox *sb, proxy_done_cb done, void *arg)
 {
 	struct docker_create_call	*dcc;
 	struct docker_create		 dc;
 	struct msgw			 w;
 	char				 idbuf[SANDBOX_ID_LEN + 1];
 
-	strlcpy(idbuf, id, sizeof(idbuf));
+	strlcpy(idbuf, sb->rec.id, sizeof(idbuf));
 	memset(&dc, 0, sizeof(dc));
 	dc.id = idbuf;
-	dc.spec = *spec;
+	dc.spec = sb->rec.spec;
 	msgw_init(&w);
 	msg_put_docker_create(&w, &dc);
 	if (w.overflow) {
@@ -352,9 +355,11 @@ sandbox_docker_create(const char *id, const struct sandbox_spec *spec,
 	}
 	if ((dcc = calloc(1, sizeof(*dcc))) == NULL)
 		return -1;
-	strlcpy(dcc->id, id, sizeof(dcc->id));
+	strlcpy(dcc->id, sb->rec.id, sizeof(dcc->id));
+	dcc->sb = sb;
 	dcc->done = done;
 	dcc->arg = arg;
+	sandbox_state_replacing(sb);
 	if (proxy_call(MSG_DOCKER_CREATE, -1, &w, 0, MSG_DOCKER_DONE,
 	    docker_created, dcc) == 0) {
 		free(dcc);
@@ -396,8 +401,7 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 	tenant_pending_add(cc->sb);
 	cc->sb->rec.labels = req->labels;	/* checked by its decoder */
 	memset(&req->labels, 0, sizeof(req->labels));
-	if (sandbox_docker_create(cc->sb->rec.id, &spec, create_done,
-	    cc) == -1) {
+	if (sandbox_docker_create(cc->sb, create_done, cc) == -1) {
 		quota_release();
 		if (errno == E2BIG)
 			apid_error(apid_id, ERR_INVALID_REQUEST,

@@ -215,6 +215,13 @@ dispatch_proxy(struct peer *p, struct imsg *imsg)
 		child_ready(CHILD_PROXY, imsg);
 		return;
 	}
+	if (type == MSG_DOCKER_EVENT || type == MSG_DOCKER_EVENTS_UP ||
+	    type == MSG_DOCKER_EVENTS_DOWN) {
+		if (imsg->fd != -1)
+			peer_bad_message(p, imsg, "unexpected descriptor");
+		events_dispatch(p, imsg);
+		return;
+	}
 	if (imsg->fd != -1)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	if ((call = proxy_call_find(imsg->hdr.peerid)) == NULL)

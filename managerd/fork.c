@@ -87,7 +87,7 @@ fork_imported(void *arg, enum error_kind kind, const char *text)
 	op->sb = NULL;		/* the table's now */
 	reaper_schedule();
 	/* §3.3: a fork's response says "running" without asking. */
-	apid_reply_info(op->apid_id, sb, 1);
+	apid_reply_info(op->apid_id, sb, 1, SANDBOX_REASON_NONE);
 	log_info("sandbox %s forked from snapshot %s", sb->rec.id,
 	    sb->rec.source_snapshot_id);
 	fork_end(op);
@@ -121,8 +121,7 @@ fork_checked(void *arg, enum error_kind kind, const char *text)
 		fork_end(op);
 		return;
 	}
-	if (sandbox_docker_create(op->sb->rec.id, &op->sb->rec.spec,
-	    fork_created, op) == -1) {
+	if (sandbox_docker_create(op->sb, fork_created, op) == -1) {
 		if (errno == E2BIG)
 			apid_error(op->apid_id, ERR_INVALID_REQUEST,
 			    "the sandbox's environment is too large");

@@ -144,6 +144,20 @@ TAILQ_HEAD(sandbox_ops, sandbox_op);
  * A sandbox in the table.  It is freed when it has left the table (gone)
  * and no pending call holds a reference to it.
  */
+/*
+ * What is known of a sandbox's container while Docker's events are
+ * followed (events.c): known only in the epoch that set it.
+ */
+struct sandbox_state {
+	uint64_t		 epoch;		/* 0: never set */
+	uint64_t		 listed;	/* the stock-taking that saw it */
+	int			 running;
+	int			 reason;	/* enum sandbox_reason */
+	int			 oom;		/* an OOM event since its start */
+	int64_t			 floor_ns;	/* older events: older container */
+	int64_t			 seen_ns;	/* the latest event applied */
+};
+
 struct sandbox {
 	RB_ENTRY(sandbox)	 node;
 	struct sandbox_record	 rec;
@@ -154,6 +168,7 @@ struct sandbox {
 	int			 busy;		/* an operation has the lock */
 	int			 reaping;	/* a reap is queued */
 	int			 replacing;	/* a rollback swaps its container */
+	struct sandbox_state	 st;
 	double			 retry_at;	/* reap not before */
 	struct sandbox_ops	 ops;		/* waiting for it */
 	/* Being created, counted for its tenant's quota (tenant.c). */
@@ -465,7 +480,8 @@ int	apid_reply_fd(uint32_t apid_id, uint32_t type, int fd, struct msgw *);
 int	apid_error(uint32_t apid_id, enum error_kind, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	apid_not_found(uint32_t apid_id, const char *sandbox_id);
-int	apid_reply_info(uint32_t apid_id, struct sandbox *, int running);
+int	apid_reply_info(uint32_t apid_id, struct sandbox *, int running,
+	    int reason);
 /* The same from the proxy's DOCKER_STATE_RESULT, or its error relayed. */
 void	apid_reply_state(uint32_t apid_id, struct sandbox *, struct imsg *);
 
@@ -520,7 +536,18 @@ void	 sandbox_set_timeout(uint32_t apid_id, const char *id,
 void	 exec_start(uint32_t apid_id, struct exec_request *, int fd);
 void	 exec_cancel(uint32_t apid_id);
 size_t	 exec_count(void);
-int	 docker_state_running(struct imsg *);	/* STATE_RESULT */
+/* STATE_RESULT: 1 if running; *reason why not (may be NULL). */
+int	 docker_state_running(struct imsg *, int *reason);
+
+/* events.c: sandbox states from Docker's event stream. */
+int64_t	 events_now_ns(void);
+void	 events_follow(void);		/* the proxy is READY */
+void	 events_down(void);		/* the proxy died */
+void	 events_dispatch(struct peer *, struct imsg *);
+int	 events_live(void);		/* states are known */
+int	 sandbox_state_known(const struct sandbox *);
+void	 sandbox_state_replacing(struct sandbox *);
+void	 sandbox_state_started(struct sandbox *);
 /*
  * process.c, process_ops.c, process_recover.c: processes that outlive a
  * request (process.h has the rest).  payload is the START's as apid sent
@@ -719,8 +746,7 @@ int	 store_snapshot_sync_dir(int dirfd);
 int	 create_check(uint32_t apid_id, struct create_request *,
 	    struct sandbox_spec *, int64_t *ttl);
 int	 create_reserve(uint32_t apid_id);
-int	 sandbox_docker_create(const char *id, const struct sandbox_spec *,
-	    proxy_done_cb, void *arg);
+int	 sandbox_docker_create(struct sandbox *, proxy_done_cb, void *arg);
 /* The proxy died (creates it had are cut off) or is back (what they may
  * have left in Docker is destroyed). */
 void	 create_proxy_lost(void);

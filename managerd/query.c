@@ -1,8 +1,10 @@
 /*
  * GET /v1/sandboxes/{id} and GET /v1/sandboxes (API.md §4.3-4.4): the
- * records with their live state from Docker.  A list asks Docker once for
- * every sandbox instead of once per sandbox.  Neither takes the sandbox
- * lock (the reference's don't).
+ * records with their live state.  While Docker's events are followed
+ * (events.c) that state is in memory and no Docker call is made;
+ * otherwise it is asked of Docker, a list once for every sandbox instead
+ * of once per sandbox.  Neither takes the sandbox lock (the reference's
+ * don't).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@ struct get_call {
 
 struct list_item {
 	char		 id[SANDBOX_ID_LEN + 1];
+	int		 container;
 	int		 running;
 };
 
@@ -27,6 +30,7 @@ struct list_call {
 	size_t		 count;
 	size_t		 cap;
 	int		 failed;	/* out of memory */
+	int		 from_memory;	/* every state known: no items */
 };
 
 static void
@@ -39,7 +43,7 @@ list_call_free(struct list_call *lc)
 
 /* A MSG_DOCKER_STATE_RESULT: 1 if the container runs, else 0. */
 int
-docker_state_running(struct imsg *reply)
+docker_state_running(struct imsg *reply, int *reason)
 {
 	struct msgr	 r;
 	uint8_t		 exists, running;
@@ -50,6 +54,9 @@ docker_state_running(struct imsg *reply)
 	if (msgr_end(&r) == -1 || exists > 1 || running > 1 ||
 	    (running && !exists))
 		peer_bad_message(&env->proxy_peer, reply, "malformed state");
+	if (reason != NULL)
+		*reason = running ? SANDBOX_REASON_NONE : exists ?
+		    SANDBOX_REASON_EXITED : SANDBOX_REASON_REMOVED;
 	return running;
 }
 
@@ -72,6 +79,10 @@ sandbox_get(uint32_t apid_id, const char *id)
 
 	if ((sb = sandbox_find_for(apid_id, id)) == NULL) {
 		apid_not_found(apid_id, id);
+		return;
+	}
+	if (sandbox_state_known(sb)) {
+		apid_reply_info(apid_id, sb, sb->st.running, sb->st.reason);
 		return;
 	}
 	if ((gc = calloc(1, sizeof(*gc))) == NULL) {
@@ -113,7 +124,7 @@ list_add(struct list_call *lc, struct imsg *reply)
 	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1)
 		peer_bad_message(&env->proxy_peer, reply, "malformed item");
 	/* Only ids of ours can match a record; others are not listed. */
-	if (!running || !id_is_sandbox(id)) {
+	if (!container || !id_is_sandbox(id)) {
 		free(id);
 		return 0;
 	}
@@ -127,18 +138,37 @@ list_add(struct list_call *lc, struct imsg *reply)
 		lc->cap += 16;
 	}
 	strlcpy(lc->items[lc->count].id, id, sizeof(lc->items[0].id));
-	lc->items[lc->count++].running = 1;
+	lc->items[lc->count].container = 1;
+	lc->items[lc->count++].running = running;
 	free(id);
 	return 0;
+}
+
+/* A sandbox's state as the list answers it. */
+static int
+list_state(struct list_call *lc, struct sandbox *sb, int *reason)
+{
+	struct list_item	 key, *it = NULL;
+
+	if (lc->from_memory) {
+		*reason = sb->st.reason;
+		return sb->st.running;
+	}
+	strlcpy(key.id, sb->rec.id, sizeof(key.id));
+	if (lc->count > 0)
+		it = bsearch(&key, lc->items, lc->count, sizeof(*lc->items),
+		    item_cmp);
+	*reason = it == NULL ? SANDBOX_REASON_REMOVED : it->running ?
+	    SANDBOX_REASON_NONE : SANDBOX_REASON_EXITED;
+	return it != NULL && it->running;
 }
 
 static void
 list_send(struct list_call *lc)
 {
 	struct sandbox		**v;
-	struct list_item	 key;
 	size_t			 i, n;
-	int			 running;
+	int			 running, reason;
 
 	v = sandbox_sorted(&n);
 	if (v == NULL && sandbox_count() != 0) {
@@ -152,13 +182,25 @@ list_send(struct list_call *lc)
 		if (!tenant_sandbox_visible(lc->apid_id, v[i]) ||
 		    !label_filter_match(&lc->filter, &v[i]->rec.labels))
 			continue;
-		strlcpy(key.id, v[i]->rec.id, sizeof(key.id));
-		running = lc->count > 0 && bsearch(&key, lc->items, lc->count,
-		    sizeof(*lc->items), item_cmp) != NULL;
-		apid_reply_info(lc->apid_id, v[i], running);
+		running = list_state(lc, v[i], &reason);
+		apid_reply_info(lc->apid_id, v[i], running, reason);
 	}
 	apid_reply(lc->apid_id, MSG_SANDBOX_LIST_END, NULL);
 	free(v);
+}
+
+/* 1 when every sandbox's state is known without asking Docker. */
+static int
+list_known(void)
+{
+	struct sandbox	*sb;
+
+	if (!events_live())
+		return 0;
+	for (sb = sandbox_first(); sb != NULL; sb = sandbox_next(sb))
+		if (!sandbox_state_known(sb))
+			return 0;
+	return 1;
 }
 
 static void
@@ -205,6 +247,12 @@ sandbox_list(uint32_t apid_id, struct label_filter *filter)
 	lc->apid_id = apid_id;
 	lc->filter = *filter;
 	memset(filter, 0, sizeof(*filter));
+	if (list_known()) {
+		lc->from_memory = 1;
+		list_send(lc);
+		list_call_free(lc);
+		return;
+	}
 	if (proxy_call(MSG_DOCKER_LIST, -1, NULL, MSG_DOCKER_LIST_ITEM,
 	    MSG_DOCKER_LIST_END, list_done, lc) == 0) {
 		apid_error(apid_id, ERR_INTERNAL, "cannot reach dockerd-proxy");

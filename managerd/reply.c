@@ -61,13 +61,15 @@ apid_not_found(uint32_t apid_id, const char *sandbox_id)
 }
 
 int
-apid_reply_info(uint32_t apid_id, struct sandbox *sb, int running)
+apid_reply_info(uint32_t apid_id, struct sandbox *sb, int running,
+    int reason)
 {
 	struct sandbox_info	 info;
 	struct msgw		 w;
 
 	info.id = sb->rec.id;
 	info.running = running;
+	info.reason = running ? SANDBOX_REASON_NONE : reason;
 	info.image = sb->rec.spec.image;
 	info.cpus = sb->rec.spec.cpus;
 	info.memory_mb = sb->rec.spec.memory_mb;
@@ -87,8 +89,12 @@ apid_reply_info(uint32_t apid_id, struct sandbox *sb, int running)
 void
 apid_reply_state(uint32_t apid_id, struct sandbox *sb, struct imsg *reply)
 {
+	int	 running, reason;
+
 	if (reply->hdr.type == MSG_ERROR)
 		relay_error(reply, apid_id);
-	else
-		apid_reply_info(apid_id, sb, docker_state_running(reply));
+	else {
+		running = docker_state_running(reply, &reason);
+		apid_reply_info(apid_id, sb, running, reason);
+	}
 }

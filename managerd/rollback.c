@@ -122,7 +122,7 @@ rollback_state(struct imsg *reply, void *arg)
 	struct rollback_op	*op = arg;
 	uint32_t		 kind;
 	char			*text;
-	int			 running = 0;
+	int			 running = 0, reason = SANDBOX_REASON_NONE;
 
 	/* The rollback is done; a state we cannot learn reads "stopped". */
 	if (reply->hdr.type == MSG_ERROR) {
@@ -131,8 +131,8 @@ rollback_state(struct imsg *reply, void *arg)
 		    op->sb->rec.id, text);
 		free(text);
 	} else
-		running = docker_state_running(reply);
-	apid_reply_info(op->apid_id, op->sb, running);
+		running = docker_state_running(reply, &reason);
+	apid_reply_info(op->apid_id, op->sb, running, reason);
 	rollback_end(op);
 }
 
@@ -174,7 +174,7 @@ rollback_imported(void *arg, enum error_kind kind, const char *text)
 	msg_put_string(&w, sb->rec.id);
 	if (proxy_call(MSG_DOCKER_STATE, -1, &w, 0, MSG_DOCKER_STATE_RESULT,
 	    rollback_state, op) == 0) {
-		apid_reply_info(op->apid_id, sb, 0);
+		apid_reply_info(op->apid_id, sb, 0, SANDBOX_REASON_NONE);
 		rollback_end(op);
 	}
 }
@@ -206,8 +206,7 @@ rollback_destroyed(struct imsg *reply, void *arg)
 	}
 	if (reply->len != 0)
 		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
-	if (sandbox_docker_create(op->sb->rec.id, &op->sb->rec.spec,
-	    rollback_created, op) == -1)
+	if (sandbox_docker_create(op->sb, rollback_created, op) == -1)
 		rollback_lost(op, ERR_INTERNAL, errno == E2BIG ?
 		    "the sandbox's environment is too large" :
 		    "cannot reach dockerd-proxy");

@@ -48,6 +48,10 @@ fuzz_docker_http_SRCS = dockerd-proxy/docker_http_parse.c \
 fuzz_docker_stats_SRCS = dockerd-proxy/docker_stats_parse.c \
 	common/stats_msg.c common/msg.c common/sandbox_msg.c common/labels.c \
 	common/labels_msg.c common/utf8.c
+# Docker's event stream, a line at a time.
+fuzz_docker_events_SRCS = dockerd-proxy/docker_events_parse.c \
+	dockerd-proxy/docker_json.c common/docker_event_msg.c common/msg.c \
+	common/ids.c common/log.c
 fuzz_path_stat_SRCS = dockerd-proxy/docker_archive_parse.c common/msg.c \
 	common/file_msg.c common/labels.c common/labels_msg.c common/utf8.c \
 	common/sandbox_msg.c

@@ -852,6 +852,85 @@ test_parse_abort(void **state)
 	outcome_free(&o);
 }
 
+/* The pieces an announcing stream's body function gets, in order. */
+struct announced {
+	int	 empty;		/* len 0 calls */
+	size_t	 bytes;		/* body bytes */
+	int	 empty_after;	/* an empty call after body bytes */
+	int	 refuse;	/* answer -1 to the empty one */
+};
+
+static int
+announced_body(void *arg, const unsigned char *data, size_t len)
+{
+	struct announced	*a = arg;
+
+	assert_non_null(data);
+	if (len == 0) {
+		a->empty++;
+		a->empty_after += a->bytes > 0;
+		return a->refuse ? -1 : 0;
+	}
+	a->bytes += len;
+	return 0;
+}
+
+static enum docker_http_parse_result
+announced_parse(const char *in, struct announced *a,
+    enum docker_http_error *error)
+{
+	struct docker_http_parser	*p;
+	enum docker_http_parse_result	 r;
+	size_t				 used;
+
+	p = docker_http_parser_new(DOCKER_HTTP_PARSE_ANNOUNCE, 1024,
+	    announced_body, a);
+	assert_non_null(p);
+	r = docker_http_parse(p, in, strlen(in), &used);
+	*error = docker_http_parser_error(p);
+	docker_http_parser_free(p);
+	return r;
+}
+
+/*
+ * DOCKER_HTTP_PARSE_ANNOUNCE: a streamed 2xx head is one empty piece
+ * before the body, also when no body byte comes yet; an error answer
+ * (buffered) and a 101 are not announced; -1 to it aborts.
+ */
+static void
+test_parse_announce(void **state)
+{
+	struct announced		 a;
+	enum docker_http_error		 error;
+
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(announced_parse("HTTP/1.1 200 OK\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n", &a, &error),
+	    DOCKER_HTTP_PARSE_MORE);
+	assert_int_equal(a.empty, 1);
+	assert_int_equal(a.bytes, 0);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(announced_parse("HTTP/1.1 100 Continue\r\n\r\n"
+	    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "3\r\nabc\r\n0\r\n\r\n", &a, &error),
+	    DOCKER_HTTP_PARSE_DONE);
+	assert_int_equal(a.empty, 1);
+	assert_int_equal(a.empty_after, 0);
+	assert_int_equal(a.bytes, 3);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(announced_parse("HTTP/1.1 403 Forbidden\r\n"
+	    "Content-Length: 2\r\n\r\nno", &a, &error),
+	    DOCKER_HTTP_PARSE_DONE);
+	assert_int_equal(a.empty + (int)a.bytes, 0);
+	memset(&a, 0, sizeof(a));
+	a.refuse = 1;
+	assert_int_equal(announced_parse("HTTP/1.1 200 OK\r\n"
+	    "Content-Length: 3\r\n\r\nabc", &a, &error),
+	    DOCKER_HTTP_PARSE_ERROR);
+	assert_int_equal(error, DOCKER_HTTP_CANCELLED);
+	assert_int_equal(a.bytes, 0);
+}
+
 /* max_body of SIZE_MAX must not overflow anything. */
 static void
 test_parse_unbounded_max(void **state)
@@ -1008,6 +1087,7 @@ main(void)
 		cmocka_unit_test(test_parse_pause),
 		cmocka_unit_test(test_parse_pause_at_end),
 		cmocka_unit_test(test_parse_abort),
+		cmocka_unit_test(test_parse_announce),
 		cmocka_unit_test(test_parse_unbounded_max),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_request_head),

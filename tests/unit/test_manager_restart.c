@@ -147,8 +147,10 @@ test_proxy_death_fails_calls_and_keeps_records(void **state)
 	assert_non_null(sandbox_find(sb));
 	assert_false(record_exists(dc.id));
 
-	/* Back: the cut-off creation is destroyed, nothing else. */
+	/* Back: it follows Docker's events again; the cut-off creation
+	 * is destroyed, nothing else. */
 	proxy_back();
+	(void)expect_proxy(MSG_DOCKER_EVENTS_FOLLOW, NULL);
 	no_proxy_message();
 	run_deferred();
 	from_proxy(MSG_DOCKER_DONE, expect_proxy_id(MSG_DOCKER_DESTROY,
@@ -179,11 +181,13 @@ test_proxy_dies_again(void **state)
 	run_deferred();
 	expect_apid_error(req, ERR_BACKEND, "dockerd-proxy restarted");
 	proxy_back();
+	(void)expect_proxy(MSG_DOCKER_EVENTS_FOLLOW, NULL);
 	run_deferred();
 	(void)expect_proxy_id(MSG_DOCKER_DESTROY, dc.id);
 	proxy_dies();
 	run_deferred();
 	proxy_back();
+	(void)expect_proxy(MSG_DOCKER_EVENTS_FOLLOW, NULL);
 	run_deferred();
 	from_proxy(MSG_DOCKER_DONE, expect_proxy_id(MSG_DOCKER_DESTROY,
 	    dc.id), NULL);

@@ -31,6 +31,7 @@
 /* What the operations were handed. */
 static struct {
 	int				 starts, signals, inspects, resizes;
+	int				 follows;
 	struct docker_process		 d;
 	int				 fd;
 	struct docker_process_signal	 s;
@@ -125,6 +126,12 @@ void
 docker_list(struct proxy *p, uint32_t peerid)
 {
 	fail();
+}
+
+void
+docker_events_follow(struct proxy *p)
+{
+	got.follows++;
 }
 
 void
@@ -562,6 +569,44 @@ teardown(void **state)
 	return 0;
 }
 
+/* FOLLOW is empty; with anything in it, or a descriptor, it is a lie. */
+static void
+lie_follow_payload(void)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_u8(&w, 1);
+	from_managerd(MSG_DOCKER_EVENTS_FOLLOW, -1, 0, &w);
+}
+
+static void
+lie_follow_socket(void)
+{
+	from_managerd(MSG_DOCKER_EVENTS_FOLLOW, a_socket(), 0, NULL);
+}
+
+/* What only the proxy sends is not an operation. */
+static void
+lie_event_to_proxy(void)
+{
+	from_managerd(MSG_DOCKER_EVENTS_UP, -1, 0, NULL);
+}
+
+static void
+test_events_follow(void **state)
+{
+	from_managerd(MSG_DOCKER_EVENTS_FOLLOW, -1, 0, NULL);
+	assert_int_equal(got.follows, 1);
+	assert_fatal(lie_follow_payload, "bad DOCKER_EVENTS_FOLLOW message "
+	    "from managerd: unexpected payload");
+	assert_fatal(lie_follow_socket, "bad DOCKER_EVENTS_FOLLOW message "
+	    "from managerd: unexpected descriptor");
+	assert_fatal(lie_event_to_proxy, "bad DOCKER_EVENTS_UP message "
+	    "from managerd: not an operation of dockerd-proxy");
+	assert_int_equal(got.follows, 1);
+}
+
 int
 main(void)
 {
@@ -576,6 +621,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_signal_lies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_exec_lies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_events_follow, setup,
 		    teardown),
 	};
 
