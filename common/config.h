@@ -14,6 +14,16 @@
  */
 #define CONFIG_TMP_SIZE_MB_MAX	(1LL << 22)
 
+/* AGENT_SANDBOX_WARM_POOL (config_pool.c). */
+#define POOL_IMAGES_MAX	16
+#define POOL_IMAGE_MAX	64
+struct config_pool {
+	char		*images[POOL_IMAGES_MAX];
+	long		 counts[POOL_IMAGES_MAX];
+	size_t		 count;
+	long		 total;
+};
+
 struct config {
 	char		**api_keys;		/* NULL-terminated */
 	size_t		  api_keys_count;
@@ -74,6 +84,8 @@ struct config {
 	char		 *keys_file;
 	/* GET /metrics: the bearer token it asks for; NULL: none. */
 	char		 *metrics_key;
+	/* Sandboxes created ahead, per image (managerd/pool.c). */
+	struct config_pool pool;
 };
 
 /*

@@ -67,5 +67,7 @@ int	 config_load_audit(struct loader *);
 int	 config_load_keys(struct loader *);
 int	 config_load_metrics(struct loader *);
 void	 config_free_metrics(struct config *);
+int	 config_load_pool(struct loader *);
+void	 config_free_pool(struct config *);
 
 #endif /* AS_CONFIG_INTERNAL_H */

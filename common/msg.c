@@ -183,6 +183,8 @@ msg_type_name(uint32_t type)
 		return "DOCKER_STATS";
 	case MSG_DOCKER_EVENTS_FOLLOW:
 		return "DOCKER_EVENTS_FOLLOW";
+	case MSG_DOCKER_UPDATE:
+		return "DOCKER_UPDATE";
 	case MSG_DOCKER_EVENTS_UP:
 		return "DOCKER_EVENTS_UP";
 	case MSG_DOCKER_EVENTS_DOWN:

@@ -368,6 +368,13 @@ enum msg_type {
 	 * Sent again after the proxy's READY; a second one is ignored.
 	 */
 	MSG_DOCKER_EVENTS_FOLLOW = 430,
+	/*
+	 * docker_create -> DOCKER_DONE: the spec's cpus, memory_mb and
+	 * pids_limit put on the sandbox's running container (a claimed
+	 * pooled one, managerd/pool.c); the rest of the spec is checked as
+	 * a create's and otherwise unused.
+	 */
+	MSG_DOCKER_UPDATE = 435,
 
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */

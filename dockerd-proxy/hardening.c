@@ -307,6 +307,25 @@ hardening_check_policy(struct proxy_policy *p)
 	return NULL;
 }
 
+/*
+ * A claimed pooled sandbox's limits, set as the create sets them
+ * (hardening_container_body): swap stays off, Memory equals MemorySwap.
+ * The spec passed hardening_check_create.
+ */
+json_object *
+hardening_update_body(const struct sandbox_spec *s)
+{
+	json_object	*body;
+	int64_t		 memory = s->memory_mb * 1048576;
+
+	body = jnew(json_object_new_object());
+	jset(body, "PidsLimit", json_object_new_int64(s->pids_limit));
+	jset(body, "Memory", json_object_new_int64(memory));
+	jset(body, "MemorySwap", json_object_new_int64(memory));
+	jset(body, "NanoCpus", json_object_new_int64(nano_cpus(s->cpus)));
+	return body;
+}
+
 const char *
 hardening_check_create(const struct proxy_policy *p,
     const struct docker_create *dc)

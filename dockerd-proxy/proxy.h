@@ -116,6 +116,9 @@ struct docker_event;
 int	docker_event_parse(const char *line, size_t len,
 	    const char *instance_id, struct docker_event *ev);
 
+/* docker_update.c: MSG_DOCKER_UPDATE; takes the payload's contents. */
+void	docker_update(struct proxy *, uint32_t peerid, struct docker_create *);
+
 /* docker_ping.c */
 void	docker_ping(struct proxy *, uint32_t peerid);
 
@@ -214,6 +217,8 @@ json_object	*hardening_container_body(const struct proxy_policy *,
 json_object	*hardening_prep_body(const struct proxy_policy *,
 		    const struct docker_create *, const char *instance_id);
 json_object	*hardening_volume_body(const char *id, const char *instance_id);
+/* POST /containers/{id}/update: the spec's CPU, memory and pids limits. */
+json_object	*hardening_update_body(const struct sandbox_spec *);
 json_object	*hardening_network_body(const char *name);
 json_object	*hardening_exec_body(const struct proxy_policy *,
 		    const struct docker_exec *);

@@ -44,7 +44,10 @@ dispatch_create(struct proxy *px, struct peer *p, struct imsg *imsg)
 	if (!id_is_sandbox(dc.id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	check_env(p, imsg, &dc.spec.env);
-	docker_create(px, imsg->hdr.peerid, &dc);
+	if (imsg->hdr.type == MSG_DOCKER_UPDATE)
+		docker_update(px, imsg->hdr.peerid, &dc);
+	else
+		docker_create(px, imsg->hdr.peerid, &dc);
 }
 
 static void
@@ -187,6 +190,7 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		docker_ping(px, imsg->hdr.peerid);
 		break;
 	case MSG_DOCKER_CREATE:
+	case MSG_DOCKER_UPDATE:
 		dispatch_create(px, p, imsg);
 		break;
 	case MSG_DOCKER_METRICS:

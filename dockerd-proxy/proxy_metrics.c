@@ -40,6 +40,7 @@ static const char *const endpoints[] = {
 	"POST /networks/create",
 	"GET /networks/{name}",
 	"GET /events",
+	"POST /containers/{id}/update",
 };
 #define NENDPOINTS	((int)(sizeof(endpoints) / sizeof(endpoints[0])))
 #define ENDPOINT_OTHER	NENDPOINTS

@@ -102,6 +102,7 @@ recovered(int ok)
 		shutdown_all(1);
 	}
 	reaper_init(env->base);
+	pool_start();
 	children_start(1);
 }
 

@@ -196,7 +196,9 @@ create_done(struct imsg *reply, void *arg)
 int
 create_reserve(uint32_t apid_id)
 {
-	if (quota_reserve() == -1) {
+	/* Pooled sandboxes hold slots too: one gives its own. */
+	if (quota_reserve() == -1 && (pool_evict() == -1 ||
+	    quota_reserve() == -1)) {
 		apid_error(apid_id, ERR_LIMIT_EXCEEDED,
 		    "the server already runs the maximum of %ld sandboxes",
 		    env->conf.max_sandboxes);
@@ -379,8 +381,13 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 
 	if (create_check(apid_id, req, &spec, &ttl) == -1)
 		return;
-	if (tenant_quota_check(apid_id, &spec) == -1 ||
-	    create_reserve(apid_id) == -1) {
+	if (tenant_quota_check(apid_id, &spec) == -1) {
+		sandbox_spec_free(&spec);
+		return;
+	}
+	if (pool_create(apid_id, req, &spec, ttl))
+		return;
+	if (create_reserve(apid_id) == -1) {
 		sandbox_spec_free(&spec);
 		return;
 	}

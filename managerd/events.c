@@ -85,8 +85,11 @@ event_apply(const struct docker_event *ev)
 {
 	struct sandbox	*sb;
 
-	if ((sb = sandbox_find(ev->id)) == NULL || ev->time_ns <
-	    sb->st.floor_ns)
+	if ((sb = sandbox_find(ev->id)) == NULL) {
+		pool_event(ev);
+		return;
+	}
+	if (ev->time_ns < sb->st.floor_ns)
 		return;
 	if (ev->time_ns > sb->st.seen_ns)
 		sb->st.seen_ns = ev->time_ns;
@@ -132,6 +135,8 @@ stock_item(struct imsg *reply)
 	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1)
 		peer_bad_message(&env->proxy_peer, reply, "malformed item");
 	sb = id_is_sandbox(id) ? sandbox_find(id) : NULL;
+	if (sb == NULL)
+		pool_stock_item(id, running);
 	free(id);
 	if (sb == NULL || sb->st.seen_ns >= evs.list_ns ||
 	    sb->st.floor_ns >= evs.list_ns)
@@ -153,6 +158,7 @@ stock_end(void)
 			continue;
 		state_set(sb, 0, SANDBOX_REASON_REMOVED);
 	}
+	pool_stock_end(evs.list_ns);
 	evs.live = 1;
 	log_info("sandbox states follow Docker's events");
 }
@@ -199,6 +205,7 @@ events_up(void)
 	}
 	st->epoch = evs.epoch;
 	evs.list_ns = events_now_ns();
+	pool_stock_begin();
 	if (proxy_call(MSG_DOCKER_LIST, -1, NULL, MSG_DOCKER_LIST_ITEM,
 	    MSG_DOCKER_LIST_END, stock_done, st) == 0)
 		free(st);

@@ -7,6 +7,7 @@
  * the same calls.
  */
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -184,10 +185,16 @@ exec_start(uint32_t apid_id, struct exec_request *req, int fd)
 	dx.id = sb->rec.id;
 	command_argv(req->shell, req->argc, req->argv, shell_argv, &dx.argc,
 	    &dx.argv);
-	dx.env = req->env;
+	if (exec_env(sb, &req->env, &dx.env) == -1) {
+		apid_error(apid_id, errno == E2BIG ? ERR_INVALID_REQUEST :
+		    ERR_INTERNAL, errno == E2BIG ? "the environment with the "
+		    "sandbox's own is too large" : "out of memory");
+		goto fail;
+	}
 	dx.workdir = workdir;
 	dx.timeout_seconds = timeout;
 	exec_run(apid_id, &dx, fd, MSG_EXEC_STARTED, NULL);
+	exec_env_free(sb, &dx.env);
 	return;
 fail:
 	close(fd);

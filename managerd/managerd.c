@@ -424,6 +424,10 @@ main(int argc, char *argv[])
 		fprintf(stderr, "configuration error: %s\n", err);
 		exit(2);
 	}
+	if (pool_init(err, sizeof(err)) == -1) {
+		fprintf(stderr, "configuration error: %s\n", err);
+		exit(2);
+	}
 	scrub_secret_environment();
 	log_setlevel(log_level_parse(env->conf.log_level));
 	keys_file_load(&env->conf);

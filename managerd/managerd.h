@@ -35,6 +35,8 @@ struct sandbox_record {
 	/* Whose (tenant.c); "": before tenants, or a flat key's. */
 	char			 tenant[TENANT_MAX + 1];
 	struct label_list	 labels;	/* labels.h: checked */
+	/* Claimed from the warm pool: its env goes with every exec. */
+	int			 pooled;
 };
 
 /*
@@ -512,6 +514,10 @@ void	 sandbox_table_clear(void);
 /* validate.c: request checks shared by create and exec. */
 const char *env_invalid_key(const struct env_list *);
 int	 reply_bad_env(uint32_t apid_id, const char *key);
+/* A pooled sandbox's env under the request's (borrowed strings). */
+int	 exec_env(const struct sandbox *, const struct env_list *req,
+	    struct env_list *out);
+void	 exec_env_free(const struct sandbox *, struct env_list *);
 int	 command_blank(const char *);
 /* An exec's workdir: /workspace when not given; -1 once answered. */
 #define WORKSPACE_DIR	"/workspace"
@@ -538,6 +544,19 @@ void	 exec_cancel(uint32_t apid_id);
 size_t	 exec_count(void);
 /* STATE_RESULT: 1 if running; *reason why not (may be NULL). */
 int	 docker_state_running(struct imsg *, int *reason);
+
+/* pool.c: the warm pool (AGENT_SANDBOX_WARM_POOL). */
+int	 pool_init(char *err, size_t len);	/* at start-up */
+void	 pool_start(void);			/* after reconciliation */
+int	 pool_create(uint32_t apid_id, struct create_request *,
+	    struct sandbox_spec *, int64_t ttl);
+int	 pool_evict(void);
+size_t	 pool_ready(void);
+size_t	 pool_slots(void);
+void	 pool_event(const struct docker_event *);
+void	 pool_stock_begin(void);
+void	 pool_stock_item(const char *id, int running);
+void	 pool_stock_end(int64_t list_ns);
 
 /* events.c: sandbox states from Docker's event stream. */
 int64_t	 events_now_ns(void);

@@ -21,7 +21,7 @@ static struct metric_family sandboxes = {
 	.name = "agent_sandbox_sandboxes",
 	.help = "Sandboxes in managerd's table: \"creating\" (a create or "
 	    "fork under way), \"active\", \"expired\" (past its expiry, for "
-	    "the reaper).",
+	    "the reaper); and \"pooled\", ready in the warm pool.",
 	.type = METRIC_GAUGE, .labels = { "state", NULL }
 };
 static struct metric_family creates = {
@@ -147,20 +147,23 @@ metrics_child_restarted(enum child_id id)
 static void
 count_tables(void)
 {
-	static const char *const st[] = { "creating", "active", "expired" };
+	static const char *const st[] = { "creating", "active", "expired",
+	    "pooled" };
 	static const char *const ps[] = { "running", "ended" };
 	struct sandbox	*sb;
 	struct process	*p;
-	double		 now = clock_wall(), n[3] = { 0, 0, 0 };
+	double		 now = clock_wall(), n[4] = { 0, 0, 0, 0 };
 	double		 np[2] = { 0, 0 };
 	size_t		 i;
 
-	n[0] = (double)quota_pending();
+	/* The pool's slots are reservations too, not creations. */
+	n[0] = (double)(quota_pending() - pool_slots());
+	n[3] = (double)pool_ready();
 	for (sb = sandbox_first(); sb != NULL; sb = sandbox_next(sb))
 		n[sb->rec.expires_at <= now ? 2 : 1]++;
 	TAILQ_FOREACH(p, &all_processes, entry)
 		np[p->rec.running ? 0 : 1]++;
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		metric_set(&sandboxes, &st[i], n[i]);
 	for (i = 0; i < 2; i++)
 		metric_set(&processes, &ps[i], np[i]);

@@ -645,6 +645,7 @@ process_start(uint32_t apid_id, struct process_request *req,
 {
 	char		 workdir[MSG_MAX_PATH + sizeof(WORKSPACE_DIR)];
 	char		 digest[SHA256_DIGEST_STRING_LENGTH];
+	struct env_list	 envl;
 	struct sandbox	*sb;
 	struct process	*p;
 
@@ -667,6 +668,14 @@ process_start(uint32_t apid_id, struct process_request *req,
 		apid_error(apid_id, ERR_INTERNAL, "out of memory");
 		return;
 	}
-	if (process_launch(apid_id, p, &req->env) == -1)
+	if (exec_env(sb, &req->env, &envl) == -1) {
+		apid_error(apid_id, errno == E2BIG ? ERR_INVALID_REQUEST :
+		    ERR_INTERNAL, errno == E2BIG ? "the environment with the "
+		    "sandbox's own is too large" : "out of memory");
 		process_forget(p);
+		return;
+	}
+	if (process_launch(apid_id, p, &envl) == -1)
+		process_forget(p);
+	exec_env_free(sb, &envl);
 }

@@ -286,6 +286,9 @@ store_sandbox_to_json(const struct sandbox_record *r)
 	sbuf_puts(&b, ",\n  \"id\": ");
 	store_json_put_string(&b, r->id);
 	put_labels(&b, &r->labels);
+	/* Only when set, as labels: other records stay the reference's. */
+	if (r->pooled)
+		sbuf_puts(&b, ",\n  \"pooled\": true");
 	sbuf_puts(&b, ",\n  \"source_snapshot_id\": ");
 	if (r->source_snapshot_id == NULL)
 		sbuf_puts(&b, "null");
@@ -513,6 +516,11 @@ get_record(struct json_object *o, void *arg)
 	if (store_json_get_tenant(o, r->tenant) == -1 ||
 	    get_labels(o, &r->labels) == -1)
 		return -1;
+	if (json_object_object_get_ex(o, "pooled", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return -1;
+		r->pooled = json_object_get_boolean(v);
+	}
 	return store_json_get_spec(o, &r->spec);
 }
 

@@ -101,3 +101,62 @@ command_argv(int shell, size_t argc, char **argv, char *shell_argv[4],
 	*argcp = 3;
 	*argvp = shell_argv;
 }
+
+/*
+ * The environment an exec or process of sb runs with.  A pooled
+ * sandbox's container was made before its create named an environment,
+ * and a running container's cannot change: its own goes first, every key
+ * the request does not set, then the request's.  out borrows the
+ * strings; exec_env_free frees what this made.  -1 with E2BIG when the
+ * two together are more than a message holds, ENOMEM.
+ */
+int
+exec_env(const struct sandbox *sb, const struct env_list *req,
+    struct env_list *out)
+{
+	const struct env_list	*own = &sb->rec.spec.env;
+	size_t			 i, j, n = 0;
+
+	if (!sb->rec.pooled || own->count == 0) {
+		*out = *req;
+		return 0;
+	}
+	memset(out, 0, sizeof(*out));
+	if (own->count + req->count > MSG_MAX_ENV * 2 ||
+	    (out->keys = calloc(own->count + req->count,
+	    sizeof(char *))) == NULL ||
+	    (out->values = calloc(own->count + req->count,
+	    sizeof(char *))) == NULL) {
+		free(out->keys);
+		return -1;
+	}
+	for (i = 0; i < own->count; i++) {
+		for (j = 0; j < req->count; j++)
+			if (strcmp(own->keys[i], req->keys[j]) == 0)
+				break;
+		if (j < req->count)
+			continue;
+		out->keys[n] = own->keys[i];
+		out->values[n++] = own->values[i];
+	}
+	for (j = 0; j < req->count; j++) {
+		out->keys[n] = req->keys[j];
+		out->values[n++] = req->values[j];
+	}
+	out->count = n;
+	if (n <= MSG_MAX_ENV)
+		return 0;
+	exec_env_free(sb, out);
+	errno = E2BIG;
+	return -1;
+}
+
+void
+exec_env_free(const struct sandbox *sb, struct env_list *out)
+{
+	if (sb->rec.pooled && sb->rec.spec.env.count > 0) {
+		free(out->keys);
+		free(out->values);
+	}
+	memset(out, 0, sizeof(*out));
+}

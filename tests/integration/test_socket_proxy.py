@@ -75,7 +75,8 @@ class SocketProxy(unittest.TestCase):
             DOCKER_HOST="tcp://127.0.0.1:%d" % cls.port,
             AGENT_SANDBOX_ALLOW_NETWORK="true",
             AGENT_SANDBOX_NETWORK_NAME=cls.network,
-            AGENT_SANDBOX_REAP_INTERVAL_SECONDS="1")
+            AGENT_SANDBOX_REAP_INTERVAL_SECONDS="1",
+            AGENT_SANDBOX_WARM_POOL=harness.TEST_IMAGE + "=1")
         try:
             cls.server.start()
             cls.foreign_id = docker("run", "-d", "--name", cls.foreign,
@@ -238,6 +239,24 @@ class SocketProxy(unittest.TestCase):
             time.sleep(0.2)
         self.assertNoObjects(sb)
 
+    def test_warm_pool_claim_with_limits(self):
+        # The pool's creates, its claim's update call: through haproxy.
+        claimed = "created from the warm pool"
+        deadline = time.time() + 60
+        while True:
+            before = self.server.log_text().count(claimed)
+            doc = self.ok(201, "POST", "/v1/sandboxes",
+                          {"cpus": 0.5, "pids_limit": 40})
+            self.addCleanup(self.api, "DELETE", "/v1/sandboxes/" + doc["id"])
+            if self.server.log_text().count(claimed) > before:
+                break
+            self.assertLess(time.time(), deadline, "never from the pool")
+            time.sleep(1)
+        status, info = harness.container_inspect("agent-sandbox-" +
+                                                 doc["id"])
+        self.assertEqual(info["HostConfig"]["PidsLimit"], 40)
+        self.assertEqual(info["HostConfig"]["NanoCpus"], 500000000)
+
     def test_image_pull_is_refused_and_said_so(self):
         status, doc = self.api("POST", "/v1/sandboxes",
                                {"image": "agent-sandbox/not-here:never"})
@@ -251,6 +270,7 @@ class SocketProxy(unittest.TestCase):
         refused = [
             ("POST", api + "/images/create?fromImage=busybox&tag=latest"),
             ("GET", api + "/containers/%s/export" % self.foreign_id),
+            ("POST", api + "/containers/%s/update" % self.foreign_id),
             ("GET", api + "/containers/%s/export" % self.foreign),
             ("POST", api + "/containers/%s/exec" % self.foreign),
             ("GET", api + "/containers/%s/json" % self.foreign),

@@ -31,7 +31,7 @@
 /* What the operations were handed. */
 static struct {
 	int				 starts, signals, inspects, resizes;
-	int				 follows;
+	int				 follows, updates;
 	struct docker_process		 d;
 	int				 fd;
 	struct docker_process_signal	 s;
@@ -132,6 +132,14 @@ void
 docker_events_follow(struct proxy *p)
 {
 	got.follows++;
+}
+
+void
+docker_update(struct proxy *p, uint32_t peerid, struct docker_create *dc)
+{
+	got.updates++;
+	assert_string_equal(dc->id, SANDBOX);
+	docker_create_free(dc);
 }
 
 void
@@ -607,6 +615,58 @@ test_events_follow(void **state)
 	assert_int_equal(got.follows, 1);
 }
 
+static void
+update_payload(struct msgw *w, const char *id)
+{
+	struct docker_create	 dc;
+	char			 idbuf[64], image[] = "busybox";
+
+	memset(&dc, 0, sizeof(dc));
+	strlcpy(idbuf, id, sizeof(idbuf));
+	dc.id = idbuf;
+	dc.spec.image = image;
+	dc.spec.cpus = 0.5;
+	dc.spec.memory_mb = 64;
+	dc.spec.pids_limit = 32;
+	msgw_init(w);
+	msg_put_docker_create(w, &dc);
+}
+
+static void
+lie_update_id(void)
+{
+	struct msgw	 w;
+
+	update_payload(&w, "../../etc");
+	from_managerd(MSG_DOCKER_UPDATE, -1, 0, &w);
+}
+
+static void
+lie_update_trailing(void)
+{
+	struct msgw	 w;
+
+	update_payload(&w, SANDBOX);
+	msgw_u8(&w, 0);
+	from_managerd(MSG_DOCKER_UPDATE, -1, 0, &w);
+}
+
+/* An update carries a create's payload, checked as a create's. */
+static void
+test_update(void **state)
+{
+	struct msgw	 w;
+
+	update_payload(&w, SANDBOX);
+	from_managerd(MSG_DOCKER_UPDATE, -1, 0, &w);
+	assert_int_equal(got.updates, 1);
+	assert_fatal(lie_update_id, "bad DOCKER_UPDATE message from "
+	    "managerd: bad sandbox id");
+	assert_fatal(lie_update_trailing, "bad DOCKER_UPDATE message from "
+	    "managerd: malformed payload");
+	assert_int_equal(got.updates, 1);
+}
+
 int
 main(void)
 {
@@ -623,6 +683,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_lies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events_follow, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_update, setup,
 		    teardown),
 	};
 
