@@ -69,7 +69,8 @@ fuzz_process_lines_SRCS = client/rest_output.c client/rest_process.c \
 fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
 	common/process_msg.c common/ids.c common/caller.c \
 	common/metrics_msg.c common/metrics.c common/utf8.c \
-	common/labels.c common/labels_msg.c common/stats_msg.c
+	common/labels.c common/labels_msg.c common/stats_msg.c \
+	common/docker_event_msg.c
 # The keys file, and the chunks its table travels in.
 fuzz_keys_file_SRCS = common/keys_file.c common/caller.c common/msg.c \
 	common/format.c common/utf8.c

@@ -1,7 +1,8 @@
 /*
  * The message codecs (common/sandbox_msg.c, common/file_msg.c,
  * common/process_msg.c, common/caller.c, common/metrics_msg.c,
- * common/labels_msg.c, common/stats_msg.c) and the
+ * common/labels_msg.c, common/stats_msg.c, common/docker_event_msg.c)
+ * and the
  * payload reader under them (common/msg.c).  Input: a byte choosing a
  * decoder, then the payload a peer sent; past the decoders the byte
  * chooses a field list of msgr_* reads, given in the next bytes.
@@ -58,6 +59,7 @@ union value {
 	struct label_patch	 label_patch;
 	struct label_filter	 label_filter;
 	struct sandbox_stats	 sandbox_stats;
+	struct docker_event	 docker_event;
 	uint64_t		 u64;
 	char			*str;
 };
@@ -214,6 +216,18 @@ put_sandbox_stats(struct msgw *w, const union value *v)
 }
 
 static int
+get_docker_event(const struct imsg *m, union value *v)
+{
+	return msg_get_docker_event(m, &v->docker_event);
+}
+
+static void
+put_docker_event(struct msgw *w, const union value *v)
+{
+	msg_put_docker_event(w, &v->docker_event);
+}
+
+static int
 get_u64(const struct imsg *m, union value *v)
 {
 	return msg_get_u64(m, &v->u64);
@@ -283,6 +297,7 @@ static const struct codec codecs[] = {
 	C(metrics_text), C(metrics_rss),
 	C(label_patch), C(label_filter),
 	{ get_sandbox_stats, put_sandbox_stats, free_nothing },
+	{ get_docker_event, put_docker_event, free_nothing },
 };
 #define NCODECS	(sizeof(codecs) / sizeof(codecs[0]))
 
