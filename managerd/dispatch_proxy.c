@@ -181,6 +181,35 @@ error_imsg(struct imsg *imsg, struct msgw *w, uint32_t peerid,
 	imsg->data = w->buf;
 }
 
+/*
+ * A MSG_DOCKER_LIST_ITEM: str id, u8 container, u8 running (which needs a
+ * container); fatal if malformed.  1 with the id copied when it is a
+ * sandbox id, 0 (id "") for a label this server did not write.
+ */
+int
+docker_list_item(struct imsg *reply, char *id, size_t len, int *container,
+    int *running)
+{
+	struct msgr	 r;
+	char		*s;
+	uint8_t		 c, run;
+	int		 ours;
+
+	msgr_init(&r, reply);
+	s = msgr_str(&r, MSG_MAX_ID);
+	c = msgr_u8(&r);
+	run = msgr_u8(&r);
+	if (msgr_end(&r) == -1 || s == NULL || c > 1 || run > 1 ||
+	    (run && !c))
+		peer_bad_message(&env->proxy_peer, reply, "malformed item");
+	ours = id_is_sandbox(s) && strlen(s) < len;
+	strlcpy(id, ours ? s : "", len);
+	free(s);
+	*container = c;
+	*running = run;
+	return ours;
+}
+
 /* Check an error reply's payload, then pass it on to apid unchanged. */
 void
 relay_error(struct imsg *imsg, uint32_t apid_id)

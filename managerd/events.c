@@ -123,21 +123,13 @@ struct stock {
 static void
 stock_item(struct imsg *reply)
 {
-	struct sandbox	*sb;
-	struct msgr	 r;
-	char		*id;
-	uint8_t		 container, running;
+	struct sandbox	*sb = NULL;
+	char		 id[SANDBOX_ID_LEN + 1];
+	int		 container, running, ours;
 
-	msgr_init(&r, reply);
-	id = msgr_str(&r, MSG_MAX_ID);
-	container = msgr_u8(&r);
-	running = msgr_u8(&r);
-	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1)
-		peer_bad_message(&env->proxy_peer, reply, "malformed item");
-	sb = id_is_sandbox(id) ? sandbox_find(id) : NULL;
-	if (sb == NULL)
+	ours = docker_list_item(reply, id, sizeof(id), &container, &running);
+	if (ours && (sb = sandbox_find(id)) == NULL)
 		pool_stock_item(id, running);
-	free(id);
 	if (sb == NULL || sb->st.seen_ns >= evs.list_ns ||
 	    sb->st.floor_ns >= evs.list_ns)
 		return;

@@ -438,6 +438,9 @@ uint32_t proxy_destroy(const char *id, proxy_done_cb, void *arg);
 void	proxy_destroy_logged(struct imsg *reply, const char *what,
 	    const char *id);
 void	relay_error(struct imsg *, uint32_t apid_id);
+/* A DOCKER_LIST_ITEM read (fatal if malformed): 1 for a sandbox id. */
+int	docker_list_item(struct imsg *, char *id, size_t len, int *container,
+	    int *running);
 /* The text of a MSG_ERROR reply (malloc'd); fatal if malformed. */
 char	*proxy_error_text(struct imsg *, uint32_t *kind);
 char	*error_text(struct peer *from, struct imsg *, uint32_t *kind);

@@ -113,34 +113,23 @@ static int
 list_add(struct list_call *lc, struct imsg *reply)
 {
 	struct list_item	*v;
-	struct msgr		 r;
-	char			*id;
-	uint8_t			 container, running;
+	char			 id[SANDBOX_ID_LEN + 1];
+	int			 container, running;
 
-	msgr_init(&r, reply);
-	id = msgr_str(&r, MSG_MAX_ID);
-	container = msgr_u8(&r);
-	running = msgr_u8(&r);
-	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1)
-		peer_bad_message(&env->proxy_peer, reply, "malformed item");
 	/* Only ids of ours can match a record; others are not listed. */
-	if (!container || !id_is_sandbox(id)) {
-		free(id);
+	if (!docker_list_item(reply, id, sizeof(id), &container, &running) ||
+	    !container)
 		return 0;
-	}
 	if (lc->count == lc->cap) {
 		if ((v = reallocarray(lc->items, lc->cap + 16,
-		    sizeof(*v))) == NULL) {
-			free(id);
+		    sizeof(*v))) == NULL)
 			return -1;
-		}
 		lc->items = v;
 		lc->cap += 16;
 	}
 	strlcpy(lc->items[lc->count].id, id, sizeof(lc->items[0].id));
 	lc->items[lc->count].container = 1;
 	lc->items[lc->count++].running = running;
-	free(id);
 	return 0;
 }
 

@@ -73,22 +73,13 @@ static void
 item_add(struct imsg *reply)
 {
 	struct docker_item	*it;
-	struct msgr		 r;
-	char			*id;
-	uint8_t			 container, running;
+	char			 id[SANDBOX_ID_LEN + 1];
+	int			 container, running;
 
-	msgr_init(&r, reply);
-	id = msgr_str(&r, MSG_MAX_ID);
-	container = msgr_u8(&r);
-	running = msgr_u8(&r);
-	if (msgr_end(&r) == -1 || id == NULL || container > 1 || running > 1 ||
-	    (running && !container))
-		peer_bad_message(&env->proxy_peer, reply, "malformed item");
-	if (!id_is_sandbox(id)) {
+	if (!docker_list_item(reply, id, sizeof(id), &container, &running)) {
 		/* A label we did not write: leave that resource alone. */
 		log_warnx("Docker holds a resource labelled with a malformed "
 		    "sandbox id; ignoring it");
-		free(id);
 		return;
 	}
 	if ((it = item_find(id)) == NULL) {
@@ -99,7 +90,6 @@ item_add(struct imsg *reply)
 		strlcpy(it->id, id, sizeof(it->id));
 	}
 	it->running |= running;
-	free(id);
 }
 
 /* store_sandbox_load hands over each record it could read. */
