@@ -14,13 +14,15 @@
 #include "peer.h"
 
 static void	peer_event_cb(evutil_socket_t, short, void *);
+static void	peer_flush_cb(evutil_socket_t, short, void *);
 
+/* EV_WRITE only for output a write found the socket full for. */
 static void
 peer_update_event(struct peer *p)
 {
 	short	 events = EV_READ;
 
-	if (imsgbuf_pending(&p->ibuf))
+	if (imsgbuf_pending(&p->ibuf) && !p->flushing)
 		events |= EV_WRITE;
 	if (events == p->events && event_initialized(&p->ev))
 		return;
@@ -44,6 +46,7 @@ peer_init(struct peer *p, struct event_base *base, int sock, const char *name,
 	p->dispatch = dispatch;
 	p->closed = closed;
 	p->arg = arg;
+	event_assign(&p->ev_flush, base, -1, 0, peer_flush_cb, p);
 	peer_update_event(p);
 }
 
@@ -52,6 +55,9 @@ peer_stop(struct peer *p)
 {
 	if (event_initialized(&p->ev))
 		event_del(&p->ev);
+	if (event_initialized(&p->ev_flush))
+		event_del(&p->ev_flush);
+	p->flushing = 0;
 	imsgbuf_clear(&p->ibuf);
 }
 
@@ -86,21 +92,44 @@ peer_read(struct peer *p)
 	return 0;
 }
 
+/* Returns -1 when the peer went away (closed() was called), else 0. */
+static int
+peer_write(struct peer *p)
+{
+	if (imsgbuf_write(&p->ibuf) == -1) {
+		if (errno == EPIPE || errno == ECONNRESET) {
+			p->closed(p);
+			return -1;
+		}
+		fatal("write to %s", p->name);
+	}
+	return 0;
+}
+
 static void
 peer_event_cb(evutil_socket_t sock, short events, void *arg)
 {
 	struct peer	*p = arg;
 
-	if (events & EV_WRITE) {
-		if (imsgbuf_write(&p->ibuf) == -1) {
-			if (errno == EPIPE || errno == ECONNRESET) {
-				p->closed(p);
-				return;
-			}
-			fatal("write to %s", p->name);
-		}
-	}
+	if ((events & EV_WRITE) && peer_write(p) == -1)
+		return;
 	if ((events & EV_READ) && peer_read(p) == -1)
+		return;
+	peer_update_event(p);
+}
+
+/*
+ * What the callbacks of this loop pass queued goes in one write, with no
+ * poll for writability first: a socketpair to our own process almost
+ * always has room.
+ */
+static void
+peer_flush_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct peer	*p = arg;
+
+	p->flushing = 0;
+	if (imsgbuf_pending(&p->ibuf) && peer_write(p) == -1)
 		return;
 	peer_update_event(p);
 }
@@ -114,7 +143,10 @@ peer_compose(struct peer *p, uint32_t type, uint32_t peerid, int fd,
 		    p->name);
 		return -1;
 	}
-	peer_update_event(p);
+	if (!p->flushing) {
+		p->flushing = 1;
+		event_active(&p->ev_flush, EV_TIMEOUT, 1);
+	}
 	return 0;
 }
 

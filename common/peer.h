@@ -1,7 +1,8 @@
 /*
  * A peer process at the other end of an imsg socketpair, driven by
- * libevent: reads and dispatches whole messages, writes queued output when
- * the socket is writable (EV_WRITE only while output is queued).
+ * libevent: reads and dispatches whole messages, writes queued output
+ * once the callback that queued it is over (every message it queued in
+ * one write), and waits for EV_WRITE only when the socket would block.
  */
 #ifndef AS_PEER_H
 #define AS_PEER_H
@@ -19,6 +20,8 @@ typedef void	(*peer_closed_cb)(struct peer *);
 struct peer {
 	struct imsgbuf		 ibuf;
 	struct event		 ev;
+	struct event		 ev_flush;	/* activated, never polled */
+	int			 flushing;	/* ev_flush is active */
 	struct event_base	*base;
 	short			 events;
 	const char		*name;		/* the process at the other end */
