@@ -127,24 +127,43 @@ table(const char *const *head, size_t ncol, const char **cells, size_t nrow)
 	fflush(stdout);
 }
 
+/* "running", or "stopped (oom_killed)" with the server's reason. */
+static void
+status_text(json_object *sb, char *buf, size_t len)
+{
+	json_object	*v;
+
+	if (json_object_object_get_ex(sb, "status_reason", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(buf, len, "%s (%s)", cli_str(sb, "status"),
+		    json_object_get_string(v));
+	else
+		snprintf(buf, len, "%s", cli_str(sb, "status"));
+}
+
 void
 cli_sandbox_table(json_object **sb, size_t n)
 {
 	static const char *const	 head[] = { "ID", "STATUS", "IMAGE",
 	    "EXPIRES", "SOURCE", "LABELS" };
 	const char			**cells;
-	char				**labels;
+	char				**labels, (*status)[64];
 	size_t				  i;
 
-	if ((cells = calloc(n + 1, sizeof(*cells) * 6)) == NULL ||
-	    (labels = calloc(n + 1, sizeof(*labels))) == NULL) {
+	cells = calloc(n + 1, sizeof(*cells) * 6);
+	labels = calloc(n + 1, sizeof(*labels));
+	status = calloc(n + 1, sizeof(*status));
+	if (cells == NULL || labels == NULL || status == NULL) {
 		free(cells);
+		free(labels);
+		free(status);
 		cli_warn("out of memory");
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		cells[i * 6] = cli_str(sb[i], "id");
-		cells[i * 6 + 1] = cli_str(sb[i], "status");
+		status_text(sb[i], status[i], sizeof(status[i]));
+		cells[i * 6 + 1] = status[i];
 		cells[i * 6 + 2] = cli_str(sb[i], "image");
 		cells[i * 6 + 3] = cli_str(sb[i], "expires_at");
 		cells[i * 6 + 4] = cli_str(sb[i], "source_snapshot_id");
@@ -155,6 +174,7 @@ cli_sandbox_table(json_object **sb, size_t n)
 	for (i = 0; i < n; i++)
 		free(labels[i]);
 	free(labels);
+	free(status);
 	free(cells);
 }
 

@@ -10,6 +10,7 @@ still get their 404."""
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import unittest
@@ -78,6 +79,15 @@ class Events(harness.SandboxCase):
         doc = self.listed(sid)
         self.assertEqual((doc["status"], doc["status_reason"]),
                          ("stopped", "exited"))
+        # The CLI's table says why.
+        out = subprocess.run(
+            [os.path.join(harness.BUILDDIR, "client", "agent-sandbox"), "ls"],
+            env=dict(os.environ, AGENT_SANDBOX_URL="http://127.0.0.1:%d" %
+                     self.server.port, AGENT_SANDBOX_API_KEY=harness.TEST_KEY),
+            capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        row = [line for line in out.stdout.splitlines() if sid in line]
+        self.assertIn("stopped (exited)", row[0])
         # An exec on it is the reference's 400, asked of Docker.
         status, doc = self.server.api("POST", "/v1/sandboxes/%s/exec" % sid,
                                       {"command": ["true"]})
