@@ -58,6 +58,7 @@ peer_stop(struct peer *p)
 	if (event_initialized(&p->ev_flush))
 		event_del(&p->ev_flush);
 	p->flushing = 0;
+	p->stopped = 1;
 	imsgbuf_clear(&p->ibuf);
 }
 
@@ -138,6 +139,15 @@ int
 peer_compose(struct peer *p, uint32_t type, uint32_t peerid, int fd,
     const void *data, size_t len)
 {
+	/* Its process is gone: nothing may wait in a loop for a new one. */
+	if (p->stopped) {
+		log_warnx("%s: %s for %s, which is not running", __func__,
+		    msg_type_name(type), p->name);
+		if (fd != -1)
+			close(fd);
+		errno = EPIPE;
+		return -1;
+	}
 	if (imsg_compose(&p->ibuf, type, peerid, fd, data, len) == -1) {
 		log_warn("%s: queue %s for %s", __func__, msg_type_name(type),
 		    p->name);

@@ -22,6 +22,7 @@ struct peer {
 	struct event		 ev;
 	struct event		 ev_flush;	/* activated, never polled */
 	int			 flushing;	/* ev_flush is active */
+	int			 stopped;	/* peer_stop(): nothing goes */
 	struct event_base	*base;
 	short			 events;
 	const char		*name;		/* the process at the other end */
