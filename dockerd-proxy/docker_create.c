@@ -368,7 +368,7 @@ create_prep(struct create *c)
 	sandbox_prep_name(c->dc.id, name, sizeof(name));
 	create_post_container(c, name,
 	    hardening_prep_body(&c->px->settings.policy, &c->dc,
-	    c->px->settings.instance_id),
+	    c->px->settings.instance_id, NULL),
 	    create_prep_created);
 }
 
