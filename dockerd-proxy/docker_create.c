@@ -2,24 +2,37 @@
  * Create a sandbox, API.md §11.1: image (pulled if missing), volume,
  * network when asked for, container, ownership of /workspace, start.
  *
- * /workspace goes to the sandbox user without running anything: an
- * archive upload of a single directory header "workspace/" carrying the
- * user's uid and gid makes Docker chown the volume's root.  Docker refuses
- * uploads outside volumes into a container with a read-only root, so for
- * those (the default) the upload goes through a sibling container that is
- * created with a writable root, the same volume, and never started.
+ * /workspace, the root of a fresh volume, goes to the sandbox user without
+ * running anything, through a sibling container ("-init") that is created
+ * with the same volume and never started.  The sibling comes from the
+ * workspace-owner image: one layer holding only an empty directory
+ * "workspace/" owned by the sandbox user, mode 0755.  Its mount of the
+ * volume lets Docker copy the image's /workspace into the empty volume,
+ * which Docker does while it creates the container, in its own process:
+ * the owner, the mode, the time, no entries.  The image is looked up by
+ * its tag (agent-sandbox/workspace-owner:<uid>-<gid>) and used only if its
+ * one layer is exactly that directory, imported otherwise; once per
+ * process, off every create's path.  Siblings are created from its id.
  *
- * Once the volume exists, two branches run at the same time: the sibling's
- * create and upload, and the network and the sandbox's own create.  The
+ * Until the image is known, or when Docker or a socket proxy refuses to
+ * import it, the sibling comes from the sandbox's own image with a
+ * writable root (Docker refuses archive uploads outside volumes into a
+ * read-only root) and is given a one-entry tar, "workspace/" carrying the
+ * user's uid and gid: Docker applies those to the volume's root.  That
+ * upload costs Docker a re-execution of its own binary, 115-145 ms.  An
+ * image gone between two creates (an image prune) makes that create
+ * upload and the next one import the image again.
+ *
+ * Once the volume exists, two branches run at the same time: the sibling
+ * (and the upload), and the network and the sandbox's own create.  The
  * sandbox starts only when both are over, so the volume is the user's
  * before anything runs in it.  The sibling is removed once the sandbox has
  * started, without holding up the reply; should that fail, the sandbox's
- * destroy removes it.  With a writable root there is one branch: the
- * upload goes to the sandbox's container between its create and start.
+ * destroy removes it.
  *
  * Any failure tears down what exists under the sandbox's names, each
  * object only if it carries our labels, then reports the first error, in
- * the order network, upload, container; the teardown waits until no
+ * the order network, workspace, container; the teardown waits until no
  * branch has a request out, so nothing is made behind it.
  */
 #include <errno.h>
@@ -28,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sha2.h>
 
 #include "docker_http.h"
 #include "log.h"
@@ -40,10 +55,19 @@
 #define PULL_LINE_MAX		(64 * 1024)
 #define REF_PART_MAX		1024
 
+/* The workspace-owner image. */
+#define OWNER_REPO		"agent-sandbox/workspace-owner"
+/* Fixed, so that the layer, and its digest, are the same every time. */
+#define OWNER_MTIME		0
+/* After a failed lookup or import: creates upload until then. */
+#define OWNER_RETRY_SECONDS	60
+#define OWNER_MAX_BODY		(64 * 1024)
+#define IMAGE_ID_MAX		(7 + DOCKER_ID_LEN + 1)	/* "sha256:<hex>" */
+
 /* What the branches can fail at, in the order the first is reported. */
 enum create_step {
 	STEP_NETWORK,
-	STEP_WORKSPACE,		/* the sibling's create, or an upload */
+	STEP_WORKSPACE,		/* the sibling's create, or its upload */
 	STEP_CONTAINER,
 	STEP_COUNT
 };
@@ -57,9 +81,10 @@ struct create {
 	struct proxy		*px;
 	uint32_t		 peerid;
 	struct docker_create	 dc;
-	int			 use_prep;
 	char			 cid[DOCKER_ID_LEN + 1];
 	char			 prep_id[DOCKER_ID_LEN + 1];
+	/* The sibling's image: the owner image's id, "" to upload. */
+	char			 prep_image[IMAGE_ID_MAX];
 	/* The pull's progress stream, read line by line. */
 	struct docker_lines	 lines;
 	char			 pull_error[1024];
@@ -77,8 +102,33 @@ struct prep_removal {
 	char			 name[DOCKER_NAME_MAX];
 };
 
+enum owner_state {
+	OWNER_NONE,		/* to look up at the next create */
+	OWNER_ASKING,		/* the lookup or the import is out */
+	OWNER_READY
+};
+
+/*
+ * One per process: the policy's user, hence the image, never changes.
+ * Creates never wait on it; they upload while it is not ready.
+ */
+static struct {
+	enum owner_state	 state;
+	time_t			 retry_after;
+	char			 tag[32];		/* "<uid>-<gid>" */
+	char			 layer[IMAGE_ID_MAX];	/* its one diff id */
+	char			 id[IMAGE_ID_MAX];
+	unsigned char		 tar[TAR_DIR_ARCHIVE_LEN];
+	/* The import's answer, read line by line. */
+	struct docker_lines	 lines;
+	char			 answer_id[IMAGE_ID_MAX];
+	char			 answer_error[1024];
+} owner;
+
 static void	create_volume(struct create *);
 static void	create_container(struct create *);
+static void	create_prep(struct create *, int upload);
+static int	image_id_valid(const char *);
 
 static void
 create_free(struct create *c)
@@ -157,6 +207,191 @@ answered(const struct docker_result *res, int status)
 	return docker_result_answered(res) && res->status == status;
 }
 
+/* --- 0. the workspace-owner image, once ----------------------------------- */
+
+static void
+owner_ready(const char *id, const char *how)
+{
+	strlcpy(owner.id, id, sizeof(owner.id));
+	owner.state = OWNER_READY;
+	log_info("%s workspace-owner image %s:%s, %s", how, OWNER_REPO,
+	    owner.tag, owner.id);
+}
+
+static void
+owner_failed(const char *what, const struct docker_result *res,
+    const char *said)
+{
+	char	 text[1024];
+
+	if (said == NULL) {
+		docker_result_error_plain(res, what, text, sizeof(text));
+		said = text;
+	}
+	owner.state = OWNER_NONE;
+	owner.retry_after = time(NULL) + OWNER_RETRY_SECONDS;
+	log_warnx("%s; creates upload the owner of /workspace instead, "
+	    "another try in %d s", said, OWNER_RETRY_SECONDS);
+}
+
+/* A create found the image gone: the next one looks again. */
+static void
+owner_lost(const char *id)
+{
+	if (owner.state != OWNER_READY || strcmp(owner.id, id) != 0)
+		return;
+	log_info("workspace-owner image %s is gone", id);
+	owner.state = OWNER_NONE;
+	owner.retry_after = 0;
+}
+
+static void
+owner_answer_line(void *arg, const char *line, size_t len)
+{
+	json_tokener	*tok;
+	json_object	*obj, *detail;
+	const char	*s;
+
+	if ((tok = json_tokener_new()) == NULL)
+		return;
+	obj = json_tokener_parse_ex(tok, line, (int)len);
+	json_tokener_free(tok);
+	s = json_get_string(obj, "error");
+	if (s == NULL && json_object_object_get_ex(obj, "errorDetail",
+	    &detail))
+		s = json_get_string(detail, "message");
+	if (s != NULL)
+		strlcpy(owner.answer_error, s, sizeof(owner.answer_error));
+	else if ((s = json_get_string(obj, "status")) != NULL &&
+	    image_id_valid(s))
+		strlcpy(owner.answer_id, s, sizeof(owner.answer_id));
+	json_object_put(obj);
+}
+
+/* Docker's answer: lines of {"status": ...}, the id last, or an error. */
+static void
+owner_imported(const struct docker_result *res, void *arg)
+{
+	char	 text[1200];
+
+	if (!answered(res, 200)) {
+		owner_failed("cannot import the workspace-owner image", res,
+		    NULL);
+		return;
+	}
+	owner.answer_id[0] = owner.answer_error[0] = '\0';
+	docker_lines_init(&owner.lines, OWNER_MAX_BODY, owner_answer_line,
+	    NULL);
+	docker_lines_feed(&owner.lines, res->resp->body, res->resp->body_len);
+	docker_lines_end(&owner.lines);
+	docker_lines_free(&owner.lines);
+	if (owner.answer_error[0] != '\0' || owner.answer_id[0] == '\0') {
+		snprintf(text, sizeof(text), "cannot import the "
+		    "workspace-owner image: %s", owner.answer_error[0] != '\0' ?
+		    owner.answer_error : "Docker answered without its id");
+		owner_failed(NULL, res, text);
+		return;
+	}
+	owner_ready(owner.answer_id, "imported");
+}
+
+static void
+owner_import(struct proxy *px)
+{
+	char	 path[256];
+
+	if (docker_path(path, sizeof(path), DOCKER_API
+	    "/images/create?fromSrc=-&repo=%s&tag=%s", OWNER_REPO,
+	    owner.tag) == -1)
+		fatalx("%s: path", __func__);
+	docker_call_raw(px, "POST", path, "application/x-tar", owner.tar,
+	    sizeof(owner.tar), OWNER_MAX_BODY, owner_imported, px);
+}
+
+static int
+image_id_valid(const char *s)
+{
+	return s != NULL && strncmp(s, "sha256:", 7) == 0 &&
+	    valid_docker_id(s + 7);
+}
+
+/*
+ * Only an image whose one layer is our own tar, byte for byte (its diff
+ * id is the tar's digest), can put nothing but the directory in.
+ */
+static int
+owner_image_is_ours(json_object *img)
+{
+	json_object	*rootfs, *layers;
+	const char	*layer;
+
+	if (!json_object_object_get_ex(img, "RootFS", &rootfs) ||
+	    !json_object_object_get_ex(rootfs, "Layers", &layers) ||
+	    !json_object_is_type(layers, json_type_array) ||
+	    json_object_array_length(layers) != 1)
+		return 0;
+	layer = json_object_get_string(json_object_array_get_idx(layers, 0));
+	return layer != NULL && strcmp(layer, owner.layer) == 0 &&
+	    image_id_valid(json_get_string(img, "Id"));
+}
+
+static void
+owner_inspected(const struct docker_result *res, void *arg)
+{
+	struct proxy	*px = arg;
+	json_object	*img;
+	char		 id[IMAGE_ID_MAX];
+	int		 ours;
+
+	if (answered(res, 200)) {
+		img = docker_json_parse(res->resp);
+		ours = owner_image_is_ours(img);
+		if (ours)
+			strlcpy(id, json_get_string(img, "Id"), sizeof(id));
+		json_object_put(img);
+		if (ours) {
+			owner_ready(id, "found");
+			return;
+		}
+		log_info("%s:%s is not the workspace-owner image this server "
+		    "makes; importing it", OWNER_REPO, owner.tag);
+	} else if (!answered(res, 404)) {
+		owner_failed("cannot look up the workspace-owner image", res,
+		    NULL);
+		return;
+	}
+	owner_import(px);
+}
+
+/* Called by every create; asks Docker only while the image is not known. */
+static void
+owner_ensure(struct proxy *px)
+{
+	const struct proxy_policy	*pol = &px->settings.policy;
+	char				 ref[128], path[256];
+	char				 digest[SHA256_DIGEST_STRING_LENGTH];
+
+	if (owner.state != OWNER_NONE || time(NULL) < owner.retry_after)
+		return;
+	if (owner.tag[0] == '\0') {
+		snprintf(owner.tag, sizeof(owner.tag), "%u-%u", pol->uid,
+		    pol->gid);
+		if (tar_dir_archive(owner.tar, "workspace/", 0755, pol->uid,
+		    pol->gid, OWNER_MTIME) == -1)
+			fatalx("%s: tar header", __func__);
+		SHA256Data(owner.tar, sizeof(owner.tar), digest);
+		snprintf(owner.layer, sizeof(owner.layer), "sha256:%s",
+		    digest);
+	}
+	owner.state = OWNER_ASKING;
+	snprintf(ref, sizeof(ref), "%s:%s", OWNER_REPO, owner.tag);
+	if (docker_path(path, sizeof(path), DOCKER_API "/images/%s/json",
+	    ref) == -1)
+		fatalx("%s: path", __func__);
+	docker_call(px, "GET", path, NULL, IMAGE_MAX_BODY, owner_inspected,
+	    px);
+}
+
 /* --- 6. start, then the sibling goes ------------------------------------- */
 
 static void
@@ -205,8 +440,7 @@ create_started(const struct docker_result *res, void *arg)
 	}
 	log_info("created sandbox %s from %s", c->dc.id, c->dc.spec.image);
 	/* Out before the reply: Docker has it before managerd records. */
-	if (c->use_prep)
-		prep_remove(c);
+	prep_remove(c);
 	peer_send(&c->px->parent, MSG_DOCKER_DONE, c->peerid, -1, NULL);
 	create_free(c);
 }
@@ -296,8 +530,9 @@ create_workspace_owned(const struct docker_result *res, void *arg)
 	branch_done(c);
 }
 
+/* The fallback: a one-entry tar, uploaded through the sibling. */
 static void
-create_own_workspace(struct create *c, const char *target)
+create_upload_owner(struct create *c)
 {
 	const struct proxy_policy	*pol = &c->px->settings.policy;
 	unsigned char			 tar[TAR_DIR_ARCHIVE_LEN];
@@ -307,7 +542,7 @@ create_own_workspace(struct create *c, const char *target)
 	    (long long)time(NULL)) == -1)
 		fatalx("%s: tar header", __func__);
 	if (docker_path(path, sizeof(path), DOCKER_API
-	    "/containers/%s/archive?path=%s", target, "/") == -1)
+	    "/containers/%s/archive?path=%s", c->prep_id, "/") == -1)
 		fatalx("%s: path", __func__);
 	docker_call_raw(c->px, "PUT", path, "application/x-tar", tar,
 	    sizeof(tar), CREATE_MAX_BODY, create_workspace_owned, c);
@@ -333,6 +568,12 @@ create_prep_created(const struct docker_result *res, void *arg)
 {
 	struct create	*c = arg;
 
+	/* Only the image can be missing: it went since it was found. */
+	if (c->prep_image[0] != '\0' && answered(res, 404)) {
+		owner_lost(c->prep_image);
+		create_prep(c, 1);
+		return;
+	}
 	if (!answered(res, 201)) {
 		branch_fail_result(c, STEP_WORKSPACE, res);
 		return;
@@ -343,7 +584,11 @@ create_prep_created(const struct docker_result *res, void *arg)
 		    c->dc.spec.image);
 		return;
 	}
-	create_own_workspace(c, c->prep_id);
+	/* From the owner image, Docker copied the owner in as it created. */
+	if (c->prep_image[0] != '\0')
+		branch_done(c);
+	else
+		create_upload_owner(c);
 }
 
 /* POST /containers/create?name=<name> with a body from hardening.c. */
@@ -361,14 +606,19 @@ create_post_container(struct create *c, const char *name, json_object *body,
 }
 
 static void
-create_prep(struct create *c)
+create_prep(struct create *c, int upload)
 {
 	char	 name[DOCKER_NAME_MAX];
 
+	if (!upload && owner.state == OWNER_READY)
+		strlcpy(c->prep_image, owner.id, sizeof(c->prep_image));
+	else
+		c->prep_image[0] = '\0';
 	sandbox_prep_name(c->dc.id, name, sizeof(name));
 	create_post_container(c, name,
 	    hardening_prep_body(&c->px->settings.policy, &c->dc,
-	    c->px->settings.instance_id),
+	    c->px->settings.instance_id,
+	    c->prep_image[0] != '\0' ? c->prep_image : NULL),
 	    create_prep_created);
 }
 
@@ -389,10 +639,7 @@ create_container_created(const struct docker_result *res, void *arg)
 		    c->dc.spec.image);
 		return;
 	}
-	if (c->use_prep)
-		branch_done(c);
-	else
-		create_own_workspace(c, c->cid);
+	branch_done(c);
 }
 
 static void
@@ -426,9 +673,8 @@ create_network_ready(void *arg, enum error_kind kind, const char *text)
 static void
 create_branches(struct create *c)
 {
-	c->branches = c->use_prep ? 2 : 1;
-	if (c->use_prep)
-		create_prep(c);
+	c->branches = 2;
+	create_prep(c, 0);
 	if (c->dc.spec.network)
 		network_ensure(c->px, c->px->settings.policy.network_name,
 		    create_network_ready, c);
@@ -600,7 +846,6 @@ docker_create(struct proxy *px, uint32_t peerid, struct docker_create *dc)
 	c->peerid = peerid;
 	c->dc = *dc;
 	memset(dc, 0, sizeof(*dc));
-	c->use_prep = c->dc.spec.read_only_rootfs;
 	if ((why = hardening_check_create(&px->settings.policy, &c->dc)) !=
 	    NULL) {
 		peer_send_error(&px->parent, peerid, ERR_INVALID_REQUEST,
@@ -616,6 +861,7 @@ docker_create(struct proxy *px, uint32_t peerid, struct docker_create *dc)
 		return;
 	}
 	log_debug("create sandbox %s from %s", c->dc.id, c->dc.spec.image);
+	owner_ensure(px);
 	if (docker_path(path, sizeof(path), DOCKER_API "/images/%s/json",
 	    c->dc.spec.image) == -1)
 		fatalx("%s: path", __func__);

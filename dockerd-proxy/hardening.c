@@ -245,8 +245,9 @@ no_log(void)
 	return l;
 }
 
+/* copy: Docker copies the image's /workspace (owner, mode, entries) in. */
 static json_object *
-workspace_mounts(const char *id)
+workspace_mounts(const char *id, int copy)
 {
 	json_object	*mounts, *m, *opts;
 	char		 vname[DOCKER_NAME_MAX];
@@ -258,9 +259,12 @@ workspace_mounts(const char *id)
 	jset(m, "Source", jstr(vname));
 	jset(m, "Target", jstr(WORKSPACE));
 	jset(m, "ReadOnly", json_object_new_boolean(0));
-	/* Docker must not seed the volume with the image's root-owned copy. */
+	/*
+	 * Docker must not seed the volume with the client image's root-owned
+	 * copy; only the workspace-owner image's (hardening_prep_body) is.
+	 */
 	opts = jnew(json_object_new_object());
-	jset(opts, "NoCopy", json_object_new_boolean(1));
+	jset(opts, "NoCopy", json_object_new_boolean(!copy));
 	jset(m, "VolumeOptions", opts);
 	jpush(mounts, m);
 	return mounts;
@@ -379,7 +383,7 @@ hardening_container_body(const struct proxy_policy *p,
 	jset(body, "Labels", labels(dc->id, instance_id, 0));
 
 	host = jnew(json_object_new_object());
-	jset(host, "Mounts", workspace_mounts(dc->id));
+	jset(host, "Mounts", workspace_mounts(dc->id, 0));
 	tmpfs = jnew(json_object_new_object());
 	jset(tmpfs, "/tmp", jstr(tmpopts));
 	jset(host, "Tmpfs", tmpfs);
@@ -403,14 +407,21 @@ hardening_container_body(const struct proxy_policy *p,
 }
 
 /*
- * Created, given one archive upload that sets the owner of the volume's
- * root, and removed; never started.  It only differs from the sandbox in
- * having a writable root filesystem, which Docker requires for an upload
- * to "/", and in running nothing at all.
+ * The sandbox's sibling, created and removed, never started, which gives
+ * the volume's root to the sandbox user (docker_create.c).  From the
+ * workspace-owner image (owner_image, an image id): Docker copies that
+ * image's /workspace, an empty directory owned by the sandbox user, into
+ * the empty volume as it creates the container, so the root filesystem
+ * stays read-only and the image has nothing that could run.  Without one
+ * (owner_image NULL): from the sandbox's image, with a writable root
+ * filesystem, which Docker requires for the archive upload to "/" that
+ * sets the owner then.  Neither variant lets Docker copy the sandbox
+ * image's /workspace.
  */
 json_object *
 hardening_prep_body(const struct proxy_policy *p,
-    const struct docker_create *dc, const char *instance_id)
+    const struct docker_create *dc, const char *instance_id,
+    const char *owner_image)
 {
 	static const char *const	 entrypoint[] = {
 		"/bin/sh", "-c", "exit 0"
@@ -420,16 +431,17 @@ hardening_prep_body(const struct proxy_policy *p,
 		"no-new-privileges:true"
 	};
 	json_object			*body, *host;
+	int				 owner = owner_image != NULL;
 
 	body = jnew(json_object_new_object());
-	jset(body, "Image", jstr(dc->spec.image));
+	jset(body, "Image", jstr(owner ? owner_image : dc->spec.image));
 	jset(body, "Entrypoint", jstr_array(entrypoint, 3));
 	jset(body, "Cmd", json_object_new_array());
 	jset(body, "User", jstr(p->user));
 	jset(body, "Labels", labels(dc->id, instance_id, 1));
 	host = jnew(json_object_new_object());
-	jset(host, "Mounts", workspace_mounts(dc->id));
-	jset(host, "ReadonlyRootfs", json_object_new_boolean(0));
+	jset(host, "Mounts", workspace_mounts(dc->id, owner));
+	jset(host, "ReadonlyRootfs", json_object_new_boolean(owner));
 	jset(host, "CapDrop", jstr_array(cap_drop, 1));
 	jset(host, "SecurityOpt", jstr_array(security_opt, 1));
 	jset(host, "PidsLimit", json_object_new_int64(8));

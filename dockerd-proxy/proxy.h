@@ -210,12 +210,13 @@ int	docker_result_answered(const struct docker_result *);
 json_object	*hardening_container_body(const struct proxy_policy *,
 		    const struct docker_create *, const char *instance_id);
 /*
- * The never-started container through which the volume's root is given
- * to the sandbox user when the sandbox's own root filesystem is read-only
- * (Docker refuses archive uploads outside volumes then).
+ * The never-started sibling through which the volume's root is given to
+ * the sandbox user: copied from the workspace-owner image (an image id),
+ * or, with owner_image NULL, uploaded through it (docker_create.c).
  */
 json_object	*hardening_prep_body(const struct proxy_policy *,
-		    const struct docker_create *, const char *instance_id);
+		    const struct docker_create *, const char *instance_id,
+		    const char *owner_image);
 json_object	*hardening_volume_body(const char *id, const char *instance_id);
 /* POST /containers/{id}/update: the spec's CPU, memory and pids limits. */
 json_object	*hardening_update_body(const struct sandbox_spec *);

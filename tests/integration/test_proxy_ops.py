@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -1373,6 +1374,163 @@ class CreateFailures(unittest.TestCase):
             for sid in sids:
                 PROXY.destroy(sid)
 
+
+OWNER_REPO = "agent-sandbox/workspace-owner"
+
+
+def owner_image(uid, gid):
+    """The image the workspace-owner tag of uid:gid names, or None."""
+    status, obj = docker("GET", "/images/%s/json" % urlquote(
+        "%s:%d-%d" % (OWNER_REPO, uid, gid)))
+    return obj if status == 200 else None
+
+
+def owner_image_remove(uid, gid):
+    img = owner_image(uid, gid)
+    if img is not None:
+        docker("DELETE", "/images/%s?force=true" % urlquote(img["Id"]))
+
+
+def owner_uploads(proxy):
+    """How many times the proxy uploaded the owner of /workspace (a tar
+    to "/" of a sibling) instead of copying it from the image."""
+    return len(re.findall(r"docker PUT /v1\.41/containers/[0-9a-f]{64}/"
+                          r"archive\?path=%2F$", proxy.log_text(), re.M))
+
+
+def wait_log(proxy, needle, count=1, timeout=20):
+    deadline = time.time() + timeout
+    while proxy.log_text().count(needle) < count:
+        if time.time() > deadline:
+            raise AssertionError("not in the proxy's log %d times: %s" %
+                                 (count, needle))
+        time.sleep(0.1)
+
+
+class WorkspaceOwner(unittest.TestCase):
+    """/workspace's owner is copied from the workspace-owner image into a
+    sibling's mount of the volume; only without that image is it uploaded.
+    Each test has a sandbox user of its own, hence an image of its own."""
+
+    def setUp(self):
+        self.proxies = []
+
+    def tearDown(self):
+        while self.proxies:
+            self.close(self.proxies[-1][0])
+
+    def proxy(self, uid, gid):
+        proxy = Proxy(uid=uid, gid=gid)
+        self.proxies.append((proxy, []))
+        return proxy
+
+    def close(self, proxy):
+        """Its sandboxes destroyed, then the proxy stopped."""
+        for entry in self.proxies:
+            if entry[0] is proxy:
+                self.proxies.remove(entry)
+                for sid in entry[1]:
+                    proxy.destroy(sid)
+        proxy.stop()
+
+    def create_owned(self, proxy, uid, gid, read_only=True):
+        sid = new_id()
+        mtype, payload = proxy.create(sid, read_only=read_only)
+        self.assertEqual(mtype, MSG_DOCKER_DONE, describe(mtype, payload))
+        for p, sids in self.proxies:
+            if p is proxy:
+                sids.append(sid)
+        code, out, err = proxy.sh(sid, "stat -c %u:%g:%a /workspace && "
+                                  "ls -A /workspace && touch /workspace/x")
+        self.assertEqual((code, out, err), (0, "%d:%d:755\n" % (uid, gid),
+                                            ""))
+        self.assertIsNone(container("agent-sandbox-%s-init" % sid))
+        return sid
+
+    def imported(self, proxy, uid, gid):
+        return proxy.log_text().count(
+            "imported workspace-owner image %s:%d-%d, " % (OWNER_REPO, uid,
+                                                          gid))
+
+    def test_imported_once_then_copied_from(self):
+        uid, gid = 1301, 1302
+        owner_image_remove(uid, gid)
+        self.addCleanup(owner_image_remove, uid, gid)
+        proxy = self.proxy(uid, gid)
+        # The first create asks for the image; it need not wait for it.
+        self.create_owned(proxy, uid, gid)
+        wait_log(proxy, "imported workspace-owner image %s:%d-%d, " %
+                 (OWNER_REPO, uid, gid))
+        img = owner_image(uid, gid)
+        self.assertEqual(len(img["RootFS"]["Layers"]), 1)
+        self.assertEqual(img["Size"], 0)
+        uploads = owner_uploads(proxy)
+        for read_only in (True, False):
+            self.create_owned(proxy, uid, gid, read_only=read_only)
+        self.assertEqual(owner_uploads(proxy), uploads)
+        self.close(proxy)
+        # A server started later finds it and imports nothing.
+        proxy = self.proxy(uid, gid)
+        self.create_owned(proxy, uid, gid)
+        self.create_owned(proxy, uid, gid)
+        self.assertIn("found workspace-owner image %s:%d-%d, %s" %
+                      (OWNER_REPO, uid, gid, img["Id"]), proxy.log_text())
+        self.assertEqual(self.imported(proxy, uid, gid), 0)
+        self.assertEqual(owner_uploads(proxy), 0)
+
+    def test_image_gone_between_creates(self):
+        uid, gid = 1311, 1312
+        self.addCleanup(owner_image_remove, uid, gid)
+        proxy = self.proxy(uid, gid)
+        self.create_owned(proxy, uid, gid)
+        wait_log(proxy, "workspace-owner image %s:%d-%d, " %
+                 (OWNER_REPO, uid, gid))
+        img = owner_image(uid, gid)
+        imported = self.imported(proxy, uid, gid)
+        uploads = owner_uploads(proxy)
+        # An image prune: the create that finds it gone uploads...
+        owner_image_remove(uid, gid)
+        self.create_owned(proxy, uid, gid)
+        self.assertIn("workspace-owner image %s is gone" % img["Id"],
+                      proxy.log_text())
+        self.assertEqual(owner_uploads(proxy), uploads + 1)
+        # ... and the next one has it made again, for the ones after it.
+        self.create_owned(proxy, uid, gid)
+        wait_log(proxy, "imported workspace-owner image %s:%d-%d, " %
+                 (OWNER_REPO, uid, gid), count=imported + 1)
+        self.assertIsNotNone(owner_image(uid, gid))
+        uploads = owner_uploads(proxy)
+        self.create_owned(proxy, uid, gid)
+        self.assertEqual(owner_uploads(proxy), uploads)
+
+    def test_other_image_under_the_tag_is_not_used(self):
+        # Something else tagged as the image, with a file in /workspace.
+        uid, gid = 1321, 1322
+        owner_image_remove(uid, gid)
+        self.addCleanup(owner_image_remove, uid, gid)
+        planted = make_tar([("workspace/", None, uid),
+                            ("workspace/planted", b"x", uid)])
+        conn = harness.UnixHTTPConnection(harness.DOCKER_SOCKET)
+        conn.request("POST", "/v1.41/images/create?fromSrc=-&repo=%s&tag="
+                     "%d-%d" % (urlquote(OWNER_REPO), uid, gid),
+                     body=planted,
+                     headers={"Content-Type": "application/x-tar"})
+        resp = conn.getresponse()
+        self.assertEqual(resp.status, 200)
+        resp.read()
+        conn.close()
+        foreign = owner_image(uid, gid)["Id"]
+        self.addCleanup(docker, "DELETE", "/images/%s?force=true" %
+                        urlquote(foreign))
+        proxy = self.proxy(uid, gid)
+        # Empty and the user's, before and after the image is made.
+        self.create_owned(proxy, uid, gid)
+        wait_log(proxy, "imported workspace-owner image %s:%d-%d, " %
+                 (OWNER_REPO, uid, gid))
+        self.assertIn("is not the workspace-owner image this server makes",
+                      proxy.log_text())
+        self.create_owned(proxy, uid, gid)
+        self.assertNotEqual(owner_image(uid, gid)["Id"], foreign)
 
 def main():
     harness.require_root_and_docker()

@@ -28,6 +28,10 @@ import websockets  # noqa: E402
 # check leaves them out: they are the attacker's, not the server's.
 PROBE_AGENT = "socket-proxy-test"
 REFUSAL = b"refused by the socket proxy"
+# A sandbox user of the module's own, whose workspace-owner image is
+# removed first: the server imports it through haproxy.
+SANDBOX_USER = (1351, 1352)
+OWNER_IMAGE = "agent-sandbox/workspace-owner:%d-%d" % SANDBOX_USER
 
 
 def probe(port, method, target, agent=PROBE_AGENT, host="127.0.0.1"):
@@ -71,8 +75,11 @@ class SocketProxy(unittest.TestCase):
         cls.network = "agent-sandbox-sockproxy-" + tag
         # Not a sandbox: made with the docker CLI, on the socket itself.
         cls.foreign = "as-sockproxy-foreign-" + tag
+        subprocess.run(["docker", "image", "rm", "-f", OWNER_IMAGE],
+                       capture_output=True)
         cls.server = harness.SandboxServer(
             DOCKER_HOST="tcp://127.0.0.1:%d" % cls.port,
+            AGENT_SANDBOX_SANDBOX_USER="%d:%d" % SANDBOX_USER,
             AGENT_SANDBOX_ALLOW_NETWORK="true",
             AGENT_SANDBOX_NETWORK_NAME=cls.network,
             AGENT_SANDBOX_REAP_INTERVAL_SECONDS="1",
@@ -96,6 +103,8 @@ class SocketProxy(unittest.TestCase):
             subprocess.run(["docker", "network", "rm", cls.network],
                            capture_output=True)
             shutil.rmtree(cls.tmp, ignore_errors=True)
+            subprocess.run(["docker", "image", "rm", "-f", OWNER_IMAGE],
+                           capture_output=True)
 
     def api(self, method, path, body=None):
         return self.server.api(method, path, body)
@@ -139,6 +148,9 @@ class SocketProxy(unittest.TestCase):
         sb = self.server.create(network=True)["id"]
         self.assertEqual(self.server.exec(sb, "echo héllo")["stdout"],
                          "héllo\n")
+        owner = "%d:%d\n" % SANDBOX_USER
+        self.assertEqual(self.server.exec(
+            sb, "stat -c %u:%g /workspace")["stdout"], owner)
         status, _, data = self.server.request(
             "POST", "/v1/sandboxes/%s/exec/stream" % sb,
             body={"command": "echo one; echo two >&2"}, headers=harness.AUTH)
@@ -172,6 +184,8 @@ class SocketProxy(unittest.TestCase):
         fork = self.ok(201, "POST", "/v1/snapshots/%s/fork" % snap)["id"]
         self.assertEqual(self.server.exec(
             fork, "wc -c < /workspace/d/f.bin")["stdout"].strip(), "16384")
+        self.assertEqual(self.server.exec(
+            fork, "stat -c %u:%g /workspace")["stdout"], owner)
 
         # The stats' one-shot call and the workspace probe go through the
         # allowlist too; labels need no Docker call at all.
@@ -474,6 +488,46 @@ class SocketProxy(unittest.TestCase):
                       server.log_text())
         self.assertEqual(len([r for r in hp.requests()
                               if r[1] == "/v1.41/_ping"]) >= 2, True)
+
+    def test_configuration_without_the_import_rule(self):
+        """A socket proxy configured before the workspace-owner image
+        refuses its import: creates still work, uploading the owner."""
+        user = (1361, 1362)
+        image = "agent-sandbox/workspace-owner:%d-%d" % user
+        subprocess.run(["docker", "image", "rm", "-f", image],
+                       capture_output=True)
+        log = os.path.join(self.tmp, "haproxy-old.log")
+        hp = socket_proxy.Haproxy(harness.free_port(), log)
+        self.addCleanup(hp.cleanup)
+        with open(hp.cfg) as f:
+            cfg = f.read()
+        rule = "\thttp-request allow if m_post image_import\n"
+        self.assertIn(rule, cfg)
+        with open(hp.cfg, "w") as f:
+            f.write(cfg.replace(rule, ""))
+        hp.start()
+        server = harness.SandboxServer(
+            DOCKER_HOST="tcp://127.0.0.1:%d" % hp.port,
+            AGENT_SANDBOX_SANDBOX_USER="%d:%d" % user)
+        self.addCleanup(server.cleanup)
+        server.start()
+        for _ in range(2):
+            sb = server.create()["id"]
+            self.assertEqual(server.exec(sb, "stat -c %u:%g /workspace && "
+                                         "touch /workspace/f")["stdout"],
+                             "%d:%d\n" % user)
+            self.ok_on(server, 204, "DELETE", "/v1/sandboxes/" + sb)
+        self.assertIn("cannot import the workspace-owner image",
+                      server.log_text())
+        imports = [r for r in hp.requests()
+                   if r[0] == "POST" and "fromSrc=-" in r[1]]
+        self.assertEqual([r[2] for r in imports], [403])
+        self.assertEqual(subprocess.run(["docker", "image", "inspect", image],
+                                        capture_output=True).returncode, 1)
+
+    def ok_on(self, server, want, method, path):
+        status, doc = server.api(method, path)
+        self.assertEqual(status, want, (method, path, doc))
 
     def test_unix_socket_bind(self):
         """The deployment docs/socket-proxy.md advises: haproxy on a unix

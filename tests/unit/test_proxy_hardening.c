@@ -210,9 +210,14 @@ test_prep_golden(void **state)
 
 	policy_default(&p);
 	create_default(&dc);
-	body = hardening_prep_body(&p, &dc, INSTANCE);
+	body = hardening_prep_body(&p, &dc, INSTANCE, NULL);
 	assert_no_forbidden_keys(body);
 	golden("container_prep.json", body);
+	/* From the workspace-owner image: read-only, the image's copy in. */
+	body = hardening_prep_body(&p, &dc, INSTANCE, "sha256:"
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	assert_no_forbidden_keys(body);
+	golden("container_prep_owner.json", body);
 	docker_create_free(&dc);
 }
 
