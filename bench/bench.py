@@ -57,6 +57,8 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
+import subprocess
 import sys
 import time
 import urllib.parse
@@ -277,7 +279,7 @@ class Bench:
             "-" if row.ratio() is None else "%.2f" % row.ratio()))
 
     def meter(self, server):
-        return B.CpuMeter(harness.daemon_pids(server).values())
+        return B.CpuMeter(harness.daemon_pids(server))
 
     def create(self, server=None, body=None):
         return B.server_json(server or self.srv, "POST", "/v1/sandboxes",
@@ -294,6 +296,13 @@ class Bench:
                            ("raw", m.wrap("raw", raw), raw_after)],
                           rounds, before=before)
         self.add(Row(op, "ms", d["server"], d["raw"], goal, rank), m)
+        return m
+
+    def cpu_split(self, op, meter):
+        self.notes.append("%s, CPU per call of the server's processes: %s" %
+                          (op, ", ".join("%s %.1f ms" % kv for kv in
+                                         meter.split_ms("server").items()
+                                         if kv[1] >= 0.05)))
 
     def settle(self, *servers):
         return lambda: B.settle(list(servers or [self.srv]))
@@ -372,6 +381,26 @@ class Bench:
                 raise B.Failed("raw exec of true failed")
         self.compare("exec true", RANK["exec"], ours, raw, self.args.rounds,
                      ("ratio", "<=", 1.05))
+        self.docker_fixed_costs()
+
+    def docker_fixed_costs(self):
+        """What every archive PUT costs in Docker itself, whatever its
+        size (create's ownership tar, an upload, a rollback's import)."""
+        tar = B.write_tar(os.path.join(self.tmp, "one-dir.tar"),
+                          [("bench-dir", None, None)])
+        put = B.timed(lambda: self.raw.put_tar(self.rc, tar),
+                      self.args.rounds)
+        exe = shutil.which("dockerd")
+        start = B.timed(lambda: subprocess.run(
+            [exe, "--version"], stdout=subprocess.DEVNULL, check=True),
+            self.args.rounds) if exe else None
+        self.notes.append(
+            "Docker's archive PUT of a one-entry tar into /workspace: p50 "
+            "%.1f ms, p95 %.1f ms%s" % (
+                B.p50(put), B.pct(put, 95),
+                "; `dockerd --version` (dockerd re-executes itself to "
+                "unpack an archive): p50 %.1f ms" % B.p50(start)
+                if start else ""))
 
     def put_file(self, path, name):
         """Upload through the server, and the same bytes as a tar into the
@@ -398,19 +427,24 @@ class Bench:
                     with open(src, "rb") as f:
                         B.server_call(self.srv, "PUT", url, body=f,
                                       length=size, want=200)
-                self.compare("write %s" % self.mib(mib), RANK["write"], ours,
-                             lambda: self.raw.put_tar(self.rc, tar), rounds,
-                             ("ratio", "<=", 1.10), before=B.drop_dirty)
+                op = "write %s" % self.mib(mib)
+                self.cpu_split(op, self.compare(
+                    op, RANK["write"], ours,
+                    lambda: self.raw.put_tar(self.rc, tar), rounds,
+                    ("ratio", "<=", 1.10), before=B.drop_dirty))
             else:
                 with B.RssSampler(self.srv) as s:
                     self.put_file(src, name)
                 self.growth("upload of %s" % self.mib(mib), s)
                 self.raw.put_tar(self.rc, tar)
             # The bytes come back whole on both sides.
-            want = hashlib.sha256(open(src, "rb").read()).hexdigest()
+            want = hashlib.sha256()
+            with open(src, "rb") as f:
+                for chunk in iter(lambda: f.read(MIB), b""):
+                    want.update(chunk)
             got = hashlib.sha256()
             B.server_call(self.srv, "GET", url, sink=got.update, want=200)
-            if got.hexdigest() != want:
+            if got.digest() != want.digest():
                 raise B.Failed("the server's download returned other bytes")
             raw_url = "/containers/%s/archive?path=/workspace/%s" % (
                 self.rc, name)
@@ -420,15 +454,16 @@ class Bench:
             if n[0] < size:
                 raise B.Failed("the bare download is short: %d" % n[0])
             say("read %s, %d rounds" % (self.mib(mib), rounds))
+            op = "read %s" % self.mib(mib)
             with B.RssSampler(self.srv) as s:
-                self.compare(
-                    "read %s" % self.mib(mib),
-                    RANK["read" if write else "read big"],
+                m = self.compare(
+                    op, RANK["read" if write else "read big"],
                     lambda: B.server_call(self.srv, "GET", url, sink=B.drop,
                                           want=200),
                     lambda: B.docker_call("GET", raw_url, sink=B.drop,
                                           want=200),
                     rounds, ("ratio", "<=", 1.10), before=B.drop_dirty)
+            self.cpu_split(op, m)
             if not write:
                 self.growth("download of %s" % self.mib(mib), s)
 
@@ -490,10 +525,11 @@ class Bench:
                 os.unlink(os.path.join(exports, "%d.tar" % n[0]))
 
             with B.RssSampler(self.srv) as s:
-                self.compare(op, RANK["snapshot"], ours, raw, rounds,
-                             ("ratio", "<=", 1.05),
-                             before=B.drop_dirty, ours_after=ours_after,
-                             raw_after=raw_after)
+                m = self.compare(op, RANK["snapshot"], ours, raw, rounds,
+                                 ("ratio", "<=", 1.05),
+                                 before=B.drop_dirty, ours_after=ours_after,
+                                 raw_after=raw_after)
+            self.cpu_split(op, m)
             if mib == a.big_mib:
                 self.growth("snapshot of a %s workspace" % self.mib(mib), s)
             self.notes.append("%s: the server's snapshot %d bytes, the bare "

@@ -514,30 +514,41 @@ def self_cpu_seconds():
 
 
 class CpuMeter:
-    """Wraps the sides of a comparison: CPU the server's processes and
-    this (client) process spent in each timed call."""
+    """Wraps the sides of a comparison: CPU the server's processes (each
+    of them) and this (client) process spent in each timed call."""
 
     def __init__(self, pids):
-        self.pids = list(pids)
-        self.server = {}
+        self.pids = dict(pids)          # {name: pid}
+        self.server = {}                # {side: {process: seconds}}
         self.client = {}
         self.calls = {}
 
+    def _each(self):
+        return {n: cpu_seconds([p]) for n, p in self.pids.items()}
+
     def wrap(self, name, fn):
         def run():
-            s, c = cpu_seconds(self.pids), self_cpu_seconds()
+            s, c = self._each(), self_cpu_seconds()
             fn()
-            self.server[name] = self.server.get(name, 0.0) + \
-                cpu_seconds(self.pids) - s
-            self.client[name] = self.client.get(name, 0.0) + \
-                self_cpu_seconds() - c
+            e, c = self._each(), self_cpu_seconds() - c
+            acc = self.server.setdefault(name, {})
+            for n in e:
+                acc[n] = acc.get(n, 0.0) + e[n] - s[n]
+            self.client[name] = self.client.get(name, 0.0) + c
             self.calls[name] = self.calls.get(name, 0) + 1
         return run
 
     def per_call_ms(self, name):
+        """(all the server's processes, the client) in ms per call."""
         n = max(1, self.calls.get(name, 0))
-        return (self.server.get(name, 0.0) * 1000.0 / n,
+        return (sum(self.server.get(name, {}).values()) * 1000.0 / n,
                 self.client.get(name, 0.0) * 1000.0 / n)
+
+    def split_ms(self, name):
+        """{process: ms per call} of the server's processes."""
+        n = max(1, self.calls.get(name, 0))
+        return {p: v * 1000.0 / n
+                for p, v in sorted(self.server.get(name, {}).items())}
 
 
 class RssSampler:
