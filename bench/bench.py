@@ -217,8 +217,8 @@ def markdown_table(info, rows, cpu, notes, argv):
         md.append("")
         md.append("CPU per operation (user + system, from /proc), same run:")
         md.append("")
-        md.append("| operation | server's daemons | client, server side | "
-                  "client, bare side |")
+        md.append("| operation | the server's processes | client, server "
+                  "side | client, bare side |")
         md.append("| --- | --- | --- | --- |")
         for op, (srv, a, b) in cpu:
             md.append("| %s | %.1f ms | %.1f ms | %.1f ms |" % (op, srv, a, b))
@@ -250,7 +250,7 @@ class Bench:
     def __init__(self, args, res):
         self.args, self.res = args, res
         self.image = harness.TEST_IMAGE
-        self.rows, self.cpu, self.notes, self.samples = [], [], [], {}
+        self.rows, self.cpu, self.notes = [], [], []
         self.tmp = res.tmpdir()
         self.raw = res.raw(self.image)
         self.live = []      # sandboxes of the main server that stay
@@ -267,8 +267,6 @@ class Bench:
 
     def add(self, row, meter=None, names=("server", "raw")):
         self.rows.append(row)
-        self.samples[row.op] = {"unit": row.unit, "server": row.ours,
-                                "raw": row.raw}
         if meter is not None:
             srv, cli = meter.per_call_ms(names[0])
             _, cli_raw = meter.per_call_ms(names[1])
@@ -717,6 +715,8 @@ def main():
     ap.add_argument("--markdown", metavar="FILE",
                     help="rewrite FILE between the bench markers")
     ap.add_argument("--json", metavar="FILE", help="write every sample")
+    ap.add_argument("--from-json", metavar="FILE", help="run nothing: "
+                    "print (and --markdown) a run saved with --json")
     args = ap.parse_args()
     q = args.quick
     for name, full, quick in (("rounds", 20, 3), ("big_rounds", 7, 2),
@@ -732,38 +732,57 @@ def main():
         ap.error("unknown phase(s): " + ",".join(sorted(unknown)))
     if args.markdown and args.only:
         ap.error("--markdown needs the whole run, without --only")
-    harness.require_root_and_docker()
-    if not os.path.exists(B.HTTPLOAD):
-        raise SystemExit("%s is missing: make bench/httpload" % B.HTTPLOAD)
-    info = B.run_info(harness.TEST_IMAGE, "quick" if q else "full")
-    say(B.header_line(info))
-    with B.Resources() as res:
-        bench = Bench(args, res)
-        bench.run()
-    text = text_table(info, bench.rows, bench.cpu, bench.notes)
-    sys.stdout.write(text)
-    argv = [x for x in sys.argv[1:]]
+    if args.from_json:
+        # Render a saved run again (the table, --markdown) without running.
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        if saved.get("format") != FORMAT:
+            raise SystemExit("%s: not bench-format %d" % (args.from_json,
+                                                          FORMAT))
+        info, run_argv = saved["run"], saved["argv"]
+        rows = [Row(r["op"], r["unit"], r["server"], r["raw"],
+                    tuple(r["goal"]) if r["goal"] else None, r["rank"])
+                for r in saved["rows"]]
+        cpu = [(c[0], tuple(c[1])) for c in saved["cpu"]]
+        notes = saved["notes"]
+    else:
+        harness.require_root_and_docker()
+        if not os.path.exists(B.HTTPLOAD):
+            raise SystemExit("%s is missing: make bench/httpload" %
+                             B.HTTPLOAD)
+        info = B.run_info(harness.TEST_IMAGE, "quick" if q else "full")
+        say(B.header_line(info))
+        with B.Resources() as res:
+            bench = Bench(args, res)
+            bench.run()
+        rows, cpu, notes = bench.rows, bench.cpu, bench.notes
+        run_argv = run_options(sys.argv[1:])
+    sys.stdout.write(text_table(info, rows, cpu, notes))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"format": FORMAT, "run": info, "argv": argv,
-                       "rows": bench.samples, "notes": bench.notes}, f,
-                      indent=1)
+            json.dump({"format": FORMAT, "run": info, "argv": run_argv,
+                       "rows": [{"op": r.op, "unit": r.unit,
+                                 "server": r.ours, "raw": r.raw,
+                                 "goal": r.goal, "rank": r.rank}
+                                for r in rows],
+                       "cpu": cpu, "notes": notes}, f, indent=1)
     if args.markdown:
-        md_argv = []
-        skip = False
-        for x in argv:       # the file names are not part of the run
-            if skip:
-                skip = False
-                continue
-            if x in ("--markdown", "--json"):
-                skip = True
-                continue
-            if x.startswith(("--markdown=", "--json=")):
-                continue
-            md_argv.append(x)
         rewrite_markdown(args.markdown, markdown_table(
-            info, bench.rows, bench.cpu, bench.notes, md_argv))
+            info, rows, cpu, notes, run_argv))
         say("rewrote %s" % args.markdown)
+
+
+def run_options(argv):
+    """The options that shaped the run, without the output files."""
+    out, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+        elif x in ("--markdown", "--json", "--from-json"):
+            skip = True
+        elif not x.startswith(("--markdown=", "--json=", "--from-json=")):
+            out.append(x)
+    return out
 
 
 if __name__ == "__main__":
