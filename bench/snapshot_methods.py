@@ -5,7 +5,7 @@ alternation, several times (docs/performance.md, "Why the snapshot
 benchmarks disagreed").
 
     sudo AGENT_SANDBOX_BUILDDIR=$PWD bench/snapshot_methods.py [--mib N]
-        [--reps N] [--rounds N]
+        [--reps N] [--rounds N] [--hog N]
 
 Each repetition times, with the same server, sandbox and bare container:
 - the old method (bench_files.py until bench.py replaced it): --rounds
@@ -17,11 +17,14 @@ Each repetition times, with the same server, sandbox and bare container:
   its directory fsync'd, every snapshot and export removed untimed;
 - the two bare floors alone, alternating: what truncating the previous
   export costs the old floor.
-By hand, as root; asserts nothing.
+--hog N adds N processes that spin on the CPU for the whole run, as
+another workload on the same host would.  By hand, as root; asserts
+nothing.
 """
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 
@@ -36,13 +39,19 @@ def main():
     ap.add_argument("--mib", type=float, default=100)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--hog", type=int, default=0, metavar="N",
+                    help="keep N processes spinning on the CPU meanwhile "
+                    "(another workload on the host)")
     a = ap.parse_args()
     harness.require_root_and_docker()
     info = B.run_info(harness.TEST_IMAGE, "snapshot-methods")
     print(B.header_line(info))
-    print("workspace %g MiB, %d repetitions of %d rounds" %
-          (a.mib, a.reps, a.rounds), flush=True)
+    print("workspace %g MiB, %d repetitions of %d rounds, %d spinning "
+          "process(es)" % (a.mib, a.reps, a.rounds, a.hog), flush=True)
     with B.Resources() as res:
+        for _ in range(a.hog):
+            hog = subprocess.Popen([sys.executable, "-c", "while 1: pass"])
+            res.add("a spinning process", lambda p=hog: (p.kill(), p.wait()))
         tmp = res.tmpdir()
         srv = res.server(AGENT_SANDBOX_DEFAULT_MEMORY_MB="512")
         raw = res.raw(harness.TEST_IMAGE)
