@@ -397,7 +397,7 @@ def run_info(image, mode):
     load = os.getloadavg()
     return {
         "date": datetime.datetime.now(datetime.timezone.utc)
-        .strftime("%Y-%m-%dT%H:%MZ"),
+        .strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": git_commit(),
         "cpus": os.cpu_count(),
         "kernel": platform.release(),
