@@ -485,8 +485,11 @@ pool_create(uint32_t apid_id, struct create_request *req,
 	dc.spec = c->sb->rec.spec;
 	msgw_init(&w);
 	msg_put_docker_create(&w, &dc);
-	if (w.overflow || proxy_call(MSG_DOCKER_UPDATE, -1, &w, 0,
-	    MSG_DOCKER_DONE, claim_updated, c) == 0)
+	if (w.overflow)
+		claim_fail(c, ERR_INVALID_REQUEST,
+		    "the sandbox's environment is too large");
+	else if (proxy_call(MSG_DOCKER_UPDATE, -1, &w, 0, MSG_DOCKER_DONE,
+	    claim_updated, c) == 0)
 		claim_fail(c, ERR_INTERNAL, "cannot reach dockerd-proxy");
 	return 1;
 }
