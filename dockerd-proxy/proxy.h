@@ -116,6 +116,16 @@ struct docker_event;
 int	docker_event_parse(const char *line, size_t len,
 	    const char *instance_id, struct docker_event *ev);
 
+/*
+ * docker_owner.c: the workspace-owner image.  ensure: look it up (or
+ * import it) if that is not done nor under way; id: "sha256:<hex>" once
+ * it is known, else NULL; lost: a create found that id gone.
+ */
+#define IMAGE_ID_MAX		(7 + DOCKER_ID_LEN + 1)	/* "sha256:<hex>" */
+void		 owner_image_ensure(struct proxy *);
+const char	*owner_image_id(void);
+void		 owner_image_lost(const char *id);
+
 /* docker_update.c: MSG_DOCKER_UPDATE; takes the payload's contents. */
 void	docker_update(struct proxy *, uint32_t peerid, struct docker_create *);
 
