@@ -511,18 +511,14 @@ pull_line(void *arg, const char *line, size_t len)
 {
 	struct create	*c = arg;
 	json_tokener	*tok;
-	json_object	*obj, *detail;
+	json_object	*obj;
 	const char	*msg;
 
 	if ((tok = json_tokener_new()) == NULL)
 		return;
 	obj = json_tokener_parse_ex(tok, line, (int)len);
 	json_tokener_free(tok);
-	msg = json_get_string(obj, "error");
-	if (msg == NULL && json_object_object_get_ex(obj, "errorDetail",
-	    &detail))
-		msg = json_get_string(detail, "message");
-	if (msg != NULL)
+	if ((msg = docker_stream_error(obj)) != NULL)
 		strlcpy(c->pull_error, msg, sizeof(c->pull_error));
 	json_object_put(obj);
 }

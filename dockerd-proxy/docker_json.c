@@ -89,6 +89,23 @@ docker_error_message(const struct docker_response *resp, char *buf,
 		snprintf(buf, len, "HTTP %d", resp != NULL ? resp->status : 0);
 }
 
+/*
+ * A streamed answer's line (a pull's, an import's) that says it failed:
+ * {"error": ...} or {"errorDetail": {"message": ...}}; else NULL.
+ */
+const char *
+docker_stream_error(json_object *obj)
+{
+	json_object	*detail;
+	const char	*msg;
+
+	msg = json_get_string(obj, "error");
+	if (msg == NULL && json_object_object_get_ex(obj, "errorDetail",
+	    &detail))
+		msg = json_get_string(detail, "message");
+	return msg;
+}
+
 int
 labels_are_ours(json_object *labels, const char *id, const char *instance_id)
 {

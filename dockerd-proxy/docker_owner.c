@@ -98,18 +98,14 @@ static void
 owner_answer_line(void *arg, const char *line, size_t len)
 {
 	json_tokener	*tok;
-	json_object	*obj, *detail;
+	json_object	*obj;
 	const char	*s;
 
 	if ((tok = json_tokener_new()) == NULL)
 		return;
 	obj = json_tokener_parse_ex(tok, line, (int)len);
 	json_tokener_free(tok);
-	s = json_get_string(obj, "error");
-	if (s == NULL && json_object_object_get_ex(obj, "errorDetail",
-	    &detail))
-		s = json_get_string(detail, "message");
-	if (s != NULL)
+	if ((s = docker_stream_error(obj)) != NULL)
 		strlcpy(owner.answer_error, s, sizeof(owner.answer_error));
 	else if ((s = json_get_string(obj, "status")) != NULL &&
 	    image_id_valid(s))

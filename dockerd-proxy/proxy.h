@@ -171,6 +171,8 @@ void		 docker_error_message(const struct docker_response *,
 		    char *, size_t);
 /* A string member, or NULL. */
 const char	*json_get_string(json_object *, const char *key);
+/* The error a line of a streamed answer (pull, import) reports, or NULL. */
+const char	*docker_stream_error(json_object *);
 /* 1 when labels mark an object of sandbox id made by this server. */
 int		 labels_are_ours(json_object *labels, const char *id,
 		    const char *instance_id);
