@@ -216,6 +216,7 @@ spec_fds(const struct tar_job_spec *s, int fds[2])
 	switch (s->kind) {
 	case TAR_JOB_FIRST_FILE:
 	case TAR_JOB_SNAPSHOT:
+	case TAR_JOB_SNAPSHOT_COPY:
 		fds[0] = s->in_fd;
 		fds[1] = s->out_fd;
 		return 2;

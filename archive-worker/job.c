@@ -31,6 +31,8 @@ job_run(const struct archive_job *j, const int fds[2],
 		return job_first_file(j, fds, res);
 	case ARCHIVE_JOB_SNAPSHOT:
 		return job_snapshot(j, fds, res);
+	case ARCHIVE_JOB_SNAPSHOT_COPY:
+		return job_snapshot_copy(j, fds, res);
 	case ARCHIVE_JOB_CHECK:
 		return job_check(j, fds, res);
 	case ARCHIVE_JOB_SPOOL:

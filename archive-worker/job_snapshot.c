@@ -230,6 +230,85 @@ job_snapshot(const struct archive_job *j, const int fds[2],
 	return rv;
 }
 
+/*
+ * SNAPSHOT_COPY: Docker's tar of "/workspace/." stored byte for byte,
+ * read once as it is copied.  Its names are already relative ("./",
+ * "./a/b", hard-link targets too), so when every member is one the
+ * rewrite would keep unchanged the copy is the snapshot, without the
+ * rewrite's second tar (most workspaces).  The first member it would
+ * change -- a FIFO, socket or device it leaves out, a setuid bit it
+ * clears, extended attributes it drops, a name it would refuse -- ends
+ * the job with JOB_NEEDS_REWRITE, and managerd asks for the rewrite.
+ */
+static const char *
+copy_refusal(const struct tar_member *m, int *root_seen)
+{
+	const char	*rest;
+
+	if (strcmp(m->name, "./") == 0 || strcmp(m->name, ".") == 0) {
+		if (*root_seen || m->type != TAR_DIR)
+			return "a second or odd workspace root";
+		*root_seen = 1;
+	} else if (strncmp(m->name, "./", 2) != 0 ||
+	    !name_safe(rest = m->name + 2) || *rest == '/')
+		return "a name not under \"./\"";
+	if (!*root_seen)
+		return "no workspace root first";
+	if (m->type == TAR_HARDLINK && (strncmp(m->link, "./", 2) != 0 ||
+	    !name_safe(m->link + 2) || m->link[2] == '\0'))
+		return "a hard link whose target is not under \"./\"";
+	if (m->type == TAR_OTHER)
+		return "a FIFO, socket or device";
+	if (m->mode != snapshot_perm(m))
+		return "a setuid or setgid bit";
+	if (m->xattrs)
+		return "extended attributes";
+	return NULL;
+}
+
+int
+job_snapshot_copy(const struct archive_job *j, const int fds[2],
+    struct job_result *res)
+{
+	struct tar_reader	 r;
+	struct tar_copy		 c;
+	struct tar_member	*m;
+	const char		*why;
+	char			 q[QUOTE_MAX];
+	int			 rc, root_seen = 0, rv = -1;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = fds[1];
+	c.max = j->max_bytes;
+	if (tar_reader_init(&r, fds[0]) == -1)
+		return job_fail(res, ENOMEM, "out of memory");
+	r.copy = &c;
+	while ((rc = tar_next(&r, &m)) == 1) {
+		if ((why = copy_refusal(m, &root_seen)) != NULL) {
+			job_fail(res, JOB_NEEDS_REWRITE, "%s: %s", why,
+			    name_quote(m->name, q, sizeof(q)));
+			goto done;
+		}
+	}
+	if (c.over)
+		job_fail(res, EFBIG, "workspace exceeds the snapshot limit of "
+		    "%llu bytes", (unsigned long long)j->max_bytes);
+	else if (c.err != 0)
+		job_fail(res, c.err, "writing snapshot: %s",
+		    strerror(c.err));
+	else if (rc == -1)
+		job_fail(res, errno, "reading archive: %s", tar_error(&r));
+	else if (!root_seen)
+		job_fail(res, JOB_NEEDS_REWRITE, "no workspace root");
+	else {
+		res->bytes = c.written;
+		rv = 0;
+	}
+ done:
+	tar_reader_free(&r);
+	return rv;
+}
+
 /* 0 if a stored snapshot may hold this member, else -1 (EINVAL). */
 static int
 check_member(const struct tar_member *m, struct job_result *res)

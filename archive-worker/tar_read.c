@@ -65,6 +65,25 @@ tar_reader_free(struct tar_reader *r)
 	r->buf = NULL;
 }
 
+/* What was just read into the buffer, to the copy too. */
+static int
+copy_out(struct tar_reader *r, size_t n)
+{
+	struct tar_copy	*c = r->copy;
+
+	if (c->over || n > c->max - c->written) {
+		c->over = 1;
+		return reader_fail(r, "past the size limit");
+	}
+	if (write_all(c->fd, r->buf, n) == -1) {
+		c->err = errno;
+		return reader_fail(r, "writing the copy: %s",
+		    strerror(errno));
+	}
+	c->written += n;
+	return 0;
+}
+
 /* More bytes into the buffer: 1, 0 at end of file, -1 on error. */
 static int
 refill(struct tar_reader *r)
@@ -79,6 +98,8 @@ refill(struct tar_reader *r)
 	if (n == -1)
 		return reader_fail(r, "reading the archive: %s",
 		    strerror(errno));
+	if (n > 0 && r->copy != NULL && copy_out(r, (size_t)n) == -1)
+		return -1;
 	r->off = 0;
 	r->len = (size_t)n;
 	return n > 0;

@@ -51,6 +51,8 @@ int	job_first_file(const struct archive_job *, const int fds[2],
 	    struct job_result *);
 int	job_snapshot(const struct archive_job *, const int fds[2],
 	    struct job_result *);
+int	job_snapshot_copy(const struct archive_job *, const int fds[2],
+	    struct job_result *);
 int	job_check(const struct archive_job *, const int fds[2],
 	    struct job_result *);
 int	job_spool(const struct archive_job *, const int fds[2],
@@ -80,6 +82,18 @@ int	write_all(int fd, const void *, size_t);
  */
 #define TAR_READ_BUF	(64 * 1024)
 
+/*
+ * Where a reader copies every byte it reads, as it reads it: a snapshot
+ * stored as Docker made it (SNAPSHOT_COPY), at most max bytes.
+ */
+struct tar_copy {
+	int			 fd;
+	uint64_t		 max;
+	uint64_t		 written;
+	int			 over;		/* max would have been passed */
+	int			 err;		/* errno of a failed write(2) */
+};
+
 struct tar_reader {
 	int			 fd;
 	unsigned char		*buf;
@@ -92,6 +106,7 @@ struct tar_reader {
 	int			 failed;
 	struct tar_ext		 ext;		/* for the next member */
 	struct tar_member	 m;
+	struct tar_copy		*copy;		/* NULL: none */
 	char			 err[256];
 };
 

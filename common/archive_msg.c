@@ -20,6 +20,7 @@ archive_job_nfds(uint32_t kind)
 		return 1;
 	case ARCHIVE_JOB_FIRST_FILE:
 	case ARCHIVE_JOB_SNAPSHOT:
+	case ARCHIVE_JOB_SNAPSHOT_COPY:
 	case ARCHIVE_JOB_SPOOL:
 	case ARCHIVE_JOB_UPLOAD:
 		return 2;

@@ -7,6 +7,7 @@
 #ifndef AS_ARCHIVE_MSG_H
 #define AS_ARCHIVE_MSG_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,11 @@
  *		workspace) is at most max_bytes.  bytes: tar bytes written.
  * CHECK	fd0 a stored snapshot; every member is checked before an
  *		import.  bytes: archive bytes read.
+ * SNAPSHOT_COPY fd0 Docker's tar of "/workspace/.", fd1 the temporary
+ *		snapshot file: the tar copied as it is, at most max_bytes,
+ *		if every member is one SNAPSHOT keeps unchanged; else the
+ *		job ends at the first other one with JOB_NEEDS_REWRITE (the
+ *		file then holds a part, to be truncated).  bytes: copied.
  * SPOOL	fd0 an upload's body, fd1 the spool file; fd0 is copied to
  *		its end, at most max_bytes (one more is EFBIG), without any
  *		parsing.  bytes: bytes copied.
@@ -41,8 +47,16 @@ enum archive_job_kind {
 	ARCHIVE_JOB_CHECK,
 	ARCHIVE_JOB_SPOOL,
 	ARCHIVE_JOB_UPLOAD,
-	ARCHIVE_JOB_KIND_MAX = ARCHIVE_JOB_UPLOAD
+	ARCHIVE_JOB_SNAPSHOT_COPY,
+	ARCHIVE_JOB_KIND_MAX = ARCHIVE_JOB_SNAPSHOT_COPY
 };
+
+/*
+ * A SNAPSHOT_COPY's errnum when the tar must be rewritten (SNAPSHOT)
+ * instead: no failure of the snapshot, and no errno a job otherwise
+ * reports.
+ */
+#define JOB_NEEDS_REWRITE	EXDEV
 
 /* Jobs in flight on one channel: apid waits before it sends more. */
 #define ARCHIVE_JOBS_MAX	256

@@ -497,6 +497,7 @@ tar_member_make(struct tar_member *m, struct tar_ext *ext,
 		free(m->link);
 		m->link = NULL;
 	}
+	m->xattrs = (ext->pax_has & PAX_XATTR) != 0;
 	tar_ext_clear(ext);
 	return NULL;
 }

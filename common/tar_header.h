@@ -51,6 +51,7 @@ struct tar_member {
 	uint64_t	 gid;
 	int64_t		 mtime;
 	uint64_t	 size;		/* data bytes that follow */
+	int		 xattrs;	/* pax records gave it xattrs */
 };
 
 #define PAX_SIZE	0x01
