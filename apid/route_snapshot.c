@@ -121,7 +121,9 @@ struct snap_state {
 	struct http_request	*req;
 	uint32_t		 id;	/* the SNAPSHOT_CREATE's */
 	int			 rfd;	/* pipe read end until the job */
-	int			 sink;	/* SNAPSHOT_SINK came */
+	int			 sink;	/* SNAPSHOT_SINK came (since a RETRY) */
+	int			 copy;	/* that sink's job is SNAPSHOT_COPY */
+	int			 retried; /* SNAPSHOT_RETRY went out */
 	int			 written; /* SNAPSHOT_WRITTEN went out */
 };
 
@@ -153,10 +155,49 @@ snap_written(struct snap_state *st, const struct tar_result *res)
 		log_warnx("snapshot: cannot report the written snapshot");
 }
 
+/*
+ * The copy stopped at a member the rewrite would change: a new pipe for
+ * the tar managerd asks for again, its write end to managerd with the
+ * reason; the next SINK starts the rewrite.
+ */
+static void
+snap_retry(struct snap_state *st, const struct tar_result *res)
+{
+	struct tar_result	 r = *res, fail;
+	struct msgw		 w;
+	int			 fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		memset(&fail, 0, sizeof(fail));
+		fail.errnum = errno;
+		fail.message = NULL;
+		snap_written(st, &fail);
+		return;
+	}
+	st->rfd = fds[0];
+	st->sink = 0;
+	st->retried = 1;
+	msgw_init(&w);
+	msg_put_tar_result(&w, &r);
+	if (w.overflow) {
+		r.message = NULL;
+		msgw_init(&w);
+		msg_put_tar_result(&w, &r);
+	}
+	if (peer_send(&apid->parent, MSG_SNAPSHOT_RETRY, st->id, fds[1],
+	    &w) == -1)
+		log_warnx("snapshot: cannot ask for the rewrite");
+}
+
 static void
 snap_job_done(const struct tar_result *res, void *arg)
 {
-	snap_written(arg, res);
+	struct snap_state	*st = arg;
+
+	if (st->copy && !st->retried && res->errnum == JOB_NEEDS_REWRITE)
+		snap_retry(st, res);
+	else
+		snap_written(st, res);
 }
 
 /*
@@ -183,19 +224,22 @@ snap_sink(struct snap_state *st, struct imsg *imsg)
 	struct tar_job_spec	 spec;
 	struct tar_result	 res;
 	uint64_t		 max_bytes;
+	int			 copy;
 	char			 text[128];
 
 	if (st->sink || (imsg->fd == -1 && !imsg->fd_lost))
 		peer_bad_message(&apid->parent, imsg, "unexpected sink");
-	if (msg_get_u64(imsg, &max_bytes) == -1)
+	if (msg_get_snapshot_sink(imsg, &max_bytes, &copy) == -1 ||
+	    (copy && st->retried))
 		peer_bad_message(&apid->parent, imsg, "malformed sink");
 	st->sink = 1;
+	st->copy = copy;
 	if (imsg->fd_lost) {
 		snap_sink_lost(st);
 		return;
 	}
 	memset(&spec, 0, sizeof(spec));
-	spec.kind = TAR_JOB_SNAPSHOT;
+	spec.kind = copy ? TAR_JOB_SNAPSHOT_COPY : TAR_JOB_SNAPSHOT;
 	spec.in_fd = st->rfd;
 	spec.out_fd = imsg_take_fd(imsg);
 	spec.max_bytes = max_bytes;

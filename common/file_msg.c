@@ -641,3 +641,24 @@ msg_get_u64(const struct imsg *imsg, uint64_t *v)
 	*v = msgr_u64(&r);
 	return msgr_end(&r);
 }
+
+void
+msg_put_snapshot_sink(struct msgw *w, uint64_t max_bytes, int copy)
+{
+	msgw_u64(w, max_bytes);
+	msgw_u8(w, copy ? 1 : 0);
+}
+
+int
+msg_get_snapshot_sink(const struct imsg *imsg, uint64_t *max_bytes,
+    int *copy)
+{
+	struct msgr	 r;
+	uint8_t		 c;
+
+	msgr_init(&r, imsg);
+	*max_bytes = msgr_u64(&r);
+	c = msgr_u8(&r);
+	*copy = c;
+	return msgr_end(&r) == -1 || c > 1 ? -1 : 0;
+}

@@ -258,11 +258,12 @@ void	msg_put_archive_put(struct msgw *, const struct archive_put *);
 int	msg_get_archive_put(const struct imsg *, struct archive_put *);
 void	archive_put_free(struct archive_put *);
 
-/*
- * FILE_READ_STARTED, SNAPSHOT_SINK, FILE_SPOOL, FILE_WRITE_COMMIT: one
- * u64.
- */
+/* FILE_READ_STARTED, FILE_SPOOL, FILE_WRITE_COMMIT: one u64. */
 void	msg_put_u64(struct msgw *, uint64_t);
 int	msg_get_u64(const struct imsg *, uint64_t *);
+/* SNAPSHOT_SINK: u64 max_bytes, u8 copy (0 or 1). */
+void	msg_put_snapshot_sink(struct msgw *, uint64_t max_bytes, int copy);
+int	msg_get_snapshot_sink(const struct imsg *, uint64_t *max_bytes,
+	    int *copy);
 
 #endif /* AS_FILE_MSG_H */

@@ -123,6 +123,8 @@ msg_type_name(uint32_t type)
 		return "SNAPSHOT_WRITTEN";
 	case MSG_TAR_CHECKED:
 		return "TAR_CHECKED";
+	case MSG_SNAPSHOT_RETRY:
+		return "SNAPSHOT_RETRY";
 	case MSG_FILE_WRITE_BEGIN:
 		return "FILE_WRITE_BEGIN";
 	case MSG_FILE_WRITE_COMMIT:
@@ -442,6 +444,7 @@ msg_fd_may_be_lost(uint32_t type)
 	case MSG_SNAPSHOT_CREATE:
 	case MSG_FILE_WRITE_COMMIT:
 	case MSG_SNAPSHOT_SINK:
+	case MSG_SNAPSHOT_RETRY:
 	case MSG_TAR_CHECK:
 	case MSG_FILE_SPOOL:
 	case MSG_DOCKER_EXEC:

@@ -159,9 +159,11 @@ enum msg_type {
 	/*
 	 * SNAPSHOT_CREATE: snapshot_create, fd = write end of a pipe that
 	 * will carry Docker's tar of /workspace -> SNAPSHOT_SINK (fd = the
-	 * temporary snapshot file: rewrite the tar into it, at most
-	 * max_bytes, then send SNAPSHOT_WRITTEN), then SNAPSHOT_INFO; or
-	 * MSG_ERROR (before SINK, or after apid's SNAPSHOT_WRITTEN).
+	 * temporary snapshot file: copy or rewrite the tar into it, at
+	 * most max_bytes, then send SNAPSHOT_WRITTEN, or after a copy
+	 * that needs the rewrite SNAPSHOT_RETRY), then SNAPSHOT_INFO; or
+	 * MSG_ERROR (before SINK, after a RETRY, or after apid's
+	 * SNAPSHOT_WRITTEN).
 	 */
 	MSG_SNAPSHOT_CREATE = 211,
 	/* u8 has_filter, str sandbox_id -> SNAPSHOT_INFO* SNAPSHOT_LIST_END */
@@ -178,6 +180,15 @@ enum msg_type {
 	MSG_SNAPSHOT_WRITTEN = 217,
 	/* tar_result, peerid = the TAR_CHECK's id (managerd's). */
 	MSG_TAR_CHECKED = 218,
+	/*
+	 * tar_result (errnum JOB_NEEDS_REWRITE, why), peerid = the
+	 * SNAPSHOT_CREATE's id, fd = write end of a new pipe: the copy
+	 * stopped at a member the rewrite would change (the tar cannot be
+	 * stored as Docker made it).  managerd asks the proxy for the tar
+	 * of /workspace again into this pipe and answers with a second
+	 * SNAPSHOT_SINK (copy 0, the file truncated), or MSG_ERROR.
+	 */
+	MSG_SNAPSHOT_RETRY = 231,	/* after WRITTEN, in the gap */
 	/*
 	 * The two-phase upload; every message of one upload has the BEGIN's
 	 * id.  FILE_WRITE_BEGIN: file_write (size FILE_WRITE_SIZE_UNKNOWN
@@ -261,9 +272,12 @@ enum msg_type {
 	MSG_FILE_INFO = 308,		/* file_info */
 	MSG_FILE_LIST_STARTED = 309,	/* str normalized directory */
 	/*
-	 * u64 max_bytes, fd = the temporary snapshot file.  After it,
-	 * managerd's final reply to the SNAPSHOT_CREATE (SNAPSHOT_INFO or
-	 * MSG_ERROR) comes only once apid has sent SNAPSHOT_WRITTEN.
+	 * u64 max_bytes, u8 copy, fd = the temporary snapshot file.  copy
+	 * 1: the pipe holds Docker's tar of "/workspace/.", for a
+	 * SNAPSHOT_COPY job; 0: of "/workspace", for the rewrite
+	 * (SNAPSHOT).  After it, managerd's final reply to the
+	 * SNAPSHOT_CREATE (SNAPSHOT_INFO or MSG_ERROR) comes only once
+	 * apid has sent SNAPSHOT_WRITTEN or SNAPSHOT_RETRY.
 	 */
 	MSG_SNAPSHOT_SINK = 310,
 	MSG_SNAPSHOT_INFO = 311,	/* snapshot_info */

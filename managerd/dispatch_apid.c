@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "archive_msg.h"
 #include "log.h"
 #include "managerd.h"
 
@@ -201,7 +202,13 @@ apid_snapshot_written(struct peer *p, struct imsg *imsg)
 
 	if (msg_get_tar_result(imsg, &res) == -1)
 		peer_bad_message(p, imsg, "malformed tar result");
-	snapshot_written(imsg->hdr.peerid, &res);
+	if (imsg->hdr.type == MSG_SNAPSHOT_RETRY) {
+		if (imsg->fd == -1 || res.errnum != JOB_NEEDS_REWRITE)
+			peer_bad_message(p, imsg, "a retry needs a pipe and "
+			    "the copy's reason");
+		snapshot_retry(imsg->hdr.peerid, &res, imsg_take_fd(imsg));
+	} else
+		snapshot_written(imsg->hdr.peerid, &res);
 	tar_result_free(&res);
 }
 
@@ -338,6 +345,7 @@ carries_fd(uint32_t type)
 	case MSG_FILE_LIST:
 	case MSG_FILE_WRITE_COMMIT:
 	case MSG_SNAPSHOT_CREATE:
+	case MSG_SNAPSHOT_RETRY:
 	case MSG_PROCESS_OUTPUT:
 	case MSG_PROCESS_STDIN:
 		return 1;
@@ -378,6 +386,7 @@ request_id(struct peer *p, struct imsg *imsg)
 		imsg->hdr.peerid = id;
 		break;
 	case MSG_SNAPSHOT_WRITTEN:
+	case MSG_SNAPSHOT_RETRY:
 		/* Our final reply waits for it: the request is still open. */
 		if ((id = apid_request_find(imsg->hdr.peerid)) == 0)
 			fatalx("bad %s message from apid: no snapshot is being "
@@ -404,6 +413,8 @@ apid_fd_lost(struct peer *p, struct imsg *imsg)
 	    msg_type_name(imsg->hdr.type), imsg->hdr.peerid);
 	if (imsg->hdr.type == MSG_FILE_WRITE_COMMIT)
 		file_write_lost(p, imsg);
+	else if (imsg->hdr.type == MSG_SNAPSHOT_RETRY)
+		snapshot_retry_lost(imsg->hdr.peerid);
 	else
 		apid_error(imsg->hdr.peerid, ERR_UNAVAILABLE,
 		    "managerd is out of descriptors; try again");
@@ -472,6 +483,7 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		apid_snapshot_create(p, imsg);
 		break;
 	case MSG_SNAPSHOT_WRITTEN:
+	case MSG_SNAPSHOT_RETRY:
 		apid_snapshot_written(p, imsg);
 		break;
 	case MSG_SNAPSHOT_LIST:

@@ -682,6 +682,9 @@ int	 exec_run(uint32_t apid_id, const struct docker_exec *, int fd,
 void	 snapshot_create(uint32_t apid_id, struct snapshot_create *, int fd);
 /* apid's MSG_SNAPSHOT_WRITTEN for the SNAPSHOT_CREATE apid_id. */
 void	 snapshot_written(uint32_t apid_id, struct tar_result *);
+/* SNAPSHOT_RETRY: fd, the pipe for the rewrite's tar, is taken. */
+void	 snapshot_retry(uint32_t apid_id, const struct tar_result *, int fd);
+void	 snapshot_retry_lost(uint32_t apid_id);
 /* The apid writing it died: it fails (if it had got that far). */
 void	 snapshot_abandoned(uint32_t apid_id);
 void	 snapshot_list(uint32_t apid_id, const char *sandbox_id);

@@ -33,6 +33,13 @@ struct snap_op {
 	char			 tmp[SNAPSHOT_PATH_MAX];
 	int			 pipe_fd;	/* for the proxy */
 	int			 file_fd;	/* ours, read-only */
+	/*
+	 * The tar is first asked for as "/workspace/." and copied as it
+	 * is; once apid's SNAPSHOT_RETRY says it needs the rewrite, this
+	 * is the new pipe, until the first request to the proxy ended.
+	 */
+	int			 copy;
+	int			 retry_fd;
 	int			 tmp_made;
 	/* The proxy's side: ended, and its error if any. */
 	int			 proxy_ended;
@@ -59,6 +66,8 @@ snap_op_free(struct snap_op *op)
 		close(op->pipe_fd);
 	if (op->file_fd != -1)
 		close(op->file_fd);
+	if (op->retry_fd != -1)
+		close(op->retry_fd);
 	if (op->tmp_made &&
 	    unlinkat(env->datadir_fd, op->tmp, 0) == -1 && errno != ENOENT)
 		log_warn("cannot remove %s", op->tmp);
@@ -207,8 +216,9 @@ snap_store(struct snap_op *op)
 
 /*
  * Both the proxy and apid have finished: the first failure wins.  A
- * rewrite whose process died (EPIPE: it writes a file, not a pipe) went
- * first, and the proxy's broken pipe only follows from it.
+ * rewrite whose process died (EPIPE: it writes a file, not a pipe), or
+ * that refused a member (EINVAL), went first, and the proxy's broken
+ * pipe only follows from it.
  */
 static void
 snap_finish(struct snap_op *op)
@@ -223,7 +233,7 @@ snap_finish(struct snap_op *op)
 		apid_error(op->apid_id, ERR_UNAVAILABLE, "cannot snapshot %s "
 		    "now: out of descriptors (%s)", op->sb->rec.id,
 		    op->message != NULL ? op->message : strerror(op->errnum));
-	else if (op->errnum == EPIPE)
+	else if (op->errnum == EPIPE || op->errnum == EINVAL)
 		apid_error(op->apid_id, ERR_BACKEND, "cannot snapshot %s: %s",
 		    op->sb->rec.id, op->message != NULL ? op->message :
 		    strerror(op->errnum));
@@ -240,6 +250,8 @@ snap_finish(struct snap_op *op)
 		snap_store(op);
 	snap_end(op);
 }
+
+static void	snap_rewrite(struct snap_op *);
 
 static void
 snap_proxy_failed(struct snap_op *op, uint32_t kind, const char *text)
@@ -281,6 +293,8 @@ snap_archived(struct imsg *reply, void *arg)
 	}
 	if (op->written)
 		snap_finish(op);
+	else if (op->retry_fd != -1)
+		snap_rewrite(op);
 }
 
 /* -1 with EEXIST if a record or tar of that id exists, or errno. */
@@ -305,14 +319,79 @@ snapshot_id_free(const char *id)
 	return 0;
 }
 
+/* SNAPSHOT_SINK: the file, for a copy or for the rewrite. */
+static int
+snap_sink(struct snap_op *op, int sink)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_snapshot_sink(&w, op->max_bytes, op->copy);
+	return apid_reply_fd(op->apid_id, MSG_SNAPSHOT_SINK, sink, &w);
+}
+
+/*
+ * Docker's tar of the workspace into op->pipe_fd: of "/workspace/." for
+ * a copy (its names already relative), of "/workspace" for the rewrite.
+ */
+static void
+snap_ask_proxy(struct snap_op *op)
+{
+	struct archive_get	 ag;
+	struct msgw		 w;
+	char			 copy_path[] = "/workspace/.";
+	char			 path[] = "/workspace";
+	int			 fd;
+
+	memset(&ag, 0, sizeof(ag));
+	ag.id = op->sb->rec.id;
+	ag.path = op->copy ? copy_path : path;
+	ag.want = ARCHIVE_WANT_TREE;
+	ag.max_bytes = 0;
+	msgw_init(&w);
+	msg_put_archive_get(&w, &ag);
+	fd = op->pipe_fd;
+	op->pipe_fd = -1;
+	if (proxy_call(MSG_DOCKER_ARCHIVE_GET, fd, &w,
+	    MSG_DOCKER_ARCHIVE_STAT, MSG_DOCKER_DONE, snap_archived, op) == 0)
+		snap_proxy_failed(op, ERR_INTERNAL,
+		    "cannot reach dockerd-proxy");
+}
+
+/*
+ * The copy stopped and the first request to the proxy has ended: the
+ * file starts again, empty, for the rewrite of a second tar.
+ */
+static void
+snap_rewrite(struct snap_op *op)
+{
+	int	 sink, saved;
+
+	op->pipe_fd = op->retry_fd;
+	op->retry_fd = -1;
+	op->proxy_ended = 0;
+	op->proxy_kind = 0;
+	op->proxy_text[0] = '\0';
+	op->stat_seen = 0;
+	op->stat_kind = 0;
+	if ((sink = openat(env->datadir_fd, op->tmp, O_WRONLY | O_TRUNC |
+	    O_CLOEXEC | O_NOFOLLOW)) == -1 || snap_sink(op, sink) == -1) {
+		saved = errno;
+		TAILQ_REMOVE(&writing, op, entry);
+		apid_error(op->apid_id, storage_error(saved, ERR_INTERNAL),
+		    "cannot snapshot %s: cannot start the rewrite: %s",
+		    op->sb->rec.id, strerror(saved));
+		snap_end(op);
+		return;
+	}
+	snap_ask_proxy(op);
+}
+
 static void
 snap_run(struct sandbox *sb, void *arg)
 {
 	struct snap_op		*op = arg;
-	struct archive_get	 ag;
-	struct msgw		 w;
-	char			 path[] = "/workspace";
-	int			 sink, fd, saved;
+	int			 sink, saved;
 
 	op->sb = sb;
 	if (sb->gone) {
@@ -350,10 +429,9 @@ snap_run(struct sandbox *sb, void *arg)
 		snap_end(op);
 		return;
 	}
-	msgw_init(&w);
-	msg_put_u64(&w, op->max_bytes);
+	op->copy = 1;
 	/* Not sent (apid died meanwhile): an error ends the request. */
-	if (apid_reply_fd(op->apid_id, MSG_SNAPSHOT_SINK, sink, &w) == -1) {
+	if (snap_sink(op, sink) == -1) {
 		apid_error(op->apid_id, ERR_INTERNAL,
 		    "cannot pass the snapshot file to apid");
 		snap_end(op);
@@ -361,20 +439,7 @@ snap_run(struct sandbox *sb, void *arg)
 	}
 	/* From here apid answers with SNAPSHOT_WRITTEN, whatever happens. */
 	TAILQ_INSERT_TAIL(&writing, op, entry);
-
-	memset(&ag, 0, sizeof(ag));
-	ag.id = sb->rec.id;
-	ag.path = path;
-	ag.want = ARCHIVE_WANT_TREE;
-	ag.max_bytes = 0;
-	msgw_init(&w);
-	msg_put_archive_get(&w, &ag);
-	fd = op->pipe_fd;
-	op->pipe_fd = -1;
-	if (proxy_call(MSG_DOCKER_ARCHIVE_GET, fd, &w,
-	    MSG_DOCKER_ARCHIVE_STAT, MSG_DOCKER_DONE, snap_archived, op) == 0)
-		snap_proxy_failed(op, ERR_INTERNAL,
-		    "cannot reach dockerd-proxy");
+	snap_ask_proxy(op);
 }
 
 void
@@ -411,6 +476,7 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 		tenant_snapshot_hold(&op->hold, sb->rec.tenant, op->max_bytes);
 	op->pipe_fd = fd;
 	op->file_fd = -1;
+	op->retry_fd = -1;
 	op->name = req->name;
 	req->name = NULL;
 	if (sandbox_lock(sb, snap_run, op) == -1) {
@@ -419,19 +485,24 @@ snapshot_create(uint32_t apid_id, struct snapshot_create *req, int fd)
 	}
 }
 
-void
-snapshot_written(uint32_t apid_id, struct tar_result *res)
+static struct snap_op *
+snap_writing(uint32_t apid_id, uint32_t type)
 {
 	struct snap_op	*op;
 
 	TAILQ_FOREACH(op, &writing, entry) {
 		if (op->apid_id == apid_id)
-			break;
+			return op;
 	}
-	if (op == NULL)
-		fatalx("bad %s message from apid: no snapshot is being "
-		    "written for request %u",
-		    msg_type_name(MSG_SNAPSHOT_WRITTEN), apid_id);
+	fatalx("bad %s message from apid: no snapshot is being written for "
+	    "request %u", msg_type_name(type), apid_id);
+}
+
+void
+snapshot_written(uint32_t apid_id, struct tar_result *res)
+{
+	struct snap_op	*op = snap_writing(apid_id, MSG_SNAPSHOT_WRITTEN);
+
 	TAILQ_REMOVE(&writing, op, entry);
 	op->written = 1;
 	op->errnum = res->errnum;
@@ -439,6 +510,42 @@ snapshot_written(uint32_t apid_id, struct tar_result *res)
 	res->message = NULL;
 	if (op->proxy_ended)
 		snap_finish(op);
+}
+
+
+/*
+ * The copy found a member the rewrite would change (a FIFO, a setuid
+ * bit, extended attributes...): the snapshot is made again, rewritten,
+ * once the first request to the proxy has ended (the copy's end of its
+ * pipe is closed, so it ends soon).
+ */
+void
+snapshot_retry(uint32_t apid_id, const struct tar_result *res, int fd)
+{
+	struct snap_op	*op = snap_writing(apid_id, MSG_SNAPSHOT_RETRY);
+
+	if (!op->copy || op->retry_fd != -1)
+		fatalx("bad %s message from apid: request %u was no copy",
+		    msg_type_name(MSG_SNAPSHOT_RETRY), apid_id);
+	log_info("snapshot of sandbox %s: rewritten (%s)", op->sb->rec.id,
+	    res->message != NULL ? res->message : "no reason given");
+	op->copy = 0;
+	op->retry_fd = fd;
+	if (op->proxy_ended)
+		snap_rewrite(op);
+}
+
+/* The retry's pipe was dropped on its way in: the snapshot fails. */
+void
+snapshot_retry_lost(uint32_t apid_id)
+{
+	struct tar_result	 res;
+	char			 text[] = "managerd is out of descriptors";
+
+	memset(&res, 0, sizeof(res));
+	res.errnum = EMFILE;
+	res.message = text;
+	snapshot_written(apid_id, &res);
 }
 
 /*

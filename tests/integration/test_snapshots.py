@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+import tarfile
 import time
 import unittest
 
@@ -226,6 +227,82 @@ class SnapshotsOverHttp(SnapshotServerCase):
         self.assertEqual(status, 201, forked)
         self.assertEqual(forked["cpus"], 0.5)
         self.assertEqual(self.sh(forked["id"], "echo $MODE"), "test\n")
+
+
+class HowStored(SnapshotServerCase):
+    """A snapshot is Docker's tar of /workspace/. copied as it came when
+    the rewrite would keep every member unchanged, and the rewrite
+    otherwise (FIFOs, sockets, setuid bits); both restore the same."""
+
+    def stored_names(self, snap):
+        path = os.path.join(self.server.data_dir, "snapshots",
+                            snap["id"] + ".tar")
+        with tarfile.open(path, encoding="utf-8",
+                          errors="surrogateescape") as t:
+            return [(m.name, m.type, m.mode & 0o7777) for m in t]
+
+    def test_plain_workspace_is_copied(self):
+        sid = self.create()["id"]
+        self.sh(sid, "mkdir -p d && printf a > d/a && ln d/a hl && "
+                     "ln -s d/a sl && printf b > \"$(printf 'caf\\303\\251 "
+                     "\\377')\" && chmod 2775 d")
+        snap = self.snap(sid)
+        names = self.stored_names(snap)
+        self.assertEqual(names[0][0], ".")
+        self.assertTrue(all(n == "." or n.startswith("./")
+                            for n, _, _ in names), names)
+        # Rolled back from the copy: content, links, modes, odd names.
+        self.sh(sid, "rm -rf /workspace/* && touch junk")
+        status, rolled = self.rollback(sid, snap["id"])
+        self.assertEqual(status, 200, rolled)
+        self.assertEqual(self.sh(sid, "cat d/a hl sl; stat -c '%a %U' d . "
+                                      "&& ls | od -c | head -3"),
+                         self.sh(sid, "cat d/a d/a d/a; stat -c '%a %U' d "
+                                      ". && ls | od -c | head -3"))
+        self.assertEqual(self.sh(sid, "stat -c %a d"), "2775\n")
+        self.assertEqual(self.sh(sid, "stat -c '%i' d/a hl | uniq | wc -l"),
+                         "1\n")
+        self.assertEqual(self.sh(sid, "readlink sl"), "d/a\n")
+        status, forked = self.fork(snap["id"])
+        self.assertEqual(status, 201, forked)
+        self.assertEqual(self.sh(forked["id"], "cat hl; stat -c %u ."),
+                         "a1000\n")
+
+    def test_special_members_are_rewritten(self):
+        sid = self.create()["id"]
+        self.sh(sid, "printf x > keep && mkfifo ff && printf s > su && "
+                     "chmod 4755 su && printf g > sg && chmod 2755 sg")
+        snap = self.snap(sid)
+        names = self.stored_names(snap)
+        # The rewrite's names: relative, no "./", no root, no FIFO.
+        self.assertEqual(sorted(n for n, _, _ in names),
+                         ["keep", "sg", "su"], names)
+        modes = {n: m for n, _, m in names}
+        self.assertEqual(modes["su"], 0o755)
+        self.assertEqual(modes["sg"], 0o755)
+        self.sh(sid, "rm -f keep su sg ff && touch junk")
+        status, rolled = self.rollback(sid, snap["id"])
+        self.assertEqual(status, 200, rolled)
+        self.assertEqual(self.sh(sid, "ls; cat keep su sg; stat -c %a su"),
+                         "keep\nsg\nsu\nxsg755\n")
+
+    def test_a_fifo_after_many_files(self):
+        """The copy stops at the FIFO far into the tar: the rewrite
+        still stores everything else."""
+        sid = self.create()["id"]
+        self.sh(sid, "mkdir a && for i in $(seq 1 300); do "
+                     "head -c 5000 /dev/urandom > a/f$i; done && "
+                     "mkfifo zz")
+        before = self.sh(sid, "md5sum a/*")
+        snap = self.snap(sid)
+        names = [n for n, _, _ in self.stored_names(snap)]
+        self.assertEqual(len(names), 301)
+        self.assertNotIn("zz", names)
+        self.sh(sid, "rm -rf a zz")
+        status, rolled = self.rollback(sid, snap["id"])
+        self.assertEqual(status, 200, rolled)
+        self.assertEqual(self.sh(sid, "md5sum a/*"), before)
+        self.assertEqual(len(before.splitlines()), 300)
 
 
 class Restoration(SnapshotServerCase):

@@ -784,7 +784,7 @@ test_route_create(void **state)
 	assert_int_not_equal(sent.fd, -1);
 
 	msgw_init(&w);
-	msg_put_u64(&w, 4096);
+	msg_put_snapshot_sink(&w, 4096, 0);
 	assert_int_not_equal(fd = open("/dev/null", O_WRONLY | O_CLOEXEC),
 	    -1);
 	assert_int_equal(reply(MSG_SNAPSHOT_SINK, &w, fd), APID_REPLY_MORE);
@@ -807,6 +807,109 @@ test_route_create(void **state)
 	info_msg(&w);
 	assert_int_equal(reply(MSG_SNAPSHOT_INFO, &w, -1), APID_REPLY_DONE);
 	resp_expect(201, INFO_JSON);
+	http_request_free(req);
+}
+
+/* apid's SNAPSHOT_RETRY: its reason and the new pipe's write end. */
+static int
+expect_retry(const char *why)
+{
+	struct imsg		 m;
+	struct tar_result	 r;
+	int			 fd;
+
+	assert_int_equal(imsgbuf_flush(&apid->parent.ibuf), 0);
+	assert_true(imsgbuf_read(&parent_end) > 0);
+	assert_int_equal(imsg_get(&parent_end, &m), 1);
+	assert_int_equal(m.hdr.type, MSG_SNAPSHOT_RETRY);
+	assert_int_equal(m.hdr.peerid, 7);
+	assert_int_not_equal(m.fd, -1);
+	fd = imsg_take_fd(&m);
+	assert_int_equal(msg_get_tar_result(&m, &r), 0);
+	assert_int_equal(r.errnum, JOB_NEEDS_REWRITE);
+	assert_string_equal(r.message, why);
+	tar_result_free(&r);
+	imsg_free(&m);
+	return fd;
+}
+
+/*
+ * A copy first; it stops at a member the rewrite would change, so apid
+ * asks again with a new pipe, and the second sink's job is the rewrite
+ * reading that pipe.
+ */
+static void
+test_route_create_retry(void **state)
+{
+	struct http_request	*req = request("{}", JSON);
+	char			 sb[] = "sb_1", *params[] = { sb };
+	char			 why[] = "a FIFO: ./ff";
+	struct tar_result	 stop = { JOB_NEEDS_REWRITE, 0, why };
+	struct tar_result	 res = { 0, 10240, NULL };
+	struct msgw		 w;
+	char			 c = 'y';
+	int			 fd, wfd;
+
+	route_snapshot_create(req, params);
+	close(sent.fd);
+	msgw_init(&w);
+	msg_put_snapshot_sink(&w, 4096, 1);
+	assert_int_not_equal(fd = open("/dev/null", O_WRONLY | O_CLOEXEC),
+	    -1);
+	assert_int_equal(reply(MSG_SNAPSHOT_SINK, &w, fd), APID_REPLY_MORE);
+	assert_int_equal(job.spec.kind, TAR_JOB_SNAPSHOT_COPY);
+	close(job.spec.in_fd);
+	close(job.spec.out_fd);
+	job.spec.done(&stop, job.spec.arg);
+	wfd = expect_retry(why);
+
+	msgw_init(&w);
+	msg_put_snapshot_sink(&w, 4096, 0);
+	assert_int_not_equal(fd = open("/dev/null", O_WRONLY | O_CLOEXEC),
+	    -1);
+	assert_int_equal(reply(MSG_SNAPSHOT_SINK, &w, fd), APID_REPLY_MORE);
+	assert_int_equal(job.called, 2);
+	assert_int_equal(job.spec.kind, TAR_JOB_SNAPSHOT);
+	assert_int_equal(write(wfd, &c, 1), 1);
+	c = 0;
+	assert_int_equal(read(job.spec.in_fd, &c, 1), 1);
+	assert_int_equal(c, 'y');
+	close(wfd);
+	close(job.spec.in_fd);
+	close(job.spec.out_fd);
+	job.spec.done(&res, job.spec.arg);
+	expect_written(0, 10240);
+	info_msg(&w);
+	assert_int_equal(reply(MSG_SNAPSHOT_INFO, &w, -1), APID_REPLY_DONE);
+	resp_expect(201, INFO_JSON);
+	http_request_free(req);
+}
+
+/* After a retry managerd may answer with an error instead of a sink. */
+static void
+test_route_create_retry_error(void **state)
+{
+	struct http_request	*req = request("{}", JSON);
+	char			 sb[] = "sb_1", *params[] = { sb };
+	char			 why[] = "extended attributes: ./x";
+	struct tar_result	 stop = { JOB_NEEDS_REWRITE, 0, why };
+	struct msgw		 w;
+	int			 fd;
+
+	route_snapshot_create(req, params);
+	close(sent.fd);
+	msgw_init(&w);
+	msg_put_snapshot_sink(&w, 4096, 1);
+	assert_int_not_equal(fd = open("/dev/null", O_WRONLY | O_CLOEXEC),
+	    -1);
+	assert_int_equal(reply(MSG_SNAPSHOT_SINK, &w, fd), APID_REPLY_MORE);
+	close(job.spec.in_fd);
+	close(job.spec.out_fd);
+	job.spec.done(&stop, job.spec.arg);
+	close(expect_retry(why));
+	assert_int_equal(reply_error(ERR_UNAVAILABLE, "managerd is out of "
+	    "descriptors"), APID_REPLY_DONE);
+	resp_expect(503, "error: managerd is out of descriptors");
 	http_request_free(req);
 }
 
@@ -843,7 +946,7 @@ test_route_create_job_fails(void **state)
 	route_snapshot_create(req, params);
 	job.fail = ENOSYS;
 	msgw_init(&w);
-	msg_put_u64(&w, 4096);
+	msg_put_snapshot_sink(&w, 4096, 0);
 	assert_int_not_equal(fd = open("/dev/null", O_WRONLY | O_CLOEXEC),
 	    -1);
 	assert_int_equal(reply(MSG_SNAPSHOT_SINK, &w, fd), APID_REPLY_MORE);
@@ -870,7 +973,7 @@ test_route_create_sink_lost(void **state)
 
 	route_snapshot_create(req, params);
 	msgw_init(&w);
-	msg_put_u64(&w, 4096);
+	msg_put_snapshot_sink(&w, 4096, 0);
 	assert_int_equal(reply_lost(MSG_SNAPSHOT_SINK, &w), APID_REPLY_MORE);
 	assert_int_equal(job.called, 0);
 	expect_written(EMFILE, 0);
@@ -1059,6 +1162,8 @@ main(void)
 		cmocka_unit_test(test_id_plausible),
 		cmocka_unit_test(test_list_filter),
 		cmocka_unit_test(test_route_create),
+		cmocka_unit_test(test_route_create_retry),
+		cmocka_unit_test(test_route_create_retry_error),
 		cmocka_unit_test(test_route_create_error),
 		cmocka_unit_test(test_route_create_job_fails),
 		cmocka_unit_test(test_route_create_sink_lost),

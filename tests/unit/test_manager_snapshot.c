@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "archive_msg.h"
 #include "manager_fixture.h"
 
 #define TAR_BYTES	"a tar, rewritten by apid"
@@ -129,36 +130,54 @@ send_snapshot(const char *sandbox_id, const char *name, int *pipe_r)
 	return from_apid(MSG_SNAPSHOT_CREATE, p[1], &w);
 }
 
-/* A snapshot request up to the point where apid and the proxy work. */
+/* managerd's SNAPSHOT_SINK: for a copy (copy 1) or the rewrite. */
 static void
-snapshot_started(const char *sandbox_id, const char *name,
-    struct snap_sent *s)
+expect_sink(struct snap_sent *s, int copy)
 {
-	struct archive_get	 ag;
-	struct imsg		 imsg;
-	int			 pr;
+	struct imsg	 imsg;
+	int		 got;
 
-	s->req = send_snapshot(sandbox_id, name, &pr);
-	close(pr);
 	assert_int_equal(to_apid(&imsg), 1);
 	assert_int_equal(imsg.hdr.type, MSG_SNAPSHOT_SINK);
 	assert_int_equal(imsg.hdr.peerid, s->req);
 	assert_true(imsg.fd != -1);
 	s->sink = imsg_take_fd(&imsg);
-	assert_int_equal(msg_get_u64(&imsg, &s->max), 0);
+	assert_int_equal(msg_get_snapshot_sink(&imsg, &s->max, &got), 0);
+	assert_int_equal(got, copy);
 	imsg_free(&imsg);
-	/* The temporary file exists while the export runs. */
-	assert_int_equal(count_files(".tmp"), 1);
+}
+
+/* The ARCHIVE_GET of the workspace's tar, as path. */
+static void
+expect_export(struct snap_sent *s, const char *sandbox_id, const char *path)
+{
+	struct archive_get	 ag;
+	struct imsg		 imsg;
 
 	s->call = expect_proxy(MSG_DOCKER_ARCHIVE_GET, &imsg);
 	assert_true(imsg.fd != -1);
 	s->pipe = imsg_take_fd(&imsg);
 	assert_int_equal(msg_get_archive_get(&imsg, &ag), 0);
 	assert_string_equal(ag.id, sandbox_id);
-	assert_string_equal(ag.path, "/workspace");
+	assert_string_equal(ag.path, path);
 	assert_int_equal(ag.want, ARCHIVE_WANT_TREE);
 	archive_get_free(&ag);
 	imsg_free(&imsg);
+}
+
+/* A snapshot request up to the point where apid and the proxy work. */
+static void
+snapshot_started(const char *sandbox_id, const char *name,
+    struct snap_sent *s)
+{
+	int			 pr;
+
+	s->req = send_snapshot(sandbox_id, name, &pr);
+	close(pr);
+	expect_sink(s, 1);
+	/* The temporary file exists while the export runs. */
+	assert_int_equal(count_files(".tmp"), 1);
+	expect_export(s, sandbox_id, "/workspace/.");
 }
 
 /* apid writes the tar into the sink and reports it. */
@@ -283,6 +302,116 @@ static void
 test_snapshot_done_first(void **state)
 {
 	snapshot_success(0);
+}
+
+/* apid's SNAPSHOT_RETRY, with the write end of a new pipe. */
+static int
+apid_retries(struct snap_sent *s, const char *why)
+{
+	struct tar_result	 res;
+	struct imsg		 imsg;
+	struct msgw		 w;
+	int			 p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	memset(&res, 0, sizeof(res));
+	res.errnum = JOB_NEEDS_REWRITE;
+	res.message = (char *)(uintptr_t)why;
+	msgw_init(&w);
+	msg_put_tar_result(&w, &res);
+	caller_before(MSG_SNAPSHOT_RETRY, s->req);
+	fake_imsg(&imsg, MSG_SNAPSHOT_RETRY, s->req, p[1], &w);
+	dispatch_apid(&env->apid_peer, &imsg);
+	imsg_free(&imsg);
+	return p[0];
+}
+
+/*
+ * The copy stops at a member the rewrite would change: the tar is asked
+ * for again as "/workspace", into the retry's pipe, and the file starts
+ * empty for the rewrite, whichever of apid and the proxy ends first.
+ */
+static void
+snapshot_retried(int retry_first)
+{
+	struct snapshot_info	 info;
+	struct snap_sent	 s;
+	struct stat		 st;
+	char			 sb[SANDBOX_ID_LEN + 1];
+	int			 rfd;
+
+	create_ok(0, sb, sizeof(sb));
+	snapshot_started(sb, NULL, &s);
+	assert_int_equal(write(s.sink, "part of a copy", 14), 14);
+	close(s.sink);
+	if (!retry_first) {
+		stat_reply(s.call, ARCHIVE_KIND_DIR);
+		close(s.pipe);
+		error_reply(s.call, ERR_BACKEND, "/workspace/.: the reader "
+		    "went away");
+		no_apid_message();
+	}
+	rfd = apid_retries(&s, "a FIFO: ./ff");
+	if (retry_first) {
+		no_proxy_message();
+		no_apid_message();
+		stat_reply(s.call, ARCHIVE_KIND_DIR);
+		close(s.pipe);
+		error_reply(s.call, ERR_BACKEND, "/workspace/.: the reader "
+		    "went away");
+	}
+	expect_sink(&s, 0);
+	assert_int_equal(fstat(s.sink, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	expect_export(&s, sb, "/workspace");
+	close(rfd);
+	apid_writes(&s, TAR_BYTES);
+	proxy_exports(&s);
+	expect_snapshot(s.req, &info);
+	assert_true(info.size_bytes == strlen(TAR_BYTES));
+	assert_int_equal(count_files(".tmp"), 0);
+	snapshot_info_free(&info);
+}
+
+static void
+test_snapshot_retry_first(void **state)
+{
+	snapshot_retried(1);
+}
+
+static void
+test_snapshot_retry_after_export(void **state)
+{
+	snapshot_retried(0);
+}
+
+/* A rewrite that fails fails the snapshot; nothing stays. */
+static void
+test_snapshot_retry_fails(void **state)
+{
+	struct snap_sent	 s;
+	char			 sb[SANDBOX_ID_LEN + 1], text[160];
+	int			 rfd;
+
+	create_ok(0, sb, sizeof(sb));
+	snapshot_started(sb, NULL, &s);
+	close(s.sink);
+	rfd = apid_retries(&s, "extended attributes: ./cap");
+	stat_reply(s.call, ARCHIVE_KIND_DIR);
+	close(s.pipe);
+	error_reply(s.call, ERR_BACKEND, "the reader went away");
+	expect_sink(&s, 0);
+	expect_export(&s, sb, "/workspace");
+	close(rfd);
+	close(s.sink);
+	tar_result(MSG_SNAPSHOT_WRITTEN, s.req, EINVAL, 0, "member outside "
+	    "the workspace: x");
+	close(s.pipe);
+	error_reply(s.call, ERR_BACKEND, "/workspace: the reader went away");
+	snprintf(text, sizeof(text), "cannot snapshot %s: member outside the "
+	    "workspace: x", sb);
+	expect_apid_error(s.req, ERR_BACKEND, text);
+	assert_int_equal(count_files(""), 0);
 }
 
 static void
@@ -1254,9 +1383,34 @@ lie_checked(void)
 	tar_result(MSG_TAR_CHECKED, 12345, 0, 0, NULL);
 }
 
+/* A retry of a snapshot that was already retried: a lie. */
+static void
+lie_retry_twice(void)
+{
+	struct snap_sent	 s;
+	char			 sb[SANDBOX_ID_LEN + 1];
+
+	create_ok(0, sb, sizeof(sb));
+	snapshot_started(sb, NULL, &s);
+	(void)apid_retries(&s, "a FIFO");
+	(void)apid_retries(&s, "a FIFO");
+}
+
+static void
+lie_retry_unknown(void)
+{
+	struct snap_sent	 s;
+
+	s.req = 12345;
+	(void)apid_retries(&s, "a FIFO");
+}
+
 static void
 test_apid_lies(void **state)
 {
+	assert_fatal(lie_retry_twice, "was no copy");
+	assert_fatal(lie_retry_unknown, "no snapshot is being written for "
+	    "request 12345");
 	assert_fatal(lie_written, "no snapshot is being written for request "
 	    "12345");
 	assert_fatal(lie_checked, "reply to no pending call");
@@ -1269,6 +1423,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_snapshot_written_first,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_done_first,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_retry_first,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_retry_after_export,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_retry_fails,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_snapshot_unknown_sandbox,
 		    setup, teardown),
