@@ -7,13 +7,22 @@
  * pipe is full, reading from Docker stops until it drains, so a 1 GiB
  * file costs no more memory than a small one.
  *
+ * The request goes out as HTTP/1.0, so that Docker sends the tar
+ * unchunked, and once the stat is read the connection is taken over
+ * (docker_request_take): the tar moves from the socket into the pipe
+ * with splice(2), never through this process's memory.  Should the
+ * answer come chunked all the same (a socket proxy in between), it goes
+ * through the HTTP parser as before.
+ *
  * Also the check both archive operations start with: the sandbox's
  * container exists and was made by this server.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +39,9 @@
 #define INSPECT_MAX_BODY	(4 * 1024 * 1024)
 /* Error bodies only: a streamed tar is never buffered. */
 #define ARCHIVE_MAX_BODY	(64 * 1024)
+/* Most bytes one splice(2) asks for; at most this many per wake-up. */
+#define SPLICE_PIECE		(1024 * 1024)
+#define SPLICE_TURN		(8 * SPLICE_PIECE)
 
 /* --- is the container ours ------------------------------------------------ */
 
@@ -116,6 +128,12 @@ struct archive_read {
 	int			 paused;
 	int			 stat_sent;
 	int			 ended;		/* Docker's body is complete */
+	/* Once taken: Docker's connection, and the tar bytes still due. */
+	int			 sock;
+	long long		 left;		/* -1: until Docker closes */
+	int			 reader_gone;	/* the pipe's reader closed */
+	struct event		*ev_sock;
+	struct event		*ev_deadline;	/* Docker silent too long */
 };
 
 static void
@@ -137,6 +155,12 @@ read_free(struct archive_read *r)
 	read_pipe_close(r);
 	if (r->ev_pipe != NULL)
 		event_free(r->ev_pipe);
+	if (r->ev_sock != NULL)
+		event_free(r->ev_sock);
+	if (r->ev_deadline != NULL)
+		event_free(r->ev_deadline);
+	if (r->sock != -1)
+		close(r->sock);
 	if (r->out != NULL)
 		evbuffer_free(r->out);
 	archive_get_free(r->ag);
@@ -237,12 +261,184 @@ read_flush(struct archive_read *r)
 	return 1;
 }
 
+/* --- the taken connection: splice(2) into the pipe ------------------------ */
+
+/*
+ * splice(2) said EAGAIN: the socket has nothing, or the pipe no room.
+ * Only while waiting for Docker does its deadline run: a full pipe is
+ * the reader's pace.
+ */
+static void
+splice_wait(struct archive_read *r)
+{
+	struct pollfd	 pfd = { r->fd, POLLOUT, 0 };
+	struct timeval	 tv = { DOCKER_DEADLINE_MS / 1000,
+	    (DOCKER_DEADLINE_MS % 1000) * 1000 };
+	int		 n;
+
+	do {
+		n = poll(&pfd, 1, 0);
+	} while (n == -1 && errno == EINTR);
+	if (n == 1 && (pfd.revents & POLLERR)) {
+		read_fail(r, ERR_BACKEND, "%s: the reader went away",
+		    r->ag->path);
+		return;
+	}
+	if (n == 1 && (pfd.revents & POLLOUT)) {
+		evtimer_add(r->ev_deadline, &tv);
+		event_add(r->ev_sock, NULL);
+		return;
+	}
+	evtimer_del(r->ev_deadline);
+	event_add(r->ev_pipe, NULL);
+}
+
+/*
+ * The pipe's reader has gone.  Fine if Docker's answer had ended: the
+ * archive worker stops at the tar's end blocks and may be gone before
+ * Docker's close reaches us.  A failure if more of it comes.  0 while
+ * waiting to know, -1 once ended (r is freed).
+ */
+static int
+splice_reader_gone(struct archive_read *r)
+{
+	struct timeval	 tv = { DOCKER_DEADLINE_MS / 1000,
+	    (DOCKER_DEADLINE_MS % 1000) * 1000 };
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	char		 c;
+	ssize_t		 n;
+
+	r->reader_gone = 1;
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	do {
+		n = recvmsg(r->sock, &msg, MSG_PEEK | MSG_DONTWAIT);
+	} while (n == -1 && errno == EINTR);
+	if (n == 0 && r->left <= 0) {
+		read_finish(r);
+		return -1;
+	}
+	if (n == -1 && errno == EAGAIN && r->left <= 0) {
+		evtimer_add(r->ev_deadline, &tv);
+		event_add(r->ev_sock, NULL);
+		return 0;
+	}
+	read_fail(r, ERR_BACKEND, "%s: the reader went away", r->ag->path);
+	return -1;
+}
+
+/* One splice's outcome: 1 to go on, 0 waiting, -1 ended (r is freed). */
+static int
+splice_step(struct archive_read *r)
+{
+	size_t	 want = SPLICE_PIECE;
+	ssize_t	 n;
+
+	if (r->left >= 0 && (unsigned long long)r->left < want)
+		want = (size_t)r->left;
+	n = splice(r->sock, NULL, r->fd, NULL, want,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n > 0) {
+		if (r->left > 0)
+			r->left -= n;
+		return 1;
+	}
+	if (n == 0 && r->left > 0)
+		read_fail(r, ERR_BACKEND, "%s: Docker closed the connection "
+		    "%lld bytes short", r->ag->path, r->left);
+	else if (n == 0)
+		read_finish(r);
+	else if (errno == EINTR)
+		return 1;
+	else if (errno == EAGAIN) {
+		splice_wait(r);
+		return 0;
+	} else if (errno == EPIPE)
+		return splice_reader_gone(r);
+	else
+		read_fail(r, ERR_BACKEND, "%s: reading Docker's answer: %s",
+		    r->ag->path, strerror(errno));
+	return -1;
+}
+
+/*
+ * What came with the head first, then splice(2) until the body's end,
+ * at most SPLICE_TURN bytes per turn of the loop.
+ */
+static void
+read_splice(struct archive_read *r)
+{
+	size_t	 done;
+	int	 rc;
+
+	if (r->reader_gone) {
+		(void)splice_reader_gone(r);
+		return;
+	}
+	if (read_flush(r) != 1)
+		return;
+	for (done = 0; done < SPLICE_TURN; done += SPLICE_PIECE) {
+		if (r->left == 0) {
+			read_finish(r);
+			return;
+		}
+		if ((rc = splice_step(r)) != 1)
+			return;
+	}
+	event_active(r->ev_sock, EV_READ, 1);
+}
+
+static void
+splice_ready(evutil_socket_t fd, short what, void *arg)
+{
+	read_splice(arg);
+}
+
+static void
+splice_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct archive_read	*r = arg;
+
+	log_warnx("archive get %u in sandbox %s: %s", r->peerid, r->ag->id,
+	    docker_http_strerror(DOCKER_HTTP_TIMEOUT));
+	read_fail(r, docker_http_error_kind(DOCKER_HTTP_TIMEOUT), "%s: %s",
+	    r->ag->path, docker_http_strerror(DOCKER_HTTP_TIMEOUT));
+}
+
+/* docker_request_take()'s callback: the connection is ours now. */
+static void
+read_taken(struct docker_request *req, int fd, struct evbuffer *rest,
+    long long left, void *arg)
+{
+	struct archive_read	*r = arg;
+
+	r->req = NULL;
+	r->sock = fd;
+	r->left = left;
+	if (evbuffer_add_buffer(r->out, rest) == -1 ||
+	    (r->ev_sock = event_new(r->px->base, fd, EV_READ, splice_ready,
+	    r)) == NULL ||
+	    (r->ev_deadline = evtimer_new(r->px->base, splice_deadline,
+	    r)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	/* From the loop: the request is being freed around us. */
+	event_active(r->ev_sock, EV_READ, 1);
+}
+
 static void
 read_pipe_writable(evutil_socket_t fd, short what, void *arg)
 {
 	struct archive_read	*r = arg;
 	int			 flushed;
 
+	if (r->sock != -1) {
+		read_splice(r);
+		return;
+	}
 	if ((flushed = read_flush(r)) != 1)
 		return;
 	if (r->ended) {
@@ -271,6 +467,9 @@ read_body(struct docker_request *req, const unsigned char *data, size_t len,
 			read_finish(r);
 			return -1;
 		}
+		/* The announce: take the body, unless it came chunked. */
+		if (len == 0 && docker_request_take(req, read_taken) == 0)
+			return 0;
 	}
 	if (evbuffer_add(r->out, data, len) == -1)
 		fatalx("%s: out of memory", __func__);
@@ -363,6 +562,7 @@ read_container(void *arg, const char *cid, enum error_kind kind,
 	spec.method = "GET";
 	spec.path = path;
 	spec.max_body = ARCHIVE_MAX_BODY;
+	spec.flags = DOCKER_HTTP_ANNOUNCE | DOCKER_HTTP_RAW;
 	spec.on_body = read_body;
 	spec.on_done = read_done;
 	spec.arg = r;
@@ -386,6 +586,7 @@ docker_archive_get(struct proxy *px, uint32_t peerid, struct archive_get *ag,
 	r->peerid = peerid;
 	r->ag = ag;
 	r->fd = fd;
+	r->sock = -1;
 	if ((r->out = evbuffer_new()) == NULL ||
 	    (r->ev_pipe = event_new(px->base, fd, EV_WRITE,
 	    read_pipe_writable, r)) == NULL)

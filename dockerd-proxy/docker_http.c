@@ -60,6 +60,9 @@ struct docker_request {
 	enum docker_http_error		 result;
 	int				 connecting;	/* TCP, EINPROGRESS */
 	int				 bounded;	/* DOCKER_HTTP_BOUNDED */
+	int				 raw;		/* DOCKER_HTTP_RAW */
+	docker_take_cb			 take_cb;	/* the body is taken */
+	struct evbuffer			*take_rest;	/* read after the head */
 };
 
 static const char *const docker_http_errors[] = {
@@ -170,6 +173,8 @@ request_free(struct docker_request *req)
 	if (req->ev_connect != NULL)
 		event_free(req->ev_connect);
 	docker_http_parser_free(req->parser);
+	if (req->take_rest != NULL)
+		evbuffer_free(req->take_rest);
 	free(req);
 }
 
@@ -192,6 +197,9 @@ request_body_fn(void *arg, const unsigned char *data, size_t len)
 	struct docker_request	*req = arg;
 	int			 r;
 
+	/* Taken: what came with the head is kept for the taker. */
+	if (req->take_cb != NULL)
+		return evbuffer_add(req->take_rest, data, len) == -1 ? -1 : 1;
 	r = req->on_body(req, data, len, req->arg);
 	/* Cancelled inside the callback: stop; request_process frees. */
 	if (req->cancelled)
@@ -199,6 +207,66 @@ request_body_fn(void *arg, const unsigned char *data, size_t len)
 	if (r != 0)
 		return -1;
 	return req->paused;
+}
+
+/*
+ * The body is taken: the connection (no longer the bufferevent's to
+ * close) and every body byte read so far go to the taker, and the
+ * request ends without its done callback.
+ */
+static void
+request_hand_over(struct docker_request *req)
+{
+	struct evbuffer	*in = bufferevent_get_input(req->bev);
+	long long	 length, left = -1;
+	size_t		 have;
+	int		 fd;
+
+	if (evbuffer_add_buffer(req->take_rest, in) == -1) {
+		request_finish(req, DOCKER_HTTP_NOMEM);
+		return;
+	}
+	have = evbuffer_get_length(req->take_rest);
+	if (!docker_http_parser_identity(req->parser, &length)) {
+		request_finish(req, DOCKER_HTTP_PROTOCOL);
+		return;
+	}
+	if (length >= 0) {
+		/* Bytes past the Content-Length: not HTTP we accept. */
+		if ((unsigned long long)length < have) {
+			request_finish(req, DOCKER_HTTP_PROTOCOL);
+			return;
+		}
+		left = length - (long long)have;
+	}
+	fd = bufferevent_getfd(req->bev);
+	bufferevent_disable(req->bev, EV_READ | EV_WRITE);
+	bufferevent_setfd(req->bev, -1);
+	req->finished = 1;
+	req->result = DOCKER_HTTP_OK;
+	req->busy++;
+	req->take_cb(req, fd, req->take_rest, left, req->arg);
+	req->busy--;
+	request_free(req);
+}
+
+int
+docker_request_take(struct docker_request *req, docker_take_cb cb)
+{
+	long long	 length;
+
+	if (req == NULL || cb == NULL || !req->raw || req->busy == 0 ||
+	    req->take_cb != NULL || req->finished || req->cancelled ||
+	    !docker_http_parser_identity(req->parser, &length)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((req->take_rest = evbuffer_new()) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	req->take_cb = cb;
+	return 0;
 }
 
 /* Feed what has been read to the parser, unless paused. */
@@ -225,6 +293,10 @@ request_process(struct docker_request *req)
 			return;
 		}
 		evbuffer_drain(in, used);
+		if (req->take_cb != NULL && r != DOCKER_HTTP_PARSE_ERROR) {
+			request_hand_over(req);
+			return;
+		}
 		if (req->upgrade && request_upgraded(req)) {
 			req->upgrade = 0;
 			/* The command sets the pace now, unless it is bounded. */
@@ -419,7 +491,10 @@ request_check(const struct docker_request_spec *s)
 	    s->method == NULL || s->path == NULL || s->on_done == NULL ||
 	    (s->flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_UPLOAD |
 	    DOCKER_HTTP_LASTING | DOCKER_HTTP_BOUNDED |
-	    DOCKER_HTTP_ANNOUNCE)) != 0)
+	    DOCKER_HTTP_ANNOUNCE | DOCKER_HTTP_RAW)) != 0)
+		return -1;
+	if ((s->flags & DOCKER_HTTP_RAW) && ((s->flags & (DOCKER_HTTP_UPGRADE |
+	    DOCKER_HTTP_UPLOAD)) || s->body_len > 0))
 		return -1;
 	if (s->flags & DOCKER_HTTP_UPLOAD)
 		return s->content_type == NULL || s->body != NULL ||
@@ -575,7 +650,8 @@ docker_request_new(struct event_base *base, const char *endpoint,
 	if ((head = evbuffer_new()) == NULL)
 		goto fail;
 	if (docker_http_request_head(head, s->method, s->path,
-	    s->content_type, clen, s->flags & DOCKER_HTTP_UPGRADE) == -1)
+	    s->content_type, clen, (s->flags & DOCKER_HTTP_UPGRADE) |
+	    ((s->flags & DOCKER_HTTP_RAW) ? DOCKER_HTTP_HEAD_1_0 : 0)) == -1)
 		goto fail;
 	if (s->body_len > 0 && evbuffer_add(head, s->body, s->body_len) == -1)
 		goto nomem;
@@ -608,6 +684,7 @@ docker_request_new(struct event_base *base, const char *endpoint,
 	req->deadline.tv_usec = (ms % 1000) * 1000;
 	req->upgrade = (s->flags & DOCKER_HTTP_UPGRADE) != 0;
 	req->bounded = (s->flags & DOCKER_HTTP_BOUNDED) != 0;
+	req->raw = (s->flags & DOCKER_HTTP_RAW) != 0;
 	req->hijack = req->upgrade;
 	if (s->flags & DOCKER_HTTP_UPLOAD) {
 		req->upload = 1;

@@ -166,6 +166,23 @@ typedef void (*docker_drain_cb)(struct docker_request *, void *arg);
  * That call may not pause; returning -1 aborts as for any piece.
  */
 #define DOCKER_HTTP_ANNOUNCE	0x10
+/*
+ * Asked as HTTP/1.0, so that a 2xx body comes unchunked (Content-Length
+ * or until Docker closes): one that docker_request_take() can hand over
+ * for splice(2).  Only without a body, an upload or an upgrade.
+ */
+#define DOCKER_HTTP_RAW		0x20
+
+/*
+ * A taken body (docker_request_take): fd, the connection, and what was
+ * already read of the body, in rest, are the caller's from this call on
+ * (fd to close; rest's bytes to move out before it returns: the request
+ * and rest are freed once it has).  left: the body bytes still to come
+ * on fd (Content-Length), or -1: until Docker closes it.
+ */
+struct evbuffer;
+typedef void (*docker_take_cb)(struct docker_request *, int fd,
+    struct evbuffer *rest, long long left, void *arg);
 
 /* One request; docker_request_new() copies all of it, body included. */
 struct docker_request_spec {
@@ -243,6 +260,16 @@ void		 docker_request_resume(struct docker_request *);
  */
 int		 docker_request_write(struct docker_request *, const void *,
 		    size_t);
+/*
+ * From the announce of a DOCKER_HTTP_RAW request's streamed 2xx (the
+ * body callback's empty piece): the body is not parsed here but handed
+ * over, once what came with the head is read, to cb, called from the
+ * loop; no body or done callback follows.  The request ends there, as
+ * far as the observer and DOCKER_HTTP_MAX_LIVE know.  -1 with EINVAL
+ * elsewhere, or when Docker chunked the body all the same: the request
+ * then goes on as it would have.
+ */
+int		 docker_request_take(struct docker_request *, docker_take_cb);
 int		 docker_request_write_end(struct docker_request *);
 size_t		 docker_request_pending(const struct docker_request *);
 
@@ -292,7 +319,7 @@ void		 docker_http_observe(const struct docker_http_observer *);
  * bad method, path or content type.
  */
 #define DOCKER_HTTP_CHUNKED	(-1LL)
-struct evbuffer;
+#define DOCKER_HTTP_HEAD_1_0	0x40	/* flags: the request as HTTP/1.0 */
 int		 docker_http_request_head(struct evbuffer *, const char *method,
 		    const char *path, const char *content_type,
 		    long long content_length, int flags);
@@ -325,6 +352,13 @@ struct docker_http_parser;
 struct docker_http_parser *docker_http_parser_new(int flags, size_t max_body,
 		    docker_http_body_fn, void *arg);
 void		 docker_http_parser_free(struct docker_http_parser *);
+/*
+ * 1 once the head of a streamed answer without chunks came: *length is
+ * its Content-Length, or -1 for a body that ends when the connection
+ * does.  0 for anything else (chunked, buffered, upgraded, no head yet).
+ */
+int		 docker_http_parser_identity(const struct docker_http_parser *,
+		    long long *length);
 /* *used: bytes consumed; the rest is for the next call (after a pause). */
 enum docker_http_parse_result docker_http_parse(struct docker_http_parser *,
 		    const void *data, size_t len, size_t *used);

@@ -63,7 +63,8 @@ docker_http_request_head(struct evbuffer *out, const char *method,
 	    !valid_path(path) || (content_type != NULL &&
 	    !valid_header_value(content_type)) ||
 	    content_length < DOCKER_HTTP_CHUNKED ||
-	    (flags & ~DOCKER_HTTP_UPGRADE) != 0) {
+	    (flags & ~(DOCKER_HTTP_UPGRADE | DOCKER_HTTP_HEAD_1_0)) != 0 ||
+	    ((flags & DOCKER_HTTP_UPGRADE) && (flags & DOCKER_HTTP_HEAD_1_0))) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -77,8 +78,9 @@ docker_http_request_head(struct evbuffer *out, const char *method,
 		connection = "Connection: Upgrade, close\r\nUpgrade: tcp\r\n";
 	else
 		connection = "Connection: close\r\n";
-	r = evbuffer_add_printf(out, "%s %s HTTP/1.1\r\nHost: docker\r\n"
-	    "User-Agent: agent-sandbox\r\n%s", method, path, connection);
+	r = evbuffer_add_printf(out, "%s %s HTTP/1.%d\r\nHost: docker\r\n"
+	    "User-Agent: agent-sandbox\r\n%s", method, path,
+	    (flags & DOCKER_HTTP_HEAD_1_0) ? 0 : 1, connection);
 	if (r != -1 && content_type != NULL) {
 		if (content_length == DOCKER_HTTP_CHUNKED)
 			r = evbuffer_add_printf(out, "Content-Type: %s\r\n"

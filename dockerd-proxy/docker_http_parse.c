@@ -335,6 +335,17 @@ parse_header_line(struct docker_http_parser *p, char *line)
 	return 0;
 }
 
+int
+docker_http_parser_identity(const struct docker_http_parser *p,
+    long long *length)
+{
+	if (!p->stream || p->chunked || p->resp.status == 101 ||
+	    p->state == PS_STATUS || p->state == PS_ERROR)
+		return 0;
+	*length = p->have_length ? p->content_length : -1;
+	return 1;
+}
+
 /* The blank line after the headers: decide how the body is framed. */
 static int
 parse_headers_end(struct docker_http_parser *p)

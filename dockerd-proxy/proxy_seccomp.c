@@ -60,6 +60,14 @@ static const struct seccomp_rule proxy_rules[] = {
 	SC_ALLOW(read),
 	SC_ALLOW(readv),
 	SC_ALLOW(writev),
+	/*
+	 * An archive's tar from Docker's socket into its pipe without a
+	 * copy here (docker_archive.c), and whether the pipe has room when
+	 * splice says EAGAIN (poll with no wait; glibc may use either).
+	 */
+	SC_ALLOW(splice),
+	SC_ALLOW_ARG(poll, SC_ARG_EQ(2, 0)),
+	SC_ALLOW(ppoll),
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
 	/* Making a passed pipe non-blocking; nothing else of fcntl. */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
