@@ -36,6 +36,7 @@
 #include <event2/event.h>
 
 #include "apid.h"
+#include "bev_read.h"
 #include "log.h"
 
 /* Input read ahead of the parser: a whole head, and some body. */
@@ -398,6 +399,23 @@ http_conn_feed_body(struct http_conn *c)
 		conn_timer(c, &c->srv->settings.body_timeout);
 }
 
+/*
+ * A body: read on in large pieces (bev_read.h) up to the input's bound,
+ * unless the route paused it.  An error is the bufferevent's to find on
+ * its next read (an end of file after a reset): the body is cut short
+ * either way.
+ */
+static void
+conn_read_body_more(struct http_conn *c)
+{
+	size_t	 have = evbuffer_get_length(bufferevent_get_input(c->bev));
+	int	 err;
+
+	if (c->req->body_paused || have >= CONN_INPUT_MAX)
+		return;
+	(void)bev_read_more(c->bev, CONN_INPUT_MAX - have, FEED_MAX, &err);
+}
+
 static void
 conn_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -412,8 +430,10 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 		break;
 	case CONN_ACTIVE:
 		/* Else it waits: a pipelined request, read when its turn comes. */
-		if (c->req != NULL && c->req->body_state == BODY_READING)
+		if (c->req != NULL && c->req->body_state == BODY_READING) {
+			conn_read_body_more(c);
 			http_conn_feed_body(c);
+		}
 		break;
 	case CONN_CLOSING:
 		evbuffer_drain(in, evbuffer_get_length(in));

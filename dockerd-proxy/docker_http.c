@@ -21,6 +21,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "bev_read.h"
 #include "docker_http.h"
 
 /* A queued upload beyond this is refused: the producer ignored HIWAT. */
@@ -329,60 +330,22 @@ request_process(struct docker_request *req)
 }
 
 /*
- * libevent 2.1's bufferevents read at most 4 KiB per wake-up (a fixed cap
- * in evbuffer_read), so a 100 MiB archive would cost 25,000 turns of the
- * loop.  While the socket has more, read it here in large pieces, up to
- * DOCKER_HTTP_SINGLE_READ per wake-up; a paused request reads nothing, so
- * the backpressure is unchanged.  End of file is left for the bufferevent
- * to find on its next read; an error is not, since reading it took it
- * (a reset reads as an end of file next): it is kept, and the request
+ * While the socket has more, read it in large pieces (bev_read.h), up to
+ * DOCKER_HTTP_SINGLE_READ per wake-up; a paused request reads nothing,
+ * so the backpressure is unchanged.  An error is kept, and the request
  * fails once what came before it was handed over.
  */
 static void
 request_read_more(struct docker_request *req)
 {
-	struct evbuffer		*in = bufferevent_get_input(req->bev);
-	struct evbuffer_iovec	 vec[2];
-	struct iovec		 iov[2];
-	evutil_socket_t		 fd = bufferevent_getfd(req->bev);
-	size_t			 total = 0, left;
-	ssize_t			 n;
-	int			 i, nvec;
+	int	 err;
 
-	/*
-	 * A bufferevent keeps the end of its input frozen except while it
-	 * reads itself; open it the same way for our reads.
-	 */
-	evbuffer_unfreeze(in, 0);
-	while (!req->paused && !req->read_failed &&
-	    total < DOCKER_HTTP_SINGLE_READ) {
-		nvec = evbuffer_reserve_space(in, DOCKER_HTTP_READ_PIECE,
-		    vec, 2);
-		if (nvec <= 0)
-			break;
-		for (i = 0; i < nvec; i++) {
-			iov[i].iov_base = vec[i].iov_base;
-			iov[i].iov_len = vec[i].iov_len;
-		}
-		if ((n = readv(fd, iov, nvec)) <= 0) {
-			if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR) {
-				req->sys_errno = errno;
-				req->read_failed = 1;
-			}
-			evbuffer_commit_space(in, vec, 0);
-			break;
-		}
-		total += (size_t)n;
-		for (i = 0, left = (size_t)n; i < nvec; i++) {
-			if (vec[i].iov_len > left)
-				vec[i].iov_len = left;
-			left -= vec[i].iov_len;
-		}
-		if (evbuffer_commit_space(in, vec, nvec) == -1)
-			break;
+	(void)bev_read_more(req->bev, DOCKER_HTTP_SINGLE_READ,
+	    DOCKER_HTTP_READ_PIECE, &err);
+	if (err != 0) {
+		req->sys_errno = err;
+		req->read_failed = 1;
 	}
-	evbuffer_freeze(in, 0);
 }
 
 static void
