@@ -235,6 +235,9 @@ class RawDocker:
         labels = {RAW_LABEL: str(os.getpid())}
         docker_call("POST", "/volumes/create",
                     body={"Name": vol, "Labels": labels}, want=201)
+        return self._sandbox_container(name, vol, labels)
+
+    def _sandbox_container(self, name, vol, labels):
         docker_call("POST", "/containers/create?name=" + name, want=201, body={
             "Image": self.image,
             "Entrypoint": ["/bin/sh", "-c", "trap 'exit 0' TERM INT; "
@@ -254,6 +257,40 @@ class RawDocker:
                 "NetworkMode": "none"}})
         docker_call("POST", "/containers/%s/start" % name, want=204)
         return name
+
+    def create_reference(self):
+        """The create the Python reference makes (its docker backend):
+        the volume, a helper container that chowns /workspace as root
+        with CAP_CHOWN alone (create, start, wait, remove), then the
+        sandbox's container and its start.  The floor of the issue's
+        rollback and fork rows."""
+        self.n += 1
+        name = "as-bench-%d-%d" % (os.getpid(), self.n)
+        vol = name + "-ws"
+        labels = {RAW_LABEL: str(os.getpid())}
+        docker_call("POST", "/volumes/create",
+                    body={"Name": vol, "Labels": labels}, want=201)
+        helper = name + "-init"
+        docker_call("POST", "/containers/create?name=" + helper, want=201,
+                    body={
+                        "Image": self.image,
+                        "Entrypoint": ["chown", "1000:1000", "/workspace"],
+                        "Cmd": [], "User": "0:0", "Labels": labels,
+                        "HostConfig": {
+                            "Mounts": [{"Type": "volume", "Source": vol,
+                                        "Target": "/workspace",
+                                        "VolumeOptions": {"NoCopy": True}}],
+                            "CapDrop": ["ALL"], "CapAdd": ["CHOWN"],
+                            "SecurityOpt": ["no-new-privileges:true"],
+                            "NetworkMode": "none", "ReadonlyRootfs": True}})
+        docker_call("POST", "/containers/%s/start" % helper, want=204)
+        code = docker_json("POST", "/containers/%s/wait" % helper,
+                           want=200)["StatusCode"]
+        docker_call("DELETE", "/containers/%s?force=true" % helper,
+                    want=204)
+        if code != 0:
+            raise Failed("the reference's chown helper exited %s" % code)
+        return self._sandbox_container(name, vol, labels)
 
     def remove(self, name):
         """Container and volume: the first half of the rollback floor."""
