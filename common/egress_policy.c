@@ -173,8 +173,9 @@ host_bits_zero(const struct egress_cidr *c)
 static int
 v4_mapped(const struct egress_cidr *c)
 {
-	static const uint8_t	 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0xff, 0xff };
+	static const uint8_t	 mapped[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+	};
 
 	return c->family == AF_INET6 && c->prefix >= 96 &&
 	    memcmp(c->addr, mapped, sizeof(mapped)) == 0;
@@ -610,19 +611,25 @@ mode_name(enum egress_mode mode)
 static json_object *
 allow_to_json(const struct egress_policy *p)
 {
-	json_object	*a;
+	json_object	*a, *s;
 	char		 buf[EGRESS_ENTRY_MAX + 1];
 	size_t		 i;
 
 	if ((a = json_object_new_array()) == NULL)
 		return NULL;
-	for (i = 0; i < p->nrules; i++)
+	for (i = 0; i < p->nrules; i++) {
 		if (egress_rule_format(&p->rules[i], buf, sizeof(buf)) == -1 ||
-		    json_object_array_add(a, json_object_new_string(buf)) != 0) {
-			json_object_put(a);
-			return NULL;
+		    (s = json_object_new_string(buf)) == NULL)
+			goto bad;
+		if (json_object_array_add(a, s) != 0) {
+			json_object_put(s);
+			goto bad;
 		}
+	}
 	return a;
+bad:
+	json_object_put(a);
+	return NULL;
 }
 
 json_object *

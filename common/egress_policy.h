@@ -9,10 +9,10 @@
  * any port) or {"mode": "allowlist", "allow": [entries]}, an entry being
  *
  *	pypi.org		a host name, matched case-insensitively
- *	*.example.com		any name below example.com, not example.com
+ *	*.example.com		any name below example.com, not itself
  *	203.0.113.7		an IPv4 address (a /32)
  *	203.0.113.0/24		an IPv4 range
- *	[2001:db8::1]		an IPv6 address or range, always bracketed
+ *	[2001:db8::1]		an IPv6 address or range, in brackets
  *	[2001:db8::/32]
  *
  * each optionally followed by ":port" (1-65535) that restricts it to
@@ -41,7 +41,7 @@
 #include "msg.h"
 
 #define EGRESS_ALLOW_MAX	256	/* entries in one allowlist */
-#define EGRESS_NAME_MAX		253	/* bytes of a host name (RFC 1035) */
+#define EGRESS_NAME_MAX		253	/* bytes of a host name, RFC 1035 */
 #define EGRESS_LABEL_MAX	63	/* bytes of one label of a name */
 /* Bytes of one entry: "*." a longest name ":65535". */
 #define EGRESS_ENTRY_MAX	(EGRESS_NAME_MAX + 8)
@@ -71,13 +71,14 @@ struct egress_cidr {
 struct egress_rule {
 	enum egress_rule_kind	 kind;
 	unsigned int		 port;	/* 0: any port */
-	char			 name[EGRESS_NAME_MAX + 1];	/* lowercase */
+	/* lowercase */
+	char			 name[EGRESS_NAME_MAX + 1];
 	struct egress_cidr	 cidr;
 };
 
 struct egress_policy {
 	enum egress_mode	 mode;
-	size_t			 nrules;	/* 0 unless EGRESS_ALLOWLIST */
+	size_t			 nrules;	/* 0 unless ALLOWLIST */
 	struct egress_rule	*rules;
 };
 
@@ -109,7 +110,10 @@ int	egress_policy_parse(json_object *, const struct egress_policy
  */
 int	egress_rule_parse(const char *, size_t len, struct egress_rule *,
 	    char *err, size_t errlen);
-/* "a.b/n" or "[v6/n]"-less forms: what the operator's list holds. */
+/*
+ * One range without brackets or port (10.0.0.0/8, 2001:db8::/32, or an
+ * address for a /32 or /128), as the operator's list holds them.
+ */
 int	egress_cidr_parse(const char *, size_t len, struct egress_cidr *,
 	    char *err, size_t errlen);
 /*
@@ -135,7 +139,8 @@ json_object *egress_policy_to_json(const struct egress_policy *);
 void	msg_put_egress_policy(struct msgw *, const struct egress_policy *);
 int	msg_get_egress_policy(struct msgr *, struct egress_policy *);
 /* The same over exactly len bytes. */
-int	egress_policy_decode(const void *, size_t len, struct egress_policy *);
+int	egress_policy_decode(const void *, size_t len,
+	    struct egress_policy *);
 
 /*
  * May a connection go to addr (IPv4, IPv6; a v4-mapped v6 address is its
@@ -144,8 +149,8 @@ int	egress_policy_decode(const void *, size_t len, struct egress_policy *);
  * short reason in why (EGRESS_WHY_MAX bytes are enough).  extra may be
  * NULL.
  */
-int	egress_check(const struct egress_policy *, const struct egress_extra *,
-	    const char *host, unsigned int port,
+int	egress_check(const struct egress_policy *,
+	    const struct egress_extra *, const char *host, unsigned int port,
 	    const struct sockaddr_storage *addr, char *why, size_t whylen);
 /*
  * Is addr public?  1 yes; 0 no, with its range's reason in why.

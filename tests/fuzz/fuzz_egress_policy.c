@@ -5,8 +5,9 @@
  *	0	a client's "network" value as JSON (json-c parses it first)
  *	1	a policy's byte form, as a peer's message carries it
  *	2	one allowlist entry
- *	3	a byte form, then a port (2 bytes), an address family byte and
- *		16 address bytes, then a host name: one connection's check
+ *	3	a byte form's length (2 bytes) and the form, a port (2
+ *		bytes), a family byte (odd: IPv6) and 16 address bytes,
+ *		then a host name: one connection's check
  *
  * Checks: a refusal says why in printable text and leaves nothing; an
  * accepted policy's byte form decodes to the same policy and encodes to
@@ -158,7 +159,8 @@ fuzz_check(const uint8_t *data, size_t len)
 {
 	struct egress_policy	 p;
 	struct sockaddr_storage	 ss;
-	char			 why[EGRESS_WHY_MAX], host[EGRESS_NAME_MAX + 8];
+	char			 why[EGRESS_WHY_MAX];
+	char			 host[EGRESS_NAME_MAX + 8];
 	size_t			 plen, hlen;
 	unsigned int		 port;
 	int			 ok;

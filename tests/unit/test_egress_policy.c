@@ -212,7 +212,8 @@ test_policy_refused(void **state)
 	expect_bad("{\"mode\": \"allowlist\", \"allow\": [\"a.b:0\"]}",
 	    "allow[0] \"a.b:0\": bad port");
 	/* not quoted: not printable ASCII */
-	expect_bad("{\"mode\": \"allowlist\", \"allow\": [\"b\\u00fccher.de\"]}",
+	expect_bad("{\"mode\": \"allowlist\", \"allow\": "
+	    "[\"b\\u00fccher.de\"]}",
 	    "allow[0]: not ASCII: internationalised names (IDNA) are not "
 	    "supported");
 	expect_bad("{\"mode\": \"allowlist\", \"allow\": [\"a\\nb\"]}",
@@ -511,7 +512,8 @@ test_lies(void **state)
 	expect_lie(b, add_str(b, n, "A.b"));	/* not canonical */
 	expect_lie(b, add_str(b, n, "a..b"));
 	expect_lie(b, add_str(b, n, "a.b."));
-	expect_lie(b, add_str(b, n, "*.a.b"));	/* the star is the kind's */
+	/* the star is the kind's, never the name's */
+	expect_lie(b, add_str(b, n, "*.a.b"));
 	expect_lie(b, add_str(b, n, ""));
 	expect_lie(b, add_str(b, n, "1.2.3.4"));
 	expect_lie(b, add_str(b, n, "caf\xc3\xa9"));
@@ -548,9 +550,9 @@ test_lies(void **state)
 	memcpy(b + n, "\x05\x18\xcb\x00\x71\x00", 6);	/* family */
 	expect_lie(b, n + 6);
 	memcpy(b + n, "\x06\x80\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\0\0\x01", 18);
-	expect_lie(b, n + 18);				/* ::ffff:10.0.0.1 */
+	expect_lie(b, n + 18);			/* ::ffff:10.0.0.1 */
 	memcpy(b + n, "\x06\x81\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 18);
-	expect_lie(b, n + 18);				/* /129 */
+	expect_lie(b, n + 18);			/* /129 */
 
 	/* the same rule twice */
 	n = one_rule(b, EGRESS_RULE_NAME, 0);
