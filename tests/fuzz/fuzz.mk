@@ -75,6 +75,9 @@ fuzz_msg_SRCS = common/msg.c common/sandbox_msg.c common/file_msg.c \
 fuzz_keys_file_SRCS = common/keys_file.c common/caller.c common/msg.c \
 	common/format.c common/utf8.c
 fuzz_imsg_SRCS = common/imsg.c
+# Egress policies: a client's JSON, an entry, the byte form, a check.
+fuzz_egress_policy_SRCS = common/egress_policy.c common/egress_match.c \
+	common/msg.c common/utf8.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))

@@ -611,7 +611,42 @@ def keys_file_seeds():
         ' {"name": "a", "tenant": "t", "sha256": "%s"}]}' % (h, h)).encode())
 
 
+def egress_policy_seeds():
+    """fuzz_egress_policy: 0 JSON, 1 byte form, 2 an entry, 3 a check."""
+    bodies = [b'false', b'true', b'{"mode": "none"}', b'{"mode": "public"}',
+              b'{"mode": "allowlist", "allow": ["pypi.org", '
+              b'"*.githubusercontent.com", "203.0.113.0/24:443", '
+              b'"[2001:db8::/32]:443", "0.0.0.0/0:22"]}',
+              b'{"mode": "allowlist", "allow": ["b\\u00fccher.de", "*.", '
+              b'"a..b", "10.0.0.0/33", "[::ffff:10.0.0.1]"]}',
+              b'{"mode": "allowlist"}', b'{"mode": "open", "x": 1}']
+    for i, b in enumerate(bodies):
+        put("egress_policy", "json-%02d" % i, b"\x00" + b)
+    for i, e in enumerate([b"pypi.org:443", b"*.example.com", b"10.0.0.0/8",
+                           b"[2001:db8::1]:8443", b"caf\xc3\xa9", b"*",
+                           b"1.2.3", b"a.b:65536", b"[::1"]):
+        put("egress_policy", "entry-%02d" % i, b"\x02" + e)
+    name = u8(1) + u32(443) + s("pypi.org")
+    wild = u8(2) + u32(0) + s("example.com")
+    v4 = u8(3) + u32(443) + u8(4) + u8(24) + bytes([203, 0, 113, 0])
+    v6 = (u8(3) + u32(0) + u8(6) + u8(32) +
+          bytes([0x20, 0x01, 0x0d, 0xb8]) + bytes(12))
+    allow = u8(2) + u32(4) + name + wild + v4 + v6
+    put("egress_policy", "bytes-allowlist", b"\x01" + allow)
+    put("egress_policy", "bytes-public", b"\x01" + u8(1) + u32(0))
+    metadata = u8(0) + bytes([169, 254, 169, 254]) + bytes(12)
+    for i, (addr, host) in enumerate([
+            (u8(0) + bytes([203, 0, 113, 7]) + bytes(12), b""),
+            (metadata, b"pypi.org"),
+            (u8(1) + bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 1]),
+             b"www.example.com")]):
+        put("egress_policy", "check-%02d" % i, b"\x03" +
+            struct.pack(">H", len(allow)) + allow + struct.pack(">H", 443) +
+            addr + host)
+
+
 def main():
+    egress_policy_seeds()
     keys_file_seeds()
     process_lines_seeds()
     allowlist_seeds()
