@@ -80,7 +80,7 @@ int	write_all(int fd, const void *, size_t);
  * tar_read.c: a tar stream read from a descriptor (see the file for the
  * formats and why it is ours).
  */
-#define TAR_READ_BUF	(64 * 1024)
+#define TAR_READ_BUF	(256 * 1024)	/* each read(2) of an archive */
 
 /*
  * Where a reader copies every byte it reads, as it reads it: a snapshot

@@ -39,6 +39,8 @@
 #define INSPECT_MAX_BODY	(4 * 1024 * 1024)
 /* Error bodies only: a streamed tar is never buffered. */
 #define ARCHIVE_MAX_BODY	(64 * 1024)
+/* The pipe's size asked for (the default pipe-max-size). */
+#define ARCHIVE_PIPE_SIZE	(1024 * 1024)
 /* Most bytes one splice(2) asks for; at most this many per wake-up. */
 #define SPLICE_PIECE		(1024 * 1024)
 #define SPLICE_TURN		(8 * SPLICE_PIECE)
@@ -597,5 +599,11 @@ docker_archive_get(struct proxy *px, uint32_t peerid, struct archive_get *ag,
 		read_fail(r, ERR_INTERNAL, "archive output is not a pipe");
 		return;
 	}
+	/*
+	 * A larger pipe: each splice and each of the reader's reads moves
+	 * up to this much, not 64 KiB.  Past the user's pipe quota the
+	 * kernel refuses, and the pipe stays as it was.
+	 */
+	(void)fcntl(fd, F_SETPIPE_SZ, ARCHIVE_PIPE_SIZE);
 	archive_container(px, ag->id, "read files of", read_container, r);
 }

@@ -69,9 +69,13 @@ static const struct seccomp_rule proxy_rules[] = {
 	SC_ALLOW_ARG(poll, SC_ARG_EQ(2, 0)),
 	SC_ALLOW(ppoll),
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
-	/* Making a passed pipe non-blocking; nothing else of fcntl. */
+	/*
+	 * Making a passed pipe non-blocking, and an archive's pipe larger;
+	 * nothing else of fcntl.
+	 */
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_GETFL)),
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETPIPE_SZ)),
 };
 
 /* Docker's unix socket. */

@@ -13,6 +13,7 @@
 # process's output events.
 APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
 	apid/http_request.c apid/http_reply.c common/log.c common/caller.c \
+	common/bev_read.c \
 	common/msg.c common/format.c common/utf8.c
 fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
