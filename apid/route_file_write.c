@@ -325,7 +325,7 @@ upload_spool(struct file_upload *st, struct imsg *imsg)
 	fd = imsg_take_fd(imsg);
 	errno = 0;
 	if (st->gone || (st->spool = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1 ||
-	    pipe2(fds, O_CLOEXEC) == -1) {
+	    bulk_pipe(fds, 0) == -1) {
 		saved = errno;
 		close(fd);
 		upload_abort(st, 1);

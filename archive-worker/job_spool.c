@@ -12,14 +12,14 @@
 
 #include "worker.h"
 
-#define COPY_BUF	(64 * 1024)
+#define COPY_BUF	(256 * 1024)	/* a bulk pipe holds 1 MiB */
 
 int
 job_spool(const struct archive_job *j, const int fds[2],
     struct job_result *res)
 {
-	char	 buf[COPY_BUF];
-	ssize_t	 n;
+	static char	 buf[COPY_BUF];
+	ssize_t		 n;
 
 	for (;;) {
 		n = read(fds[0], buf, sizeof(buf));
