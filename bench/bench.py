@@ -698,6 +698,16 @@ class Bench:
             "; beside them " + ", ".join(
                 "%s %.1f MiB" % (d, k / 1024.0)
                 for d, k in sorted(others.items())))
+        pss = B.daemon_smaps(self.srv, "Pss")
+        anon = B.daemon_smaps(self.srv, "Anonymous")
+        self.notes.append(
+            "memory idle, shared pages divided among the processes that "
+            "map them (Pss): %.1f MiB (%s); of it anonymous memory: %.1f "
+            "MiB (%s)" % (
+                sum(pss.values()) / 1024.0, ", ".join(
+                    "%s %.1f" % (d, pss[d] / 1024.0) for d in B.DAEMONS),
+                sum(anon.values()) / 1024.0, ", ".join(
+                    "%s %.1f" % (d, anon[d] / 1024.0) for d in B.DAEMONS)))
         want = set(a.only.split(",")) if a.only else set(PHASES)
         if "create" in want:
             self.phase_create()

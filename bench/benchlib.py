@@ -393,6 +393,22 @@ def daemon_status(server, field):
             for n in DAEMONS if n in pids}
 
 
+def daemon_smaps(server, field):
+    """{daemon: KiB} of a /proc/<pid>/smaps_rollup field (Pss,
+    Private_Dirty...) of managerd, apid and dockerd-proxy: Pss shares
+    each page among the processes that map it, where VmRSS counts a
+    shared library page once per process."""
+    out = {}
+    for n, pid in harness.daemon_pids(server).items():
+        if n not in DAEMONS:
+            continue
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    out[n] = int(line.split()[1])
+    return out
+
+
 # --- the run -----------------------------------------------------------------
 
 def git_commit():
