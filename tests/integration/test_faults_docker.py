@@ -209,6 +209,42 @@ class Hang(unittest.TestCase):
         self.assertEqual(self.server.api("GET", "/v1/sandboxes/" +
                                          rolled)[0], 404)
 
+    def test_a_tar_docker_stops_sending_half_way(self):
+        """The proxy splices an archive's body once its head came; a
+        Docker that goes silent in the middle of it still fails the
+        snapshot within the deadline, and leaves nothing behind."""
+        sid = self.server.create()["id"]
+        self.server.exec(sid, ["sh", "-c", "head -c 943718400 /dev/urandom"
+                               " > /workspace/big"],
+                         timeout_seconds=300)
+        snaps = os.path.join(self.server.data_dir, "snapshots")
+        result = {}
+        th = threading.Thread(target=lambda: result.update(r=timed(
+            self.server, "POST", "/v1/sandboxes/%s/snapshots" % sid,
+            {"name": "cut"})))
+        th.start()
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(
+                f.endswith(".tmp") and os.path.getsize(
+                    os.path.join(snaps, f)) > (8 << 20)
+                for f in os.listdir(snaps)):
+            time.sleep(0.01)
+        self.docker.send(signal.SIGSTOP)
+        stopped = time.time()
+        th.join(DEADLINE + SLACK + 30)
+        seconds, status, doc = result["r"]
+        self.assertEqual(status, 504, doc)
+        self.assertEqual(code(doc), "backend_timeout", doc)
+        self.assertLess(time.time() - stopped, DEADLINE + SLACK)
+        self.assertEqual([f for f in os.listdir(snaps)
+                          if f.endswith(".tmp")], [])
+        self.assert_recovers(sid)
+        status, snap = self.server.api(
+            "POST", "/v1/sandboxes/%s/snapshots" % sid, {"name": "whole"})
+        self.assertEqual(status, 201, snap)
+        self.assertGreater(snap["size_bytes"], 943718400)
+        self.server.exec(sid, ["rm", "/workspace/big"])
+
     def test_requests_waiting_on_docker_are_bounded(self):
         sid = self.server.create()["id"]
         proxy = self.server.children()["dockerd-proxy"]
