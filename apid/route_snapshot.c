@@ -135,13 +135,14 @@ snap_free(struct snap_state *st)
 	free(st);
 }
 
-static void
-snap_written(struct snap_state *st, const struct tar_result *res)
+/* A job's result to managerd, the text left out if it does not fit. */
+static int
+snap_report(struct snap_state *st, uint32_t type, const struct tar_result *res,
+    int fd)
 {
 	struct tar_result	 r = *res;
 	struct msgw		 w;
 
-	st->written = 1;
 	msgw_init(&w);
 	msg_put_tar_result(&w, &r);
 	if (w.overflow) {
@@ -150,8 +151,14 @@ snap_written(struct snap_state *st, const struct tar_result *res)
 		msgw_init(&w);
 		msg_put_tar_result(&w, &r);
 	}
-	if (peer_send(&apid->parent, MSG_SNAPSHOT_WRITTEN, st->id, -1,
-	    &w) == -1)
+	return peer_send(&apid->parent, type, st->id, fd, &w);
+}
+
+static void
+snap_written(struct snap_state *st, const struct tar_result *res)
+{
+	st->written = 1;
+	if (snap_report(st, MSG_SNAPSHOT_WRITTEN, res, -1) == -1)
 		log_warnx("snapshot: cannot report the written snapshot");
 }
 
@@ -163,29 +170,19 @@ snap_written(struct snap_state *st, const struct tar_result *res)
 static void
 snap_retry(struct snap_state *st, const struct tar_result *res)
 {
-	struct tar_result	 r = *res, fail;
-	struct msgw		 w;
+	struct tar_result	 fail;
 	int			 fds[2];
 
-	if (pipe2(fds, O_CLOEXEC) == -1) {
+	if (bulk_pipe(fds, 0) == -1) {
 		memset(&fail, 0, sizeof(fail));
 		fail.errnum = errno;
-		fail.message = NULL;
 		snap_written(st, &fail);
 		return;
 	}
 	st->rfd = fds[0];
 	st->sink = 0;
 	st->retried = 1;
-	msgw_init(&w);
-	msg_put_tar_result(&w, &r);
-	if (w.overflow) {
-		r.message = NULL;
-		msgw_init(&w);
-		msg_put_tar_result(&w, &r);
-	}
-	if (peer_send(&apid->parent, MSG_SNAPSHOT_RETRY, st->id, fds[1],
-	    &w) == -1)
+	if (snap_report(st, MSG_SNAPSHOT_RETRY, res, fds[1]) == -1)
 		log_warnx("snapshot: cannot ask for the rewrite");
 }
 

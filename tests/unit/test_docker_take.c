@@ -98,6 +98,16 @@ start_raw(struct taken *t, struct fake *fk, struct event_base *base)
 	run_loop(base);
 }
 
+/* The fake answers resp (whole, or dribble bytes at a time). */
+static void
+answer(struct event_base *base, const char *resp, size_t dribble,
+    struct fake *fk, struct taken *t)
+{
+	fake_start(fk, base, resp, strlen(resp));
+	fk->dribble = dribble;
+	start_raw(t, fk, base);
+}
+
 /* Everything the taken connection still gives, after the fake sent it. */
 static void
 drain_taken(struct taken *t, struct event_base *base)
@@ -140,9 +150,7 @@ take_close_delimited(struct event_base *base, size_t dribble)
 	struct fake	 fk;
 	struct taken	 t;
 
-	fake_start(&fk, base, close_delimited, sizeof(close_delimited) - 1);
-	fk.dribble = dribble;
-	start_raw(&t, &fk, base);
+	answer(base, close_delimited, dribble, &fk, &t);
 	assert_int_equal(t.calls, 1);
 	assert_int_equal(t.refused, 0);
 	assert_int_equal(t.res.calls, 0);	/* no done callback */
@@ -179,9 +187,7 @@ test_take_length(void **state)
 	struct fake		 fk;
 	struct taken		 t;
 
-	fake_start(&fk, base, resp, sizeof(resp) - 1);
-	fk.dribble = 30;
-	start_raw(&t, &fk, base);
+	answer(base, resp, 30, &fk, &t);
 	assert_int_equal(t.calls, 1);
 	assert_true(t.left == 36 - (long long)evbuffer_get_length(t.got));
 	drain_taken(&t, base);
@@ -200,8 +206,7 @@ test_take_empty(void **state)
 	struct fake		 fk;
 	struct taken		 t;
 
-	fake_start(&fk, base, resp, sizeof(resp) - 1);
-	start_raw(&t, &fk, base);
+	answer(base, resp, 0, &fk, &t);
 	assert_int_equal(t.calls, 1);
 	assert_true(t.left == 0);
 	assert_int_equal(evbuffer_get_length(t.got), 0);
@@ -221,8 +226,7 @@ test_take_chunked_refused(void **state)
 	struct fake		 fk;
 	struct taken		 t;
 
-	fake_start(&fk, base, resp, sizeof(resp) - 1);
-	start_raw(&t, &fk, base);
+	answer(base, resp, 0, &fk, &t);
 	assert_int_equal(t.refused, 1);
 	assert_int_equal(t.errnum, EINVAL);
 	assert_int_equal(t.calls, 0);
@@ -245,8 +249,7 @@ test_take_past_length(void **state)
 	struct fake		 fk;
 	struct taken		 t;
 
-	fake_start(&fk, base, resp, sizeof(resp) - 1);
-	start_raw(&t, &fk, base);
+	answer(base, resp, 0, &fk, &t);
 	assert_int_equal(t.calls, 0);
 	assert_int_equal(t.res.calls, 1);
 	assert_int_equal(t.res.error, DOCKER_HTTP_PROTOCOL);
@@ -264,8 +267,7 @@ test_take_error_status(void **state)
 	struct fake		 fk;
 	struct taken		 t;
 
-	fake_start(&fk, base, resp, sizeof(resp) - 1);
-	start_raw(&t, &fk, base);
+	answer(base, resp, 0, &fk, &t);
 	assert_int_equal(t.calls, 0);
 	assert_int_equal(t.res.body_calls, 0);
 	assert_int_equal(t.res.calls, 1);
