@@ -295,8 +295,12 @@ class HowStored(SnapshotServerCase):
                      "mkfifo zz")
         before = self.sh(sid, "md5sum a/*")
         snap = self.snap(sid)
-        names = [n for n, _, _ in self.stored_names(snap)]
-        self.assertEqual(len(names), 301)
+        # Under gVisor a FIFO never reaches the volume, so Docker's tar
+        # has none and is kept as it came: names with or without "./".
+        names = [n[2:] if n.startswith("./") else n
+                 for n, _, _ in self.stored_names(snap) if n != "."]
+        self.assertEqual(len(names), 301, [n for n in names
+                                           if not n.startswith("a/f")])
         self.assertNotIn("zz", names)
         self.sh(sid, "rm -rf a zz")
         status, rolled = self.rollback(sid, snap["id"])
