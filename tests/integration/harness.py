@@ -250,15 +250,39 @@ SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer"
                               r"|\.[ch]:\d+:\d+: runtime error:")
 
 
+# A stack frame the sanitizer could not name: "(/path/to/binary+0x1f2e)".
+UNNAMED_FRAME = re.compile(r"\((/[^()+]+)\+(0x[0-9a-f]+)\)")
+
+
+def symbolize(line):
+    """A frame named with addr2line, where the sanitizer could not name it:
+    its symbolizer is a program it runs, and a daemon's seccomp filter
+    does not let it run one."""
+    m = UNNAMED_FRAME.search(line)
+    if m is None or not os.path.exists(m.group(1)):
+        return line
+    try:
+        out = subprocess.run(["addr2line", "-f", "-i", "-C", "-e",
+                              m.group(1), m.group(2)], capture_output=True,
+                             text=True, timeout=10).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return line
+    names = ["%s %s" % (out[i], out[i + 1]) for i in range(0, len(out) - 1, 2)
+             if out[i] != "??"]
+    return line + ("  [" + "; ".join(names) + "]" if names else "")
+
+
 def sanitizer_report(text):
     """The first sanitizer report in a log and what follows it, or "": in
     a build with --enable-sanitizers (scripts/test --sanitizers) a test
-    whose server logged one fails in Server.cleanup."""
+    whose server logged one fails in Server.cleanup.  Frames the report
+    left unnamed are named here (symbolize)."""
     m = SANITIZER_REPORT.search(text)
     if m is None:
         return ""
     start = text.rfind("\n", 0, m.start()) + 1
-    return "\n".join(text[start:].splitlines()[:80])
+    return "\n".join(symbolize(line)
+                     for line in text[start:].splitlines()[:80])
 
 
 def proc_children(pid):
