@@ -229,7 +229,8 @@ on_field(http_parser *p, const char *at, size_t len)
 		return -1;
 	f = &r->fields[r->nfields++];
 	f->line_off = at - r->head;
-	cr = memchr(at, '\r', r->len - f->line_off);
+	if ((cr = memchr(at, '\r', r->len - f->line_off)) == NULL)
+		return -1;
 	f->line_len = cr - at;
 	f->name_len = len;
 	f->value_off = f->line_off + f->line_len;
@@ -530,7 +531,8 @@ absolute_parse(struct egress_request *r, size_t *path_off)
 	if (!scheme_is(t, len, "http://"))
 		return refuse(r, 501, "only http:// URLs are forwarded");
 	if (memchr(t, '#', len) != NULL)
-		return refuse(r, 400, "a fragment (#) is not sent in a request");
+		return refuse(r, 400, "a fragment (#) is not sent in a "
+		    "request");
 	a = t + 7;
 	for (alen = 0; alen < len - 7 && a[alen] != '/' && a[alen] != '?';
 	    alen++)
@@ -558,7 +560,7 @@ connection_lists(const struct egress_request *r, const char *name,
 		v = r->head + c->value_off;
 		end = v + c->value_len;
 		while (v < end) {
-			while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
+			while (v < end && strchr(" \t,", *v) != NULL)
 				v++;
 			tok = v;
 			for (n = 0; v + n < end && is_tchar(v[n]); n++)

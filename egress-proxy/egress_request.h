@@ -41,7 +41,7 @@ enum egress_host_kind {
 enum egress_body {
 	EGRESS_BODY_NONE = 0,
 	EGRESS_BODY_LENGTH = 1,		/* content_length bytes */
-	EGRESS_BODY_CHUNKED = 2,	/* relayed as it is, to its last chunk */
+	EGRESS_BODY_CHUNKED = 2,	/* relayed as is, to its last chunk */
 };
 
 struct egress_field {
@@ -56,14 +56,14 @@ struct egress_request {
 	size_t			 len, size;
 	size_t			 line_start;	/* where the current line is */
 	size_t			 nlines;
-	int			 state;		/* 0 reading, 1 done, -1 refused */
+	int			 state;		/* 0 reading, 1 done, -1 no */
 	/* http-parser's findings */
 	size_t			 target_off, target_len;
 	struct egress_field	 fields[EGRESS_FIELDS_MAX];
 	size_t			 nfields;
 	int			 method;	/* enum http_method */
 	int			 minor;		/* HTTP/1.minor */
-	int			 parsed;	/* the parser saw the head's end */
+	int			 parsed;	/* http-parser saw its end */
 	/* the verdict */
 	enum egress_request_kind kind;
 	enum egress_host_kind	 host_kind;
@@ -75,7 +75,7 @@ struct egress_request {
 	size_t			 upstream_len;
 	enum egress_body	 body;
 	uint64_t		 content_length;
-	int			 status;	/* refused: 400, 431, 501, 505 */
+	int			 status;	/* refused: 400 431 500 501 505 */
 	const char		*reason;	/* refused: static, printable */
 };
 

@@ -230,6 +230,16 @@ test_forward(void **state)
 	    "GET / HTTP/1.1\r\nHost: a.b\r\nX: caf\xc3\xa9 \xff\r\n"
 	    "Connection: close\r\n\r\n");
 
+	/* No Upgrade through a forward: a WebSocket client uses CONNECT. */
+	forwarded("GET http://a.b/ws HTTP/1.1\r\nConnection: Upgrade\r\n"
+	    "Upgrade: websocket\r\nSec-WebSocket-Key: k\r\n\r\n",
+	    "GET /ws HTTP/1.1\r\nHost: a.b\r\nSec-WebSocket-Key: k\r\n"
+	    "Connection: close\r\n\r\n");
+	forwarded("GET http://a.b/ HTTP/1.1\r\nExpect: 100-continue\r\n"
+	    "Content-Length: 0\r\n\r\n", "GET / HTTP/1.1\r\nHost: a.b\r\n"
+	    "Expect: 100-continue\r\nContent-Length: 0\r\n"
+	    "Connection: close\r\n\r\n");
+
 	assert_int_equal(parse(&r, "PUT http://a.b/ HTTP/1.1\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n"), 1);
 	assert_int_equal(r.body, EGRESS_BODY_CHUNKED);
