@@ -620,6 +620,19 @@ out_add(struct egress_request *r, const char *s, size_t len)
 	r->upstream_len += len;
 }
 
+/* Host: the URL's authority, its port only when not the default. */
+static size_t
+host_line(const struct egress_request *r, char *buf, size_t len)
+{
+	int	 v6 = r->host_kind == EGRESS_HOST_IPV6;
+
+	if (r->port == 80)
+		return (size_t)snprintf(buf, len, "Host: %s%s%s\r\n",
+		    v6 ? "[" : "", r->host, v6 ? "]" : "");
+	return (size_t)snprintf(buf, len, "Host: %s%s%s:%u\r\n",
+	    v6 ? "[" : "", r->host, v6 ? "]" : "", r->port);
+}
+
 /*
  * The head sent upstream: the request line in origin-form, Host from the
  * URL (a client's own Host is not trusted), the client's end-to-end
@@ -635,7 +648,6 @@ upstream_build(struct egress_request *r, size_t path_off)
 	size_t		 pathlen = r->target_off + r->target_len - path_off;
 	char		 host[EGRESS_NAME_MAX + 32];
 	size_t		 i, size;
-	int		 n;
 
 	/*
 	 * The request line loses "http://" and the authority (at most one
@@ -654,13 +666,7 @@ upstream_build(struct egress_request *r, size_t path_off)
 		out_add(r, "/", 1);
 	out_add(r, path, pathlen);
 	out_add(r, r->minor == 0 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n", 11);
-	n = snprintf(host, sizeof(host), "Host: %s%s%s", r->host_kind ==
-	    EGRESS_HOST_IPV6 ? "[" : "", r->host, r->host_kind ==
-	    EGRESS_HOST_IPV6 ? "]" : "");
-	if (r->port != 80)
-		n += snprintf(host + n, sizeof(host) - n, ":%u", r->port);
-	out_add(r, host, (size_t)n);
-	out_add(r, "\r\n", 2);
+	out_add(r, host, host_line(r, host, sizeof(host)));
 	for (i = 0; i < r->nfields; i++) {
 		if (is_hop_by_hop(r, &r->fields[i]))
 			continue;
