@@ -111,6 +111,12 @@ name_check(const char *s, size_t len, char *err, size_t errlen)
 	    "(an IPv4 address is four decimal numbers)");
 }
 
+int
+egress_name_valid(const char *s, size_t len, char *err, size_t errlen)
+{
+	return name_check(s, len, err, errlen);
+}
+
 /* Copies the name lowercase into out (EGRESS_NAME_MAX + 1 bytes). */
 static void
 name_lower(const char *s, size_t len, char *out)

@@ -123,6 +123,15 @@ int	egress_cidr_parse(const char *, size_t len, struct egress_cidr *,
 int	egress_extra_parse(const char *, struct egress_extra *, char *err,
 	    size_t errlen);
 
+/*
+ * A host name as an allowlist entry may hold one (len bytes, without a
+ * trailing dot; the caller removes one first if it takes them): 0, or -1
+ * with the reason in err.  The egress proxy checks a client's requested
+ * name with it, so that what a request may name and what a policy may
+ * list are one set.
+ */
+int	egress_name_valid(const char *, size_t len, char *err, size_t errlen);
+
 /* The canonical text of a rule, as parse takes it; -1 if len is short. */
 int	egress_rule_format(const struct egress_rule *, char *, size_t len);
 /* The canonical JSON of a policy, entries in their order; NULL ENOMEM. */

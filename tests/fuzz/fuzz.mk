@@ -79,6 +79,9 @@ fuzz_imsg_SRCS = common/imsg.c
 # Egress policies: a client's JSON, an entry, the byte form, a check.
 fuzz_egress_policy_SRCS = common/egress_policy.c common/egress_match.c \
 	common/msg.c common/utf8.c
+# The egress proxy: a sandbox's request head, in pieces.
+fuzz_egress_request_SRCS = egress-proxy/egress_request.c \
+	common/egress_policy.c common/msg.c common/utf8.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))
@@ -95,7 +98,7 @@ CFLAGS_FUZZ = -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 	-Wno-unused-parameter
 CPPFLAGS_FUZZ = -include $(top_builddir)/build_config.h -I$(S)/common \
 	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/archive-worker -I$(S)/managerd \
-	-I$(S)/client \
+	-I$(S)/client -I$(S)/egress-proxy \
 	-I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
 
 # Quiet like automake's silent rules; V=1 shows the commands.

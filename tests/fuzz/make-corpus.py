@@ -645,8 +645,43 @@ def egress_policy_seeds():
             addr + host)
 
 
+EGRESS_REQUESTS = [
+    b"CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n"
+    b"User-Agent: pip\r\n\r\n\x16\x03\x01",
+    b"CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n",
+    b"CONNECT 203.0.113.7:22 HTTP/1.0\r\n\r\n",
+    b"GET http://Example.COM./a/b?x=1 HTTP/1.1\r\nHost: evil\r\n"
+    b"Connection: keep-alive, X-Y\r\nX-Y: 1\r\nProxy-Authorization: x"
+    b"\r\nAccept: */*\r\n\r\n",
+    b"POST http://a.b:8080?q HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+    b"PUT http://[::ffff:10.0.0.1]/ HTTP/1.1\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    b"GET /origin-form HTTP/1.1\r\nHost: a.b\r\n\r\n",
+    b"GET https://a.b/ HTTP/1.1\r\n\r\n",
+    b"GET http://user:pass@a.b/ HTTP/1.1\r\n\r\n",
+    b"POST http://a.b/ HTTP/1.1\r\nContent-Length: 1\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n",
+    b"GET http://a.b/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+    b"GET http://a.b/ HTTP/1.1\r\nX: 1\r\n folded\r\n\r\n",
+    b"GET http://a.b/ HTTP/1.1\n\n",
+    b"CONNECT caf\xc3\xa9.fr:080 HTTP/1.1\r\n\r\n",
+    b"CONNECT a.b: HTTP/1.1\r\n\r\n",
+    b"GET http://a.b/ HTTP/1.1\r\nConnection: content-length\r\n"
+    b"Content-Length: 2\r\n\r\nab",
+    b"GET http://a.b/ HTTP/1.1\r\n" + b"X: y\r\n" * 101 + b"\r\n",
+]
+
+
+def egress_request_seeds():
+    """fuzz_egress_request: a split seed, then what a sandbox sends."""
+    for i, req in enumerate(EGRESS_REQUESTS):
+        for split in (0, 3):
+            put("egress_request", "req%02d-%d" % (i, split), u8(split) + req)
+
+
 def main():
     egress_policy_seeds()
+    egress_request_seeds()
     keys_file_seeds()
     process_lines_seeds()
     allowlist_seeds()

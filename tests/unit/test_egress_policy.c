@@ -315,6 +315,26 @@ test_names(void **state)
 	entry_bad(big, "an entry is at most 261 bytes");
 }
 
+/* The check the egress proxy makes of a requested name. */
+static void
+test_name_valid(void **state)
+{
+	char	 err[128];
+
+	assert_int_equal(egress_name_valid("pypi.org", 8, err,
+	    sizeof(err)), 0);
+	/* len, not the NUL, says where the name ends. */
+	assert_int_equal(egress_name_valid("pypi.org.", 8, err,
+	    sizeof(err)), 0);
+	assert_int_equal(egress_name_valid("pypi.org.", 9, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "must not end with a dot"));
+	assert_int_equal(egress_name_valid("", 0, err, sizeof(err)), -1);
+	assert_int_equal(egress_name_valid("a\0b", 3, err, sizeof(err)), -1);
+	assert_int_equal(egress_name_valid("*.a", 3, err, sizeof(err)), -1);
+	assert_int_equal(egress_name_valid("10.0.0.1", 8, NULL, 0), -1);
+}
+
 static void
 test_ports(void **state)
 {
@@ -822,6 +842,7 @@ main(void)
 		cmocka_unit_test(test_policy_refused),
 		cmocka_unit_test(test_too_many),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_ports),
 		cmocka_unit_test(test_cidrs),
 		cmocka_unit_test(test_to_json),
