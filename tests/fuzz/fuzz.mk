@@ -82,6 +82,8 @@ fuzz_egress_policy_SRCS = common/egress_policy.c common/egress_match.c \
 # The egress proxy: a sandbox's request head, in pieces.
 fuzz_egress_request_SRCS = egress-proxy/egress_request.c \
 	common/egress_policy.c common/msg.c common/utf8.c
+# The netns helper: a pid's /proc/<pid>/cgroup against a container id.
+fuzz_netns_cgroup_SRCS = netns-helper/netns_cgroup.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))
@@ -98,7 +100,7 @@ CFLAGS_FUZZ = -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 	-Wno-unused-parameter
 CPPFLAGS_FUZZ = -include $(top_builddir)/build_config.h -I$(S)/common \
 	-I$(S)/apid -I$(S)/dockerd-proxy -I$(S)/archive-worker -I$(S)/managerd \
-	-I$(S)/client -I$(S)/egress-proxy \
+	-I$(S)/client -I$(S)/egress-proxy -I$(S)/netns-helper \
 	-I$(S)/tests/fuzz $(FUZZ_CPPFLAGS)
 
 # Quiet like automake's silent rules; V=1 shows the commands.

@@ -679,7 +679,28 @@ def egress_request_seeds():
             put("egress_request", "req%02d-%d" % (i, split), u8(split) + req)
 
 
+NETNS_ID = ("c0abe65f61ece5660c333305eb9c9612"
+            "2aecc8632389aec5105c08f69b21ef71")
+
+
+def netns_cgroup_seeds():
+    """fuzz_netns_cgroup: 0 and a file for the fixed id, 1 + an id + a file."""
+    files = [
+        "0::/docker/%s\n" % NETNS_ID,
+        "0::/system.slice/docker-%s.scope\n" % NETNS_ID,
+        "12:pids:/docker/%s\n1:name=systemd:/docker/%s\n0::/docker/%s\n"
+        % (NETNS_ID, NETNS_ID, NETNS_ID),
+        "0::/user.slice/user-0.slice/session-1.scope\n",
+        "0::/docker/%s/init\n" % NETNS_ID,
+    ]
+    for i, f in enumerate(files):
+        put("netns_cgroup", "fixed-%02d" % i, b"\x00" + f.encode())
+    put("netns_cgroup", "own-id", b"\x01" + NETNS_ID.encode() +
+        ("0::/docker/%s\n" % NETNS_ID).encode())
+
+
 def main():
+    netns_cgroup_seeds()
     egress_policy_seeds()
     egress_request_seeds()
     keys_file_seeds()
