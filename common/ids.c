@@ -16,21 +16,34 @@ lower_hex_digit(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
+/* len lowercase hex digits and the end of the string. */
+static int
+id_is_hex(const char *id, size_t len)
+{
+	size_t	 i;
+
+	/* A NUL is no digit, so nothing past the string is read. */
+	for (i = 0; i < len; i++)
+		if (!lower_hex_digit(id[i]))
+			return 0;
+	return id[len] == '\0';
+}
+
 static int
 id_is(const char *id, const char *prefix)
 {
-	size_t	 n, i;
+	size_t	 n;
 
 	if (id == NULL)
 		return 0;
 	n = strlen(prefix);
-	if (strncmp(id, prefix, n) != 0)
-		return 0;
-	/* A NUL is no digit, so nothing past the string is read. */
-	for (i = n; i < n + ID_HEX_LEN; i++)
-		if (!lower_hex_digit(id[i]))
-			return 0;
-	return id[i] == '\0';
+	return strncmp(id, prefix, n) == 0 && id_is_hex(id + n, ID_HEX_LEN);
+}
+
+int
+id_is_container(const char *id)
+{
+	return id != NULL && id_is_hex(id, CONTAINER_ID_LEN);
 }
 
 int

@@ -25,6 +25,9 @@ int	id_is_sandbox(const char *id);
 int	id_is_snapshot(const char *id);
 /* 1 if id is exactly "proc_" and 16 lowercase hex digits, else 0. */
 int	id_is_process(const char *id);
+/* 1 if id is a full Docker container id: 64 lowercase hex digits. */
+#define CONTAINER_ID_LEN	64
+int	id_is_container(const char *id);
 /*
  * A new random id: prefix and ID_HEX_LEN lowercase hex digits, NUL
  * terminated.  -1 if len cannot hold it.

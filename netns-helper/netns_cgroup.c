@@ -1,27 +1,17 @@
 /*
  * Does /proc/<pid>/cgroup name this container?  Written by hand: it is
- * one line format of the kernel's, and the helper that reads it runs
- * with CAP_SYS_ADMIN, so it should link as little as it can.
+ * one line format of the kernel's, and the helper that reads it keeps
+ * CAP_SYS_ADMIN and CAP_SYS_PTRACE, so it should link as little as it
+ * can (common/ids.c for the id's shape, nothing else).
  */
 #include <string.h>
 
+#include "ids.h"
 #include "netns_cgroup.h"
 
-#define ID_LEN		64
+#define ID_LEN		CONTAINER_ID_LEN
 #define SCOPE_PREFIX	"docker-"
 #define SCOPE_SUFFIX	".scope"
-
-static int
-id_valid(const char *id)
-{
-	size_t	i;
-
-	for (i = 0; i < ID_LEN; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') ||
-		    (id[i] >= 'a' && id[i] <= 'f')))
-			return 0;
-	return id[ID_LEN] == '\0';
-}
 
 /* The last path component, len bytes at name, is the container's. */
 static int
@@ -59,7 +49,7 @@ netns_cgroup_names(const char *text, size_t len, const char *id)
 	const char	*nl, *end = text + len;
 	size_t		 lines = 0;
 
-	if (len == 0 || len > NETNS_CGROUP_MAX || !id_valid(id) ||
+	if (len == 0 || len > NETNS_CGROUP_MAX || !id_is_container(id) ||
 	    memchr(text, '\0', len) != NULL || text[len - 1] != '\n')
 		return 0;
 	for (; text < end; text = nl + 1, lines++) {

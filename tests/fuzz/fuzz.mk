@@ -83,7 +83,7 @@ fuzz_egress_policy_SRCS = common/egress_policy.c common/egress_match.c \
 fuzz_egress_request_SRCS = egress-proxy/egress_request.c \
 	common/egress_policy.c common/msg.c common/utf8.c
 # The netns helper: a pid's /proc/<pid>/cgroup against a container id.
-fuzz_netns_cgroup_SRCS = netns-helper/netns_cgroup.c
+fuzz_netns_cgroup_SRCS = netns-helper/netns_cgroup.c common/ids.c
 
 HARNESSES := $(sort $(patsubst fuzz_%_SRCS,%,$(filter fuzz_%_SRCS,\
 	$(.VARIABLES))))

@@ -113,6 +113,29 @@ test_snapshot_ids(void **state)
 
 /* Drawn ids have the shape, differ, and use every hex digit. */
 static void
+test_container_ids(void **state)
+{
+	const char *ok =
+	    "c0abe65f61ece5660c333305eb9c96122aecc8632389aec5105c08f69b21ef71";
+	char	 buf[80];
+
+	(void)state;
+	assert_true(id_is_container(ok));
+	assert_false(id_is_container(NULL));
+	assert_false(id_is_container(""));
+	assert_false(id_is_container("c0abe65f61ec"));	/* the short form */
+	snprintf(buf, sizeof(buf), "%s0", ok);
+	assert_false(id_is_container(buf));
+	snprintf(buf, sizeof(buf), "%.63s", ok);
+	assert_false(id_is_container(buf));
+	snprintf(buf, sizeof(buf), "%.63sF", ok);
+	assert_false(id_is_container(buf));
+	snprintf(buf, sizeof(buf), "%.63s\xc3", ok);
+	assert_false(id_is_container(buf));
+	assert_false(id_is_container("sb_0123456789abcdef"));
+}
+
+static void
 test_make(void **state)
 {
 	char	 a[SANDBOX_ID_LEN + 1], b[SANDBOX_ID_LEN + 1];
@@ -157,6 +180,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sandbox_ids),
 		cmocka_unit_test(test_snapshot_ids),
+		cmocka_unit_test(test_container_ids),
 		cmocka_unit_test(test_make),
 		cmocka_unit_test(test_make_small),
 	};
