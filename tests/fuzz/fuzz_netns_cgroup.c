@@ -10,6 +10,7 @@
  * hex digits; and a file accepted stays accepted with one more such line
  * (while in bound) and is refused with its last newline cut.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
