@@ -46,6 +46,11 @@
 /* Bytes of one entry: "*." a longest name ":65535". */
 #define EGRESS_ENTRY_MAX	(EGRESS_NAME_MAX + 8)
 #define EGRESS_EXTRA_MAX	64	/* ranges the operator calls public */
+/* Connections one sandbox's log keeps (egress-proxy/egress_log.h). */
+#define EGRESS_LOG_DEFAULT	256
+#define EGRESS_LOG_MAX		65536	/* the most a setting may ask */
+/* Where a policy sandbox's proxy listens, on its own loopback. */
+#define EGRESS_PORT		3128
 /* Room for a check's reason: a label, the word address, an address. */
 #define EGRESS_WHY_MAX		128
 

@@ -398,6 +398,7 @@ void
 fork_request_free(struct fork_request *q)
 {
 	free(q->snapshot_id);
+	free(q->network_policy);
 	labels_free(&q->labels);
 	memset(q, 0, sizeof(*q));
 }
@@ -410,6 +411,7 @@ msg_put_fork_request(struct msgw *w, const struct fork_request *q)
 	msgw_i64(w, q->timeout_seconds);
 	msgw_u8(w, q->has_network ? 1 : 0);
 	msgw_u8(w, q->network ? 1 : 0);
+	msgw_str(w, q->network_policy);
 	msgw_u8(w, q->has_cpus ? 1 : 0);
 	msgw_double(w, q->cpus);
 	msgw_u8(w, q->has_memory_mb ? 1 : 0);
@@ -429,6 +431,7 @@ msg_get_fork_request(const struct imsg *imsg, struct fork_request *q)
 	q->timeout_seconds = msgr_i64(&r);
 	q->has_network = get_flag(&r);
 	q->network = get_flag(&r);
+	q->network_policy = msgr_str(&r, EGRESS_POLICY_TEXT_MAX);
 	q->has_cpus = get_flag(&r);
 	q->cpus = msgr_double(&r);
 	q->has_memory_mb = get_flag(&r);

@@ -121,6 +121,8 @@ struct fork_request {
 	int64_t		 timeout_seconds;
 	int		 has_network;
 	int		 network;
+	/* as create_request's: an object's JSON text, network 0 */
+	char		*network_policy;
 	int		 has_cpus;
 	double		 cpus;
 	int		 has_memory_mb;

@@ -219,6 +219,42 @@ msg_type_name(uint32_t type)
 		return "ARCHIVE_JOB";
 	case MSG_ARCHIVE_DONE:
 		return "ARCHIVE_DONE";
+	case MSG_NETNS_CONFIG:
+		return "NETNS_CONFIG";
+	case MSG_EGRESS_CONFIG:
+		return "EGRESS_CONFIG";
+	case MSG_NETWORK_GET:
+		return "NETWORK_GET";
+	case MSG_NETWORK_PUT:
+		return "NETWORK_PUT";
+	case MSG_NETWORK_LOG:
+		return "NETWORK_LOG";
+	case MSG_NETWORK_INFO:
+		return "NETWORK_INFO";
+	case MSG_NETWORK_LOG_TEXT:
+		return "NETWORK_LOG_TEXT";
+	case MSG_NETWORK_LOG_END:
+		return "NETWORK_LOG_END";
+	case MSG_NETNS_LISTEN:
+		return "NETNS_LISTEN";
+	case MSG_EGRESS_LISTEN:
+		return "EGRESS_LISTEN";
+	case MSG_EGRESS_POLICY:
+		return "EGRESS_POLICY";
+	case MSG_EGRESS_FORGET:
+		return "EGRESS_FORGET";
+	case MSG_EGRESS_LOG:
+		return "EGRESS_LOG";
+	case MSG_NETNS_SOCKET:
+		return "NETNS_SOCKET";
+	case MSG_EGRESS_DONE:
+		return "EGRESS_DONE";
+	case MSG_EGRESS_LOG_TEXT:
+		return "EGRESS_LOG_TEXT";
+	case MSG_EGRESS_LOG_END:
+		return "EGRESS_LOG_END";
+	case MSG_EGRESS_AUDIT:
+		return "EGRESS_AUDIT";
 	case MSG_METRICS_REQUEST:
 		return "METRICS_REQUEST";
 	case MSG_METRICS_TEXT:
@@ -457,6 +493,8 @@ msg_fd_may_be_lost(uint32_t type)
 	case MSG_PROCESS_OUTPUT:
 	case MSG_PROCESS_STDIN:
 	case MSG_DOCKER_PROCESS_START:
+	case MSG_NETNS_SOCKET:
+	case MSG_EGRESS_LISTEN:
 		return 1;
 	default:
 		return 0;

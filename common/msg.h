@@ -4,7 +4,8 @@
  * Numbering by direction: 100s control (managerd -> child and back),
  * 200s apid -> managerd, 300s managerd -> apid, 400s managerd -> proxy,
  * 500s proxy -> managerd, 600s apid -> archive-worker, 700s
- * archive-worker -> apid, 900 errors (any reply direction).
+ * archive-worker -> apid, 800s managerd -> netns-helper and
+ * egress-proxy, 850s back, 900 errors (any reply direction).
  * The header's peerid is the request id chosen by the sender of a request
  * and echoed in its reply.  Payloads are built with msgw_* and read with
  * msgr_*: fixed-width fields, length-prefixed strings, exact length.
@@ -79,6 +80,21 @@ enum msg_type {
 	 * replaces the one apid had.  No reply.
 	 */
 	MSG_APID_KEYS = 106,
+	/*
+	 * managerd's spawner -> netns-helper, no fd: the common head
+	 * (proc.h) and nothing more.  The helper keeps CAP_SYS_ADMIN and
+	 * CAP_SYS_PTRACE, and only it (docs/architecture.md, "Egress").
+	 */
+	MSG_NETNS_CONFIG = 107,
+	/*
+	 * managerd's spawner -> egress-proxy, no fd: the common head, then
+	 * str dns (AGENT_SANDBOX_EGRESS_DNS: nameserver addresses separated
+	 * by commas; "": /etc/resolv.conf's, read before the jail), str
+	 * public (AGENT_SANDBOX_EGRESS_PUBLIC: the ranges the operator
+	 * counts as public besides the Internet, egress_extra_parse()'s
+	 * form), u32 log_size (records kept per sandbox, 1-EGRESS_LOG_MAX).
+	 */
+	MSG_EGRESS_CONFIG = 108,
 	/* child -> managerd: jailed and serving.  Empty. */
 	MSG_READY = 110,
 	/*
@@ -259,6 +275,21 @@ enum msg_type {
 	MSG_METRICS_REQUEST = 240,
 	/* str id -> SANDBOX_STATS_RESULT (sandbox_stats, stats_msg.h) */
 	MSG_SANDBOX_STATS = 245,
+	/*
+	 * A sandbox's egress policy (docs/rest-api.md "Network").
+	 * NETWORK_GET: str id -> NETWORK_INFO.
+	 */
+	MSG_NETWORK_GET = 250,
+	/*
+	 * str id, str policy (the body's JSON text, at most
+	 * EGRESS_POLICY_TEXT_MAX bytes; apid checked only that it is an
+	 * object) -> NETWORK_INFO once the egress proxy applies it to
+	 * every new connection, or MSG_ERROR (422 for a policy that does
+	 * not parse, managerd's egress_policy_parse() text).
+	 */
+	MSG_NETWORK_PUT = 251,
+	/* str id -> NETWORK_LOG_TEXT* NETWORK_LOG_END */
+	MSG_NETWORK_LOG = 252,
 
 	/* managerd -> apid */
 	MSG_HEALTH_RESULT = 300,	/* str backend (e.g. "docker") */
@@ -303,6 +334,19 @@ enum msg_type {
 	MSG_METRICS_TEXT = 320,
 	MSG_METRICS_END = 321,		/* empty: the text is complete */
 	MSG_SANDBOX_STATS_RESULT = 325,	/* sandbox_stats */
+	/*
+	 * str policy: the canonical JSON object of the sandbox's policy
+	 * (egress_policy_to_json()), or {"mode": "bridge"} for a sandbox
+	 * on the shared bridge (AGENT_SANDBOX_NETWORK_TRUE=bridge).
+	 */
+	MSG_NETWORK_INFO = 330,
+	/*
+	 * str text: the next piece of the JSON object of the sandbox's
+	 * recent connections (egress_log_to_json()); the pieces in order
+	 * make it whole at NETWORK_LOG_END (empty).
+	 */
+	MSG_NETWORK_LOG_TEXT = 331,
+	MSG_NETWORK_LOG_END = 332,
 
 	/* managerd -> proxy */
 	MSG_DOCKER_PING = 400,		/* empty -> DOCKER_PONG */
@@ -393,7 +437,11 @@ enum msg_type {
 	/* proxy -> managerd */
 	MSG_DOCKER_PONG = 500,		/* str backend name */
 	MSG_DOCKER_DONE = 501,		/* empty */
-	MSG_DOCKER_STATE_RESULT = 502,	/* u8 exists, u8 running */
+	/*
+	 * u8 exists, u8 running, u32 pid (State.Pid: 0 unless running),
+	 * str container (the 64-hex container id; "" unless it exists).
+	 */
+	MSG_DOCKER_STATE_RESULT = 502,
 	MSG_DOCKER_LIST_ITEM = 503,	/* str id, u8 container, u8 running */
 	MSG_DOCKER_LIST_END = 504,	/* empty */
 	MSG_DOCKER_EXEC_STARTED = 505,	/* empty */
@@ -433,6 +481,59 @@ enum msg_type {
 	 * (errnum EPIPE, message "the archive worker died: ...").
 	 */
 	MSG_ARCHIVE_DONE = 700,
+
+	/*
+	 * managerd -> netns-helper: u32 pid, str container (64 hex), u32
+	 * port -> NETNS_SOCKET, or MSG_ERROR (the pid is gone, or is not
+	 * that container's any more).  The helper opens a pidfd of pid,
+	 * checks that /proc/<pid>/cgroup names the container
+	 * (netns_cgroup.h), and in a child that enters the pidfd's network
+	 * namespace makes a TCP socket listening on 127.0.0.1:port.
+	 */
+	MSG_NETNS_LISTEN = 800,
+	/*
+	 * managerd -> egress-proxy.  EGRESS_LISTEN: str sandbox id, fd = a
+	 * listening socket in the sandbox's network namespace; every
+	 * connection accepted on it is that sandbox's.  It replaces the
+	 * listener the sandbox had.  -> EGRESS_DONE, or MSG_ERROR
+	 * (ERR_UNAVAILABLE: the descriptor was lost on the way).  A
+	 * listener whose sandbox has no EGRESS_POLICY yet refuses every
+	 * request (mode none).
+	 */
+	MSG_EGRESS_LISTEN = 810,
+	/*
+	 * str sandbox id, then the policy's byte form (egress_policy.h)
+	 * -> EGRESS_DONE once every connection accepted from now on is
+	 * checked against it (ones already established keep theirs).
+	 */
+	MSG_EGRESS_POLICY = 811,
+	/*
+	 * str sandbox id: close its listener and its connections, drop its
+	 * policy and its log (the sandbox is gone, or has no network any
+	 * more).  No reply; unknown ids are no lie.
+	 */
+	MSG_EGRESS_FORGET = 812,
+	/*
+	 * str sandbox id -> EGRESS_LOG_TEXT* EGRESS_LOG_END: the JSON of its
+	 * log (egress_log_to_json(); an unknown sandbox's is empty), in
+	 * pieces of at most EGRESS_LOG_PIECE bytes.
+	 */
+	MSG_EGRESS_LOG = 813,
+
+	/* netns-helper -> managerd: empty, fd = the listening socket. */
+	MSG_NETNS_SOCKET = 850,
+	/* egress-proxy -> managerd */
+	MSG_EGRESS_DONE = 860,		/* empty */
+	MSG_EGRESS_LOG_TEXT = 861,	/* str text */
+	MSG_EGRESS_LOG_END = 862,	/* empty */
+	/*
+	 * Unasked (peerid 0), one per connection, when it was refused or
+	 * has ended: str sandbox id, str host (as the client gave it, valid
+	 * UTF-8), u32 port, str address ("" if none), u8 allowed, str reason
+	 * ("" when allowed), u64 bytes sent, u64 bytes received.  For the
+	 * audit log; no reply.
+	 */
+	MSG_EGRESS_AUDIT = 870,
 
 	/* Any reply direction: u32 enum error_kind, str message. */
 	MSG_ERROR = 900,
@@ -488,6 +589,14 @@ int		 msg_fd_may_be_lost(uint32_t type);
 
 /* Longest string field a message may carry (an error text, a path...). */
 #define MSG_MAX_STRING	8192
+/*
+ * The longest egress policy a client may send as JSON text (a create's
+ * or a fork's "network", a PUT's body): what fits in one message, so
+ * that the byte form of any policy that parses fits in one too.
+ */
+#define EGRESS_POLICY_TEXT_MAX	8192
+/* The most text one EGRESS_LOG_TEXT or NETWORK_LOG_TEXT carries. */
+#define EGRESS_LOG_PIECE	8000
 
 const char	*msg_type_name(uint32_t);
 

@@ -231,6 +231,7 @@ msg_put_create_request(struct msgw *w, const struct create_request *c)
 	msgw_u8(w, c->has_pids_limit ? 1 : 0);
 	msgw_i64(w, c->pids_limit);
 	msgw_u8(w, c->network ? 1 : 0);
+	msgw_str(w, c->network_policy);
 	msgw_u8(w, c->read_only_rootfs ? 1 : 0);
 	msgw_u8(w, c->has_timeout_seconds ? 1 : 0);
 	msgw_i64(w, c->timeout_seconds);
@@ -253,6 +254,7 @@ msg_get_create_request(const struct imsg *imsg, struct create_request *c)
 	c->has_pids_limit = msg_get_bool(&r);
 	c->pids_limit = msgr_i64(&r);
 	c->network = msg_get_bool(&r);
+	c->network_policy = msgr_str(&r, EGRESS_POLICY_TEXT_MAX);
 	c->read_only_rootfs = msg_get_bool(&r);
 	c->has_timeout_seconds = msg_get_bool(&r);
 	c->timeout_seconds = msgr_i64(&r);
@@ -268,6 +270,7 @@ void
 create_request_free(struct create_request *c)
 {
 	free(c->image);
+	free(c->network_policy);
 	env_list_free(&c->env);
 	labels_free(&c->labels);
 	memset(c, 0, sizeof(*c));

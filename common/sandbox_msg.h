@@ -59,6 +59,12 @@ struct create_request {
 	int		 has_pids_limit;
 	int64_t		 pids_limit;
 	int		 network;
+	/*
+	 * NULL: network is the client's boolean.  Else the JSON text of the
+	 * object the client gave (an egress policy, for managerd to parse),
+	 * and network is 0.
+	 */
+	char		*network_policy;
 	int		 read_only_rootfs;
 	int		 has_timeout_seconds;
 	int64_t		 timeout_seconds;

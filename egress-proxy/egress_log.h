@@ -16,8 +16,6 @@
 
 #include "egress_policy.h"
 
-#define EGRESS_LOG_DEFAULT	256	/* records a sandbox keeps */
-#define EGRESS_LOG_MAX		65536	/* the most a setting may ask */
 
 struct egress_log_entry {
 	uint64_t	 id;

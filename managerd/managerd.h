@@ -547,6 +547,14 @@ void	 exec_cancel(uint32_t apid_id);
 size_t	 exec_count(void);
 /* STATE_RESULT: 1 if running; *reason why not (may be NULL). */
 int	 docker_state_running(struct imsg *, int *reason);
+/* The whole of a MSG_DOCKER_STATE_RESULT; a lie is fatal. */
+struct docker_state {
+	int		 exists;
+	int		 running;
+	uint32_t	 pid;		/* 0 unless running */
+	char		 container[CONTAINER_ID_LEN + 1];	/* "": none */
+};
+void	 docker_state_parse(struct imsg *, struct docker_state *);
 
 /* pool.c: the warm pool (AGENT_SANDBOX_WARM_POOL). */
 int	 pool_init(char *err, size_t len);	/* at start-up */

@@ -41,23 +41,46 @@ list_call_free(struct list_call *lc)
 	free(lc);
 }
 
-/* A MSG_DOCKER_STATE_RESULT: 1 if the container runs, else 0. */
-int
-docker_state_running(struct imsg *reply, int *reason)
+/*
+ * A MSG_DOCKER_STATE_RESULT, checked whole: a running container has a
+ * pid and an id, one that exists an id, one that does not neither.
+ */
+void
+docker_state_parse(struct imsg *reply, struct docker_state *st)
 {
 	struct msgr	 r;
 	uint8_t		 exists, running;
+	char		*container;
 
 	msgr_init(&r, reply);
 	exists = msgr_u8(&r);
 	running = msgr_u8(&r);
+	st->pid = msgr_u32(&r);
+	container = msgr_str(&r, CONTAINER_ID_LEN);
 	if (msgr_end(&r) == -1 || exists > 1 || running > 1 ||
-	    (running && !exists))
+	    (running && !exists) || container == NULL ||
+	    (running != (st->pid != 0)) || st->pid > INT32_MAX ||
+	    (exists ? !id_is_container(container) : container[0] != '\0')) {
+		free(container);
 		peer_bad_message(&env->proxy_peer, reply, "malformed state");
+	}
+	st->exists = exists;
+	st->running = running;
+	strlcpy(st->container, container, sizeof(st->container));
+	free(container);
+}
+
+/* A MSG_DOCKER_STATE_RESULT: 1 if the container runs, else 0. */
+int
+docker_state_running(struct imsg *reply, int *reason)
+{
+	struct docker_state	 st;
+
+	docker_state_parse(reply, &st);
 	if (reason != NULL)
-		*reason = running ? SANDBOX_REASON_NONE : exists ?
+		*reason = st.running ? SANDBOX_REASON_NONE : st.exists ?
 		    SANDBOX_REASON_EXITED : SANDBOX_REASON_REMOVED;
-	return running;
+	return st.running;
 }
 
 static void

@@ -869,10 +869,16 @@ class ProxyOps(unittest.TestCase):
     def test_state(self):
         mtype, payload = PROXY.state(self.sid)
         self.assertEqual(mtype, MSG_DOCKER_STATE_RESULT)
-        self.assertEqual(payload, b"\x01\x01")
+        c = container(self.name)
+        # exists, running, State.Pid, then the full id as a string.
+        self.assertEqual(payload, b"\x01\x01" +
+                         struct.pack("<I", c["State"]["Pid"]) +
+                         p_str(c["Id"]))
+        self.assertGreater(c["State"]["Pid"], 0)
         mtype, payload = PROXY.state(new_id())
         self.assertEqual((mtype, payload), (MSG_DOCKER_STATE_RESULT,
-                                            b"\x00\x00"))
+                                            b"\x00\x00" + b"\0" * 4 +
+                                            p_str("")))
 
     def test_list(self):
         items = PROXY.list()

@@ -536,14 +536,24 @@ error_reply(uint32_t call, enum error_kind kind, const char *text)
 }
 
 void
-state_reply(uint32_t call, int exists, int running)
+state_reply_raw(uint32_t call, int exists, int running, uint32_t pid,
+    const char *container)
 {
 	struct msgw	 w;
 
 	msgw_init(&w);
 	msgw_u8(&w, exists);
 	msgw_u8(&w, running);
+	msgw_u32(&w, pid);
+	msgw_str(&w, container);
 	from_proxy(MSG_DOCKER_STATE_RESULT, call, &w);
+}
+
+void
+state_reply(uint32_t call, int exists, int running)
+{
+	state_reply_raw(call, exists, running, running ? FIXTURE_PID : 0,
+	    exists ? FIXTURE_CONTAINER : "");
 }
 
 void

@@ -64,7 +64,14 @@ void	 expect_apid_error(uint32_t id, enum error_kind, const char *text);
 void	 expect_apid(uint32_t id, uint32_t type);
 void	 expect_info(uint32_t id, struct sandbox_info *);
 void	 error_reply(uint32_t call, enum error_kind, const char *text);
+/* A plausible answer: a running one has FIXTURE_PID, one that is FIXTURE_CONTAINER. */
 void	 state_reply(uint32_t call, int exists, int running);
+#define FIXTURE_PID		4242
+#define FIXTURE_CONTAINER \
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+/* Exactly these fields, lies included. */
+void	 state_reply_raw(uint32_t call, int exists, int running,
+	    uint32_t pid, const char *container);
 void	 list_item(uint32_t call, const char *id, int container, int running);
 
 /* Requests. */

@@ -333,15 +333,20 @@ test_fork_codec(void **state)
 	struct msgw		 w;
 	struct imsg		 m;
 	char			 snap[] = "snap_x";
+	char			 policy[] = "{\"mode\": \"none\"}";
 
 	memset(&in, 0, sizeof(in));
 	in.snapshot_id = snap;
+	in.has_network = 1;
+	in.network_policy = policy;
 	labels_set(&in.labels, "k", "v");
 	msgw_init(&w);
 	msg_put_fork_request(&w, &in);
 	as_imsg(&m, &w);
 	assert_int_equal(msg_get_fork_request(&m, &out), 0);
 	assert_string_equal(labels_get(&out.labels, "k"), "v");
+	assert_true(out.has_network);
+	assert_string_equal(out.network_policy, policy);
 	fork_request_free(&out);
 	labels_free(&in.labels);
 }

@@ -105,6 +105,48 @@ lie_proxy_bad_state(void)
 	state_reply(call, 0, 1);	/* running without a container */
 }
 
+/* The pid and id each answer needs, and none where none can be. */
+static uint32_t
+lie_state_call(void)
+{
+	char		 id[SANDBOX_ID_LEN + 1];
+
+	create_ok(0, id, sizeof(id));
+	send_id(MSG_SANDBOX_GET, id);
+	return expect_proxy_id(MSG_DOCKER_STATE, id);
+}
+
+static void
+lie_state_running_without_pid(void)
+{
+	state_reply_raw(lie_state_call(), 1, 1, 0, FIXTURE_CONTAINER);
+}
+
+static void
+lie_state_stopped_with_pid(void)
+{
+	state_reply_raw(lie_state_call(), 1, 0, 77, FIXTURE_CONTAINER);
+}
+
+static void
+lie_state_short_container(void)
+{
+	state_reply_raw(lie_state_call(), 1, 1, 77, "0123456789ab");
+}
+
+static void
+lie_state_gone_with_container(void)
+{
+	state_reply_raw(lie_state_call(), 0, 0, 0, FIXTURE_CONTAINER);
+}
+
+static void
+lie_state_pid_too_big(void)
+{
+	state_reply_raw(lie_state_call(), 1, 1, 0x80000000u,
+	    FIXTURE_CONTAINER);
+}
+
 /* A create that could not be recorded is undone: a DONE with a payload. */
 static void
 lie_proxy_undo_with_payload(void)
@@ -216,6 +258,21 @@ test_lies_are_fatal(void **state)
 	    "bad DOCKER_EXEC_STARTED message from "
 	    "dockerd-proxy: unexpected start");
 	assert_fatal(lie_proxy_bad_state,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: malformed state");
+	assert_fatal(lie_state_running_without_pid,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: malformed state");
+	assert_fatal(lie_state_stopped_with_pid,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: malformed state");
+	assert_fatal(lie_state_short_container,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: malformed state");
+	assert_fatal(lie_state_gone_with_container,
+	    "bad DOCKER_STATE_RESULT message from "
+	    "dockerd-proxy: malformed state");
+	assert_fatal(lie_state_pid_too_big,
 	    "bad DOCKER_STATE_RESULT message from "
 	    "dockerd-proxy: malformed state");
 	assert_fatal(lie_proxy_undo_with_payload,

@@ -257,8 +257,50 @@ test_create_request_roundtrip(void **state)
 	assert_int_equal(out.env.count, 2);
 	assert_string_equal(out.env.keys[1], "EMPTY");
 	assert_string_equal(out.env.values[0], "test");
+	assert_null(out.network_policy);
 	create_request_free(&out);
 	env_list_free(&in.env);
+}
+
+/* A policy's text rides whole, up to its bound and not a byte past it. */
+static void
+test_create_request_policy(void **state)
+{
+	struct msgw		 w;
+	struct imsg		 imsg;
+	struct create_request	 in, out;
+	char			 policy[] = "{\"mode\": \"public\"}";
+	char			*big;
+
+	memset(&in, 0, sizeof(in));
+	in.network_policy = policy;
+	msgw_init(&w);
+	msg_put_create_request(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_create_request(&imsg, &out), 0);
+	assert_string_equal(out.network_policy, policy);
+	assert_false(out.network);
+	create_request_free(&out);
+
+	big = malloc(EGRESS_POLICY_TEXT_MAX + 2);
+	assert_non_null(big);
+	memset(big, 'a', EGRESS_POLICY_TEXT_MAX + 1);
+	big[EGRESS_POLICY_TEXT_MAX] = '\0';
+	in.network_policy = big;
+	msgw_init(&w);
+	msg_put_create_request(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_create_request(&imsg, &out), 0);
+	assert_int_equal(strlen(out.network_policy), EGRESS_POLICY_TEXT_MAX);
+	create_request_free(&out);
+	big[EGRESS_POLICY_TEXT_MAX] = 'a';
+	big[EGRESS_POLICY_TEXT_MAX + 1] = '\0';
+	msgw_init(&w);
+	msg_put_create_request(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_create_request(&imsg, &out), -1);
+	assert_null(out.network_policy);
+	free(big);
 }
 
 /* Every strict prefix of a valid payload, and any extra byte, is refused. */
@@ -484,6 +526,7 @@ main(void)
 		cmocka_unit_test(test_writer_overflow),
 		cmocka_unit_test(test_type_names),
 		cmocka_unit_test(test_create_request_roundtrip),
+		cmocka_unit_test(test_create_request_policy),
 		cmocka_unit_test(test_exec_request_truncations),
 		cmocka_unit_test(test_exec_request_lies),
 		cmocka_unit_test(test_sandbox_info_roundtrip),
