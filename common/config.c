@@ -314,7 +314,8 @@ config_load(struct config *conf, char *const *envp, char *err, size_t errlen)
 	if (load_vars(&ld) == -1 || load_http_vars(&ld) == -1 ||
 	    load_process_vars(&ld) == -1 || config_load_keys(&ld) == -1 ||
 	    config_load_audit(&ld) == -1 || config_load_metrics(&ld) == -1 ||
-	    check_vars(&ld) == -1 || config_load_pool(&ld) == -1) {
+	    check_vars(&ld) == -1 || config_load_pool(&ld) == -1 ||
+	    config_load_egress(&ld) == -1) {
 		config_free(conf);
 		return -1;
 	}
@@ -328,6 +329,7 @@ config_free(struct config *conf)
 	config_list_free(conf->allowed_images);
 	config_free_metrics(conf);
 	config_free_pool(conf);
+	config_free_egress(conf);
 	free(conf->host);
 	free(conf->data_dir);
 	free(conf->default_image);

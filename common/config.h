@@ -86,6 +86,11 @@ struct config {
 	char		 *metrics_key;
 	/* Sandboxes created ahead, per image (managerd/pool.c). */
 	struct config_pool pool;
+	/* Egress policies (config_egress.c, docs/configuration.md). */
+	char		 *network_true;		/* public|bridge */
+	char		 *egress_dns;		/* addresses, "": resolv.conf */
+	char		 *egress_public;	/* CIDRs counted public */
+	long		  egress_log_size;	/* records per sandbox */
 };
 
 /*

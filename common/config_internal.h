@@ -64,6 +64,8 @@ int	 cfg_get_word(struct loader *, const char *var,
 
 /* The areas' loaders (config_<area>.c), called from config_load. */
 int	 config_load_audit(struct loader *);
+int	 config_load_egress(struct loader *);
+void	 config_free_egress(struct config *);
 int	 config_load_keys(struct loader *);
 int	 config_load_metrics(struct loader *);
 void	 config_free_metrics(struct config *);
