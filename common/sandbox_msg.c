@@ -212,6 +212,17 @@ get_spec(struct msgr *r, struct sandbox_spec *s)
 	return 0;
 }
 
+int
+env_list_has(const struct env_list *l, const char *key)
+{
+	size_t	 i;
+
+	for (i = 0; i < l->count; i++)
+		if (strcmp(l->keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
 void
 sandbox_spec_free(struct sandbox_spec *s)
 {

@@ -159,6 +159,8 @@ struct exec_exit {
 
 void	env_list_free(struct env_list *);
 int	env_list_add(struct env_list *, const char *key, const char *value);
+/* 1 if the list sets key. */
+int	env_list_has(const struct env_list *, const char *key);
 /*
  * The first key of the list that container runtimes or their hooks read
  * from a container's environment to change what the container gets

@@ -100,6 +100,9 @@ struct seccomp_table	proxy_seccomp_table(void);
 void	proxy_seccomp_family(int);
 /* archive-worker's zygote: each job's own filter is only stricter. */
 struct seccomp_table	worker_seccomp_table(void);
+/* The on-demand children (netns-helper, egress-proxy). */
+struct seccomp_table	netns_seccomp_table(void);
+struct seccomp_table	egress_seccomp_table(void);
 int	spawner_seccomp_load(const struct seccomp_table *children, size_t n,
 	    enum seccomp_mode);
 

@@ -64,6 +64,9 @@ static const struct request_kind request_kinds[] = {
 	{ MSG_METRICS_REQUEST, { MSG_METRICS_TEXT }, NULL },
 	{ MSG_SANDBOX_PATCH, { 0 }, NULL },
 	{ MSG_SANDBOX_STATS, { 0 }, NULL },
+	{ MSG_NETWORK_GET, { 0 }, NULL },
+	{ MSG_NETWORK_PUT, { 0 }, NULL },
+	{ MSG_NETWORK_LOG, { MSG_NETWORK_LOG_TEXT }, NULL },
 };
 
 struct apid_request {

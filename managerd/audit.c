@@ -101,6 +101,28 @@ add_str(json_object *o, const char *key, const char *val)
 	return 0;
 }
 
+static int
+add_egress(json_object *o, const struct audit_egress *e)
+{
+	json_object	*eo;
+
+	if ((eo = json_object_new_object()) == NULL)
+		return -1;
+	json_object_object_add(o, "egress", eo);
+	if (add_str(eo, "host", e->host) == -1 ||
+	    add_str(eo, "address", e->address) == -1 ||
+	    add_str(eo, "reason", e->reason) == -1)
+		return -1;
+	json_object_object_add(eo, "port", json_object_new_int((int)e->port));
+	json_object_object_add(eo, "allowed",
+	    json_object_new_boolean(e->allowed));
+	json_object_object_add(eo, "bytes_sent",
+	    json_object_new_int64((int64_t)e->bytes_sent));
+	json_object_object_add(eo, "bytes_received",
+	    json_object_new_int64((int64_t)e->bytes_received));
+	return 0;
+}
+
 static json_object *
 audit_object(const struct audit_record *r)
 {
@@ -125,6 +147,10 @@ audit_object(const struct audit_record *r)
 		return NULL;
 	}
 	json_object_object_add(o, "status", json_object_new_int(r->status));
+	if (r->egress != NULL && add_egress(o, r->egress) == -1) {
+		json_object_put(o);
+		return NULL;
+	}
 	if (r->client_gone)
 		json_object_object_add(o, "client_gone",
 		    json_object_new_boolean(1));

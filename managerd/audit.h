@@ -26,6 +26,18 @@ struct audit_record {
 	int		 status;	/* HTTP; 0: ended without an answer */
 	const char	*error;		/* the error code; NULL: success */
 	int		 client_gone;	/* apid died before the answer */
+	const struct audit_egress *egress;	/* a sandbox's connection */
+};
+
+/* One connection of a policy sandbox's (egress-proxy's EGRESS_AUDIT). */
+struct audit_egress {
+	const char	*host;		/* as the client gave it */
+	unsigned int	 port;
+	const char	*address;	/* "" if none was reached */
+	int		 allowed;
+	const char	*reason;	/* "" when allowed */
+	uint64_t	 bytes_sent;
+	uint64_t	 bytes_received;
 };
 
 /*

@@ -78,6 +78,31 @@ proxy_settings(const struct config *conf, int listener, struct msgw *w,
 	return w->overflow ? -1 : 0;
 }
 
+/*
+ * The netns-helper takes nothing but the common head: it holds no
+ * configuration, only its two capabilities.
+ */
+static int
+netns_settings(const struct config *conf, int listener, struct msgw *w,
+    int *fd)
+{
+	proc_settings_put(w, conf->log_level, conf->seccomp_mode,
+	    conf->privsep_user, conf->chroot_dir);
+	return w->overflow ? -1 : 0;
+}
+
+static int
+egress_settings(const struct config *conf, int listener, struct msgw *w,
+    int *fd)
+{
+	proc_settings_put(w, conf->log_level, conf->seccomp_mode,
+	    conf->privsep_user, conf->chroot_dir);
+	msgw_str(w, conf->egress_dns);
+	msgw_str(w, conf->egress_public);
+	msgw_u32(w, (uint32_t)conf->egress_log_size);
+	return w->overflow ? -1 : 0;
+}
+
 /* The common head is all the archive worker needs. */
 static int
 worker_settings(const struct config *conf, int listener, struct msgw *w,
@@ -104,6 +129,8 @@ recovered(int ok)
 	reaper_init(env->base);
 	pool_start();
 	children_start(1);
+	/* Recovered policy sandboxes: their listeners died with us. */
+	egress_reattach_all();
 }
 
 /*
@@ -180,17 +207,27 @@ const struct child_kind child_kinds[CHILD_MAX] = {
 	[CHILD_PROXY] = {
 		"dockerd-proxy", MSG_PROXY_CONFIG, proxy_settings,
 		proxy_seccomp_table, offsetof(struct managerd, proxy_peer),
-		dispatch_proxy, 0, proxy_ready, proxy_lost
+		dispatch_proxy, 0, 0, proxy_ready, proxy_lost
 	},
 	[CHILD_APID] = {
 		"apid", MSG_APID_CONFIG, apid_settings,
 		apid_seccomp_table, offsetof(struct managerd, apid_peer),
-		dispatch_apid, 1, apid_ready, apid_lost
+		dispatch_apid, 1, 0, apid_ready, apid_lost
 	},
 	[CHILD_WORKER] = {
 		"archive-worker", MSG_WORKER_CONFIG, worker_settings,
 		worker_seccomp_table, offsetof(struct managerd, worker_peer),
-		dispatch_worker, 0, worker_ready, worker_lost
+		dispatch_worker, 0, 0, worker_ready, worker_lost
+	},
+	[CHILD_NETNS] = {
+		"netns-helper", MSG_NETNS_CONFIG, netns_settings,
+		netns_seccomp_table, offsetof(struct managerd, netns_peer),
+		dispatch_netns, 0, 1, netns_ready, netns_lost
+	},
+	[CHILD_EGRESS] = {
+		"egress-proxy", MSG_EGRESS_CONFIG, egress_settings,
+		egress_seccomp_table, offsetof(struct managerd, egress_peer),
+		dispatch_egress, 0, 1, egress_ready, egress_lost
 	},
 };
 
@@ -259,9 +296,21 @@ children_start(int after_recovery)
 	unsigned int	 n;
 
 	for (n = 0; n < CHILD_MAX; n++) {
-		if (child_kinds[n].after_recovery == after_recovery)
+		if (child_kinds[n].after_recovery == after_recovery &&
+		    !child_kinds[n].on_demand)
 			child_start(&env->child[n]);
 	}
+}
+
+void
+child_demand(enum child_id id)
+{
+	struct child	*c = &env->child[id];
+
+	if (env->stopping || c->state != CHILD_DOWN ||
+	    (c->ev_again != NULL && evtimer_pending(c->ev_again, NULL)))
+		return;
+	child_start(c);
 }
 
 int
@@ -278,7 +327,7 @@ children_all_ready(void)
 	unsigned int	 n;
 
 	for (n = 0; n < CHILD_MAX; n++) {
-		if (!env->child[n].ready)
+		if (!env->child[n].ready && !child_kinds[n].on_demand)
 			return 0;
 	}
 	return 1;
@@ -296,7 +345,9 @@ child_ready(enum child_id id, struct imsg *imsg)
 		peer_bad_message(c->peer, imsg, "a second READY");
 	c->ready = c->was_ready = 1;
 	c->kind->ready(again);
-	if (again)
+	if (c->kind->on_demand)
+		log_info("%s started (pid %d)", c->kind->name, (int)c->pid);
+	else if (again)
 		log_info("%s is back (pid %d)", c->kind->name, (int)c->pid);
 	else if (children_all_ready()) {
 		/* Reconciliation is over (apid starts after it): serving. */

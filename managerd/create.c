@@ -19,6 +19,9 @@ struct create_call {
 	int64_t		 ttl;
 	struct sandbox	*sb;		/* in the table once recorded */
 	int		 saved_errno;	/* why the record failed */
+	/* why its way out could not be made (kind 0: it was) */
+	enum error_kind	 kind;
+	char		 why[512];
 };
 
 static void
@@ -50,13 +53,15 @@ reply_image_refused(uint32_t apid_id, const char *image)
  */
 int
 create_check(uint32_t apid_id, struct create_request *req,
-    struct sandbox_spec *spec, int64_t *ttl)
+    const struct egress_policy *inherited, struct sandbox_spec *spec,
+    struct egress_policy *egress, int64_t *ttl)
 {
 	struct config	*conf = &env->conf;
 	const char	*image, *key;
 	char		 max[FORMAT_PYFLOAT_LEN];
 
 	memset(spec, 0, sizeof(*spec));
+	memset(egress, 0, sizeof(*egress));
 	image = req->image != NULL && req->image[0] != '\0' ? req->image :
 	    conf->default_image;
 	if (!(strcmp(conf->allowed_images_match, "parts") == 0 ?
@@ -94,17 +99,17 @@ create_check(uint32_t apid_id, struct create_request *req,
 		    "pids_limit must be in [8, %ld]", conf->max_pids_limit);
 		return -1;
 	}
-	if (req->network && !conf->allow_network) {
-		apid_error(apid_id, ERR_FORBIDDEN, "this server does not allow "
-		    "sandboxes with network access");
+	if (network_choose(apid_id, req->network, req->network_policy,
+	    inherited, spec, egress) == -1)
 		return -1;
-	}
 	if ((key = env_invalid_key(&req->env)) != NULL) {
+		egress_policy_free(egress);
 		reply_bad_env(apid_id, key);
 		return -1;
 	}
 	if (!conf->allow_runtime_env &&
 	    (key = env_list_reserved_key(&req->env)) != NULL) {
+		egress_policy_free(egress);
 		apid_error(apid_id, ERR_FORBIDDEN, "this server does not allow "
 		    "the environment key %s: container runtimes read it "
 		    "(AGENT_SANDBOX_ALLOW_RUNTIME_ENV)", key);
@@ -113,16 +118,17 @@ create_check(uint32_t apid_id, struct create_request *req,
 	*ttl = req->has_timeout_seconds ? req->timeout_seconds :
 	    conf->default_timeout_seconds;
 	if (*ttl < 1 || *ttl > conf->max_timeout_seconds) {
+		egress_policy_free(egress);
 		apid_error(apid_id, ERR_INVALID_REQUEST,
 		    "timeout_seconds must be in [1, %ld]",
 		    conf->max_timeout_seconds);
 		return -1;
 	}
 	if ((spec->image = strdup(image)) == NULL) {
+		egress_policy_free(egress);
 		apid_error(apid_id, ERR_INTERNAL, "out of memory");
 		return -1;
 	}
-	spec->network = req->network;
 	spec->read_only_rootfs = req->read_only_rootfs;
 	spec->env = req->env;
 	memset(&req->env, 0, sizeof(req->env));
@@ -148,17 +154,42 @@ create_undone(struct imsg *reply, void *arg)
 	} else if (reply->len != 0)
 		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
 	quota_release();
-	apid_error(cc->apid_id, storage_error(cc->saved_errno,
-	    ERR_INTERNAL), "cannot record sandbox %s: %s", cc->sb->rec.id,
-	    strerror(cc->saved_errno));
+	if (cc->kind != 0)
+		apid_error(cc->apid_id, cc->kind, "cannot give sandbox %s its "
+		    "network: %s", cc->sb->rec.id, cc->why);
+	else
+		apid_error(cc->apid_id, storage_error(cc->saved_errno,
+		    ERR_INTERNAL), "cannot record sandbox %s: %s",
+		    cc->sb->rec.id, strerror(cc->saved_errno));
 	create_call_free(cc);
+}
+
+static void	create_record(struct create_call *);
+
+/*
+ * A policy sandbox has its way out before anyone hears of it; one whose
+ * listener could not be made is undone, as one that was not recorded.
+ */
+static void
+create_attached(enum error_kind kind, const char *why, void *arg)
+{
+	struct create_call	*cc = arg;
+
+	if (kind == 0) {
+		create_record(cc);
+		return;
+	}
+	cc->kind = kind;
+	strlcpy(cc->why, why, sizeof(cc->why));
+	egress_forget(cc->sb);
+	if (proxy_destroy(cc->sb->rec.id, create_undone, cc) == 0)
+		create_undone(NULL, cc);
 }
 
 static void
 create_done(struct imsg *reply, void *arg)
 {
 	struct create_call	*cc = arg;
-	struct sandbox		*sb = cc->sb;
 
 	metrics_sandbox_created("create", reply->hdr.type != MSG_ERROR);
 	if (reply->hdr.type == MSG_ERROR) {
@@ -169,6 +200,17 @@ create_done(struct imsg *reply, void *arg)
 	}
 	if (reply->len != 0)
 		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
+	if (cc->sb->rec.egress.mode != EGRESS_NONE)
+		egress_attach(cc->sb, create_attached, cc);
+	else
+		create_record(cc);
+}
+
+static void
+create_record(struct create_call *cc)
+{
+	struct sandbox		*sb = cc->sb;
+
 	/* §4.2 step 10: the clock is read once the container is up. */
 	sb->rec.created_at = clock_wall();
 	sb->rec.expires_at = sb->rec.created_at + (double)cc->ttl;
@@ -177,6 +219,7 @@ create_done(struct imsg *reply, void *arg)
 		log_warn("cannot record sandbox %s", sb->rec.id);
 		/* In place if only the directory's fsync failed. */
 		(void)store_sandbox_remove(env->datadir_fd, sb->rec.id);
+		egress_forget(sb);
 		/* The slot stays taken until the container is gone. */
 		if (proxy_destroy(sb->rec.id, create_undone, cc) == 0)
 			create_undone(NULL, cc);
@@ -377,28 +420,27 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 {
 	struct create_call	*cc;
 	struct sandbox_spec	 spec;
+	struct egress_policy	 egress;
 	int64_t			 ttl;
 
-	if (create_check(apid_id, req, &spec, &ttl) == -1)
+	if (create_check(apid_id, req, NULL, &spec, &egress, &ttl) == -1)
 		return;
-	if (tenant_quota_check(apid_id, &spec) == -1) {
-		sandbox_spec_free(&spec);
+	if (tenant_quota_check(apid_id, &spec) == -1)
+		goto fail;
+	/* A pooled container gets no listener yet: a policy is made here. */
+	if (egress.mode == EGRESS_NONE && pool_create(apid_id, req, &spec,
+	    ttl))
 		return;
-	}
-	if (pool_create(apid_id, req, &spec, ttl))
-		return;
-	if (create_reserve(apid_id) == -1) {
-		sandbox_spec_free(&spec);
-		return;
-	}
+	if (create_reserve(apid_id) == -1)
+		goto fail;
 	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
 	    (cc->sb = sandbox_new()) == NULL) {
 		free(cc);
-		sandbox_spec_free(&spec);
 		quota_release();
 		apid_error(apid_id, ERR_INTERNAL, "out of memory");
-		return;
+		goto fail;
 	}
+	cc->sb->rec.egress = egress;
 	cc->apid_id = apid_id;
 	cc->ttl = ttl;
 	sandbox_make_id(cc->sb->rec.id, sizeof(cc->sb->rec.id));
@@ -418,4 +460,8 @@ sandbox_create(uint32_t apid_id, struct create_request *req)
 			    "cannot reach dockerd-proxy");
 		create_call_free(cc);
 	}
+	return;
+fail:
+	sandbox_spec_free(&spec);
+	egress_policy_free(&egress);
 }

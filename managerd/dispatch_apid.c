@@ -102,9 +102,33 @@ apid_by_id(struct peer *p, struct imsg *imsg)
 		sandbox_get(imsg->hdr.peerid, id);
 	else if (imsg->hdr.type == MSG_SANDBOX_STATS)
 		sandbox_stats(imsg->hdr.peerid, id);
+	else if (imsg->hdr.type == MSG_NETWORK_GET)
+		network_get(imsg->hdr.peerid, id);
+	else if (imsg->hdr.type == MSG_NETWORK_LOG)
+		network_log(imsg->hdr.peerid, id);
 	else
 		sandbox_delete(imsg->hdr.peerid, id);
 	free(id);
+}
+
+/* PUT .../network: the id, then the policy's JSON text (network.c). */
+static void
+apid_network_put(struct peer *p, struct imsg *imsg)
+{
+	struct msgr	 r;
+	char		*id, *text;
+
+	msgr_init(&r, imsg);
+	id = msgr_str(&r, MSG_MAX_ID);
+	text = msgr_str(&r, EGRESS_POLICY_TEXT_MAX);
+	if (msgr_end(&r) == -1 || id == NULL || text == NULL) {
+		free(id);
+		free(text);
+		peer_bad_message(p, imsg, "malformed network request");
+	}
+	network_put(imsg->hdr.peerid, id, text);
+	free(id);
+	free(text);
 }
 
 static void
@@ -455,7 +479,12 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 	case MSG_SANDBOX_GET:
 	case MSG_SANDBOX_DELETE:
 	case MSG_SANDBOX_STATS:
+	case MSG_NETWORK_GET:
+	case MSG_NETWORK_LOG:
 		apid_by_id(p, imsg);
+		break;
+	case MSG_NETWORK_PUT:
+		apid_network_put(p, imsg);
 		break;
 	case MSG_SANDBOX_TIMEOUT:
 		apid_timeout(p, imsg);

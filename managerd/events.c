@@ -97,6 +97,8 @@ event_apply(const struct docker_event *ev)
 	case DOCKER_EVENT_START:
 		sb->st.oom = 0;
 		state_set(sb, 1, SANDBOX_REASON_NONE);
+		/* A new namespace: its egress listener is made again. */
+		egress_reattach(sb);
 		break;
 	case DOCKER_EVENT_OOM:
 		sb->st.oom = 1;

@@ -52,6 +52,7 @@ fork_undone(struct imsg *reply, void *arg)
 static void
 fork_undo(struct fork_op *op, uint32_t kind, const char *cause)
 {
+	egress_forget(op->sb);
 	op->kind = kind;
 	op->cause = strdup(cause);
 	/* The slot stays taken until the container is gone. */
@@ -60,15 +61,17 @@ fork_undo(struct fork_op *op, uint32_t kind, const char *cause)
 }
 
 static void
-fork_imported(void *arg, enum error_kind kind, const char *text)
+fork_attached(enum error_kind kind, const char *why, void *arg)
 {
 	struct fork_op	*op = arg;
 	struct sandbox	*sb = op->sb;
-	char		 cause[256];
+	char		 cause[MSG_MAX_STRING];
 	int		 saved;
 
 	if (kind != 0) {
-		fork_undo(op, kind, text);
+		snprintf(cause, sizeof(cause), "cannot give sandbox %s its "
+		    "network: %s", sb->rec.id, why);
+		fork_undo(op, kind, cause);
 		return;
 	}
 	sb->rec.created_at = clock_wall();
@@ -91,6 +94,22 @@ fork_imported(void *arg, enum error_kind kind, const char *text)
 	log_info("sandbox %s forked from snapshot %s", sb->rec.id,
 	    sb->rec.source_snapshot_id);
 	fork_end(op);
+}
+
+/* Its files are in: a policy sandbox gets its way out, then a record. */
+static void
+fork_imported(void *arg, enum error_kind kind, const char *text)
+{
+	struct fork_op	*op = arg;
+
+	if (kind != 0) {
+		fork_undo(op, kind, text);
+		return;
+	}
+	if (op->sb->rec.egress.mode != EGRESS_NONE)
+		egress_attach(op->sb, fork_attached, op);
+	else
+		fork_attached(0, NULL, op);
 }
 
 static void
@@ -146,6 +165,7 @@ fork_request_spec(struct create_request *c, struct sandbox_spec *spec,
 	c->has_pids_limit = 1;
 	c->pids_limit = spec->pids_limit;
 	c->network = req->has_network ? req->network : spec->network;
+	c->network_policy = req->has_network ? req->network_policy : NULL;
 	c->read_only_rootfs = spec->read_only_rootfs;
 	c->has_timeout_seconds = req->has_timeout_seconds;
 	c->timeout_seconds = req->timeout_seconds;
@@ -159,6 +179,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	struct snapshot_record	 rec;
 	struct create_request	 c;
 	struct sandbox_spec	 spec;
+	struct egress_policy	 egress;
 	struct fork_op		*op;
 	int64_t			 ttl;
 	int			 rc;
@@ -168,7 +189,9 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 		return;
 	}
 	fork_request_spec(&c, &rec.spec, req);
-	rc = create_check(apid_id, &c, &spec, &ttl);
+	/* A fork that names no network has its snapshot's. */
+	rc = create_check(apid_id, &c, req->has_network ? NULL : &rec.egress,
+	    &spec, &egress, &ttl);
 	/* c borrowed the image and took the env (now in spec, or here). */
 	env_list_free(&c.env);
 	if (rc == -1) {
@@ -179,6 +202,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	    create_reserve(apid_id) == -1) {
 		snapshot_record_free(&rec);
 		sandbox_spec_free(&spec);
+		egress_policy_free(&egress);
 		return;
 	}
 	if ((op = calloc(1, sizeof(*op))) == NULL ||
@@ -189,6 +213,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 		free(op);
 		snapshot_record_free(&rec);
 		sandbox_spec_free(&spec);
+		egress_policy_free(&egress);
 		quota_release();
 		apid_error(apid_id, ERR_INTERNAL, "out of memory");
 		return;
@@ -198,6 +223,7 @@ snapshot_fork(uint32_t apid_id, struct fork_request *req)
 	op->tar.check_fd = op->tar.put_fd = -1;
 	sandbox_make_id(op->sb->rec.id, sizeof(op->sb->rec.id));
 	op->sb->rec.spec = spec;
+	op->sb->rec.egress = egress;
 	/* The fork is its caller's, whoever's the snapshot was. */
 	strlcpy(op->sb->rec.tenant, tenant_of(apid_id),
 	    sizeof(op->sb->rec.tenant));

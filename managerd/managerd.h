@@ -16,6 +16,7 @@
 
 #include "caller.h"
 #include "config.h"
+#include "egress_policy.h"
 #include "ids.h"
 #include "peer.h"
 #include "sandbox_msg.h"
@@ -37,6 +38,8 @@ struct sandbox_record {
 	struct label_list	 labels;	/* labels.h: checked */
 	/* Claimed from the warm pool: its env goes with every exec. */
 	int			 pooled;
+	/* Its egress policy (network.c); mode none: no way out. */
+	struct egress_policy	 egress;
 };
 
 /*
@@ -48,6 +51,8 @@ enum child_id {
 	CHILD_PROXY,
 	CHILD_APID,
 	CHILD_WORKER,
+	CHILD_NETNS,		/* on demand: the first policy sandbox */
+	CHILD_EGRESS,		/* on demand, likewise */
 	CHILD_MAX
 };
 
@@ -67,6 +72,8 @@ struct child_kind {
 	peer_dispatch_cb dispatch;
 	/* Started only once restart reconciliation is over (apid). */
 	int		 after_recovery;
+	/* Started by its first call (child_call.c), not at start-up. */
+	int		 on_demand;
 	/* Its MSG_READY; again is 0 the first time only. */
 	void		(*ready)(int again);
 	/* Its channel is gone: forget or fail what it had in flight. */
@@ -176,6 +183,10 @@ struct sandbox {
 	/* Being created, counted for its tenant's quota (tenant.c). */
 	TAILQ_ENTRY(sandbox)	 pending_entry;
 	int			 pending;
+	/* egress.c: the proxy serves its listener in the netns of pid. */
+	int			 egress_attached;
+	int			 egress_attaching;
+	uint32_t		 egress_pid;
 };
 
 struct managerd {
@@ -185,6 +196,8 @@ struct managerd {
 	struct peer		 apid_peer;
 	struct peer		 proxy_peer;
 	struct peer		 worker_peer;
+	struct peer		 netns_peer;
+	struct peer		 egress_peer;
 	struct peer		 spawner_peer;
 	/* apid <-> worker: an end made while its process was down. */
 	int			 worker_channel_pending[CHILD_MAX];
@@ -216,6 +229,8 @@ void	children_start(int after_recovery);
 void	child_ready(enum child_id, struct imsg *);
 /* 1 if its channel is ours and it has said READY. */
 int	child_up(enum child_id);
+/* An on-demand child is wanted: start it unless it runs or is starting. */
+void	child_demand(enum child_id);
 /* Close every child's channel (at shutdown). */
 void	children_close(void);
 void	dispatch_spawner(struct peer *, struct imsg *);
@@ -747,6 +762,7 @@ struct snapshot_record {
 	double			 created_at;
 	struct sandbox_spec	 spec;		/* the source sandbox's */
 	char			 tenant[TENANT_MAX + 1];	/* as a sandbox's */
+	struct egress_policy	 egress;	/* the source's: forks' */
 };
 
 /* store_snapshot.c.  "snapshots/" + id + ".json.tmp" fits. */
@@ -776,8 +792,13 @@ int	 store_snapshot_sync_dir(int dirfd);
  * sandbox_docker_create returns -1 with E2BIG if the spec does not fit
  * in a message.
  */
+/*
+ * inherited: a fork's snapshot's policy when the fork names no network
+ * (NULL for a create); *egress: the policy chosen (network.c).
+ */
 int	 create_check(uint32_t apid_id, struct create_request *,
-	    struct sandbox_spec *, int64_t *ttl);
+	    const struct egress_policy *inherited, struct sandbox_spec *,
+	    struct egress_policy *egress, int64_t *ttl);
 int	 create_reserve(uint32_t apid_id);
 int	 sandbox_docker_create(struct sandbox *, proxy_done_cb, void *arg);
 /* The proxy died (creates it had are cut off) or is back (what they may
@@ -812,5 +833,52 @@ int	 reply_snapshot_not_found(uint32_t apid_id, const char *id);
 /* After store_snapshot_load or snapshot_tar_open failed: that 404 for
  * ENOENT, else 500 "cannot read snapshot <id>: <errno>". */
 int	 reply_snapshot_error(uint32_t apid_id, const char *id);
+
+/*
+ * child_call.c: calls to the on-demand children (netns-helper,
+ * egress-proxy), queued until the child is READY; replies and failures
+ * as proxy_call()'s (a failure is ERR_UNAVAILABLE).  0 if it could not
+ * be made (fd consumed either way).
+ */
+uint32_t child_call(enum child_id, uint32_t type, int fd, struct msgw *,
+	    uint32_t more_type, uint32_t reply_type, proxy_done_cb, void *arg);
+void	 child_calls_ready(enum child_id);
+void	 child_calls_lost(enum child_id);
+void	 child_calls_reply(enum child_id, struct peer *, struct imsg *);
+
+/*
+ * egress.c: a policy sandbox's listener made and served (see there).
+ * done gets kind 0 on success, else the error and its text.
+ */
+typedef void	(*egress_done_cb)(enum error_kind, const char *why, void *);
+void	 egress_attach(struct sandbox *, egress_done_cb, void *arg);
+void	 egress_reattach(struct sandbox *);
+void	 egress_reattach_all(void);
+void	 egress_forget(struct sandbox *);
+uint32_t egress_send_policy(struct sandbox *, proxy_done_cb, void *arg);
+void	 egress_audit(struct peer *, struct imsg *);
+void	 netns_ready(int again);
+void	 netns_lost(void);
+void	 egress_ready(int again);
+void	 egress_lost(void);
+void	 dispatch_netns(struct peer *, struct imsg *);
+void	 dispatch_egress(struct peer *, struct imsg *);
+
+/* network.c: a sandbox's network as the API sees it. */
+int	 sandbox_egress_possible(void);
+int	 network_choose(uint32_t apid_id, int network, const char *text,
+	    const struct egress_policy *inherited, struct sandbox_spec *,
+	    struct egress_policy *);
+void	 network_get(uint32_t apid_id, const char *id);
+void	 network_put(uint32_t apid_id, const char *id, const char *text);
+void	 network_log(uint32_t apid_id, const char *id);
+size_t	 network_env_count(const struct sandbox *);
+void	 network_env_add(const struct sandbox *, const struct env_list *req,
+	    struct env_list *out);
+/* The record's "egress" member (store_json.c, store_snapshot.c). */
+struct sbuf;
+void	 store_json_put_egress(struct sbuf *, const struct egress_policy *);
+int	 store_json_get_egress(struct json_object *,
+	    struct egress_policy *);
 
 #endif /* AS_MANAGERD_H */

@@ -74,7 +74,9 @@ apid_reply_info(uint32_t apid_id, struct sandbox *sb, int running,
 	info.cpus = sb->rec.spec.cpus;
 	info.memory_mb = sb->rec.spec.memory_mb;
 	info.pids_limit = sb->rec.spec.pids_limit;
-	info.network = sb->rec.spec.network;
+	/* Something gets out: the bridge, or a policy through the proxy. */
+	info.network = sb->rec.spec.network ||
+	    sb->rec.egress.mode != EGRESS_NONE;
 	info.read_only_rootfs = sb->rec.spec.read_only_rootfs;
 	info.created_at = sb->rec.created_at;
 	info.expires_at = sb->rec.expires_at;

@@ -82,6 +82,7 @@ sandbox_remove(struct sandbox *sb)
 	RB_REMOVE(sandbox_tree, &table, sb);
 	sb->in_table = 0;
 	processes_sandbox_gone(sb->rec.id);
+	egress_forget(sb);
 	sb->gone = 1;
 	held--;
 	sandbox_release(sb);

@@ -198,6 +198,7 @@ snap_store(struct snap_op *op)
 	/* §4.12: the time after the export finished. */
 	rec.created_at = clock_wall();
 	rec.spec = op->sb->rec.spec;
+	rec.egress = op->sb->rec.egress;	/* borrowed, as the spec */
 	/* A snapshot is its sandbox's tenant's (tenant.c). */
 	strlcpy(rec.tenant, op->sb->rec.tenant, sizeof(rec.tenant));
 	if (store_snapshot_write(env->datadir_fd, &rec) == -1) {

@@ -46,10 +46,15 @@
  * start with: chroot and the user switch (apid, dockerd-proxy), dropping
  * their bounding sets, the proxy's namespaces and mounts, and reaching
  * the Docker socket and the chroot directory whatever their modes.
+ * CAP_SYS_PTRACE is the netns-helper's alone: entering a sandbox's
+ * network namespace through a pidfd is a ptrace access check on another
+ * uid's process (docs/architecture.md, "Egress").  Every other child
+ * drops its whole bounding set before it reads a byte from anyone.
  */
 #define SPAWNER_CHILD_CAPS	(CAP(CAP_SYS_CHROOT) | CAP(CAP_SETUID) | \
 	CAP(CAP_SETGID) | CAP(CAP_SETPCAP) | CAP(CAP_SYS_ADMIN) | \
-	CAP(CAP_DAC_OVERRIDE) | CAP(CAP_DAC_READ_SEARCH))
+	CAP(CAP_DAC_OVERRIDE) | CAP(CAP_DAC_READ_SEARCH) | \
+	CAP(CAP_SYS_PTRACE))
 /* The spawner's own: signalling children that run as another user. */
 #define SPAWNER_OWN_CAPS	CAP(CAP_KILL)
 

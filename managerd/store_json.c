@@ -267,6 +267,40 @@ store_json_put_spec(struct sbuf *b, const struct sandbox_spec *s)
 	return 0;
 }
 
+/* Only a policy other than none is written: other records stay as they were. */
+void
+store_json_put_egress(struct sbuf *b, const struct egress_policy *p)
+{
+	json_object	*obj;
+
+	if (p->mode == EGRESS_NONE)
+		return;
+	if ((obj = egress_policy_to_json(p)) == NULL) {
+		b->failed = ENOMEM;
+		return;
+	}
+	sbuf_puts(b, ",\n  \"egress\": ");
+	sbuf_puts(b, json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN));
+	json_object_put(obj);
+}
+
+/* As the writer wrote it, parsed as a client's would be: -1 if not. */
+int
+store_json_get_egress(struct json_object *o, struct egress_policy *p)
+{
+	struct json_object	*v;
+	char			 err[256];
+
+	memset(p, 0, sizeof(*p));
+	if (!json_object_object_get_ex(o, "egress", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_object) ||
+	    egress_policy_parse(v, NULL, p, err, sizeof(err)) == -1)
+		return -1;
+	return 0;
+}
+
 char *
 store_sandbox_to_json(const struct sandbox_record *r)
 {
@@ -280,6 +314,7 @@ store_sandbox_to_json(const struct sandbox_record *r)
 	sbuf_puts(&b, "{\n  \"created_at\": ");
 	if (put_float(&b, r->created_at) == -1)
 		goto invalid;
+	store_json_put_egress(&b, &r->egress);
 	sbuf_puts(&b, ",\n  \"expires_at\": ");
 	if (put_float(&b, r->expires_at) == -1)
 		goto invalid;
@@ -521,6 +556,8 @@ get_record(struct json_object *o, void *arg)
 			return -1;
 		r->pooled = json_object_get_boolean(v);
 	}
+	if (store_json_get_egress(o, &r->egress) == -1)
+		return -1;
 	return store_json_get_spec(o, &r->spec);
 }
 
@@ -644,5 +681,6 @@ sandbox_record_free(struct sandbox_record *r)
 	sandbox_spec_free(&r->spec);
 	free(r->source_snapshot_id);
 	labels_free(&r->labels);
+	egress_policy_free(&r->egress);
 	memset(r, 0, sizeof(*r));
 }

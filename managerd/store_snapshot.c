@@ -54,6 +54,7 @@ snapshot_record_free(struct snapshot_record *r)
 	free(r->name);
 	free(r->sandbox_id);
 	sandbox_spec_free(&r->spec);
+	egress_policy_free(&r->egress);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -74,6 +75,7 @@ store_snapshot_to_json(const struct snapshot_record *r)
 	}
 	sbuf_puts(&b, "{\n  \"created_at\": ");
 	sbuf_puts(&b, num);
+	store_json_put_egress(&b, &r->egress);
 	sbuf_puts(&b, ",\n  \"id\": ");
 	store_json_put_string(&b, r->id);
 	sbuf_puts(&b, ",\n  \"name\": ");
@@ -162,7 +164,8 @@ get_record(struct json_object *o, void *arg)
 	    size == INT64_MAX)
 		return -1;
 	r->size_bytes = (uint64_t)size;
-	if (store_json_get_tenant(o, r->tenant) == -1)
+	if (store_json_get_tenant(o, r->tenant) == -1 ||
+	    store_json_get_egress(o, &r->egress) == -1)
 		return -1;
 	return get_spec(o, &r->spec);
 }

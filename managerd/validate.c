@@ -106,45 +106,51 @@ command_argv(int shell, size_t argc, char **argv, char *shell_argv[4],
  * The environment an exec or process of sb runs with.  A pooled
  * sandbox's container was made before its create named an environment,
  * and a running container's cannot change: its own goes first, every key
- * the request does not set, then the request's.  out borrows the
- * strings; exec_env_free frees what this made.  -1 with E2BIG when the
- * two together are more than a message holds, ENOMEM.
+ * the request does not set, then the request's.  A policy sandbox's
+ * commands get the proxy variables (network.c) unless they set them.
+ * out borrows the strings; exec_env_free frees what this made.  -1 with
+ * E2BIG when the lot is more than a message holds, ENOMEM.
  */
+static int
+exec_env_made(const struct sandbox *sb)
+{
+	return (sb->rec.pooled && sb->rec.spec.env.count > 0) ||
+	    network_env_count(sb) > 0;
+}
+
 int
 exec_env(const struct sandbox *sb, const struct env_list *req,
     struct env_list *out)
 {
 	const struct env_list	*own = &sb->rec.spec.env;
-	size_t			 i, j, n = 0;
+	size_t			 i, n = 0, room;
 
-	if (!sb->rec.pooled || own->count == 0) {
+	if (!exec_env_made(sb)) {
 		*out = *req;
 		return 0;
 	}
 	memset(out, 0, sizeof(*out));
-	if (own->count + req->count > MSG_MAX_ENV * 2 ||
-	    (out->keys = calloc(own->count + req->count,
-	    sizeof(char *))) == NULL ||
-	    (out->values = calloc(own->count + req->count,
-	    sizeof(char *))) == NULL) {
+	room = (sb->rec.pooled ? own->count : 0) + req->count +
+	    network_env_count(sb);
+	if (room > MSG_MAX_ENV * 2 + 8 ||
+	    (out->keys = calloc(room, sizeof(char *))) == NULL ||
+	    (out->values = calloc(room, sizeof(char *))) == NULL) {
 		free(out->keys);
 		return -1;
 	}
-	for (i = 0; i < own->count; i++) {
-		for (j = 0; j < req->count; j++)
-			if (strcmp(own->keys[i], req->keys[j]) == 0)
-				break;
-		if (j < req->count)
+	for (i = 0; sb->rec.pooled && i < own->count; i++) {
+		if (env_list_has(req, own->keys[i]))
 			continue;
 		out->keys[n] = own->keys[i];
 		out->values[n++] = own->values[i];
 	}
-	for (j = 0; j < req->count; j++) {
-		out->keys[n] = req->keys[j];
-		out->values[n++] = req->values[j];
-	}
 	out->count = n;
-	if (n <= MSG_MAX_ENV)
+	network_env_add(sb, req, out);
+	for (i = 0; i < req->count; i++) {
+		out->keys[out->count] = req->keys[i];
+		out->values[out->count++] = req->values[i];
+	}
+	if (out->count <= MSG_MAX_ENV)
 		return 0;
 	exec_env_free(sb, out);
 	errno = E2BIG;
@@ -154,7 +160,7 @@ exec_env(const struct sandbox *sb, const struct env_list *req,
 void
 exec_env_free(const struct sandbox *sb, struct env_list *out)
 {
-	if (sb->rec.pooled && sb->rec.spec.env.count > 0) {
+	if (exec_env_made(sb)) {
 		free(out->keys);
 		free(out->values);
 	}

@@ -364,6 +364,10 @@ class SandboxServer(Server):
             "AGENT_SANDBOX_DEFAULT_MEMORY_MB": "128",
             "AGENT_SANDBOX_DEFAULT_EXEC_TIMEOUT_SECONDS": "30",
             "AGENT_SANDBOX_NETWORK_NAME": "agent-sandbox-test-net",
+            # The reference's fixture: "network": true is its shared
+            # bridge.  test_egress.py runs the default (public, through
+            # the egress proxy) with test networks of its own.
+            "AGENT_SANDBOX_NETWORK_TRUE": "bridge",
         }
         if GVISOR:
             base["AGENT_SANDBOX_DEFAULT_PIDS_LIMIT"] = "4096"

@@ -33,6 +33,8 @@ uint32_t		 next_apid_id;
 
 static struct managerd	 menv;
 static struct imsgbuf	 apid_side, proxy_side, worker_side;
+/* netns-helper and egress-proxy: up and READY from the start. */
+static struct imsgbuf	 netns_side, egress_side;
 static char		 datadir[64];
 
 static double
@@ -64,9 +66,11 @@ setup_env(char **settings)
 {
 	static char	 insecure[] = "AGENT_SANDBOX_INSECURE_NO_AUTH=true";
 	static char	 quota[] = "AGENT_SANDBOX_MAX_SANDBOXES=3";
+	/* The reference's "true" unless a test asks for a policy's. */
+	static char	 bridge[] = "AGENT_SANDBOX_NETWORK_TRUE=bridge";
 	char		*envp[32], dirsetting[128], err[256];
 	size_t		 n = 0;
-	int		 a[2], p[2], w[2];
+	int		 a[2], p[2], w[2], nh[2], eg[2];
 
 	memset(&menv, 0, sizeof(menv));
 	env = &menv;
@@ -81,6 +85,7 @@ setup_env(char **settings)
 	envp[n++] = dirsetting;
 	while (settings != NULL && *settings != NULL)
 		envp[n++] = *settings++;
+	envp[n++] = bridge;	/* after the test's: the first one counts */
 	envp[n] = NULL;
 	if (config_load(&env->conf, envp, err, sizeof(err)) == -1)
 		fail_msg("config: %s", err);
@@ -100,6 +105,14 @@ setup_env(char **settings)
 	    peer_gone, NULL);
 	peer_init(&env->proxy_peer, env->base, p[0], "dockerd-proxy",
 	    dispatch_proxy, peer_gone, NULL);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, nh), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, eg), 0);
+	peer_init(&env->netns_peer, env->base, nh[0], "netns-helper",
+	    dispatch_netns, peer_gone, NULL);
+	peer_init(&env->egress_peer, env->base, eg[0], "egress-proxy",
+	    dispatch_egress, peer_gone, NULL);
 	/* The archive worker only ever gets channel ends: worker_drain(). */
 	peer_init(&env->worker_peer, env->base, w[0], "archive-worker",
 	    dispatch_worker, peer_gone, NULL);
@@ -112,6 +125,13 @@ setup_env(char **settings)
 	env->child[CHILD_APID].was_ready = 1;
 	env->child[CHILD_PROXY].was_ready = 1;
 	env->child[CHILD_WORKER].was_ready = 1;
+	env->child[CHILD_NETNS].state = env->child[CHILD_EGRESS].state =
+	    CHILD_UP;
+	env->child[CHILD_NETNS].ready = env->child[CHILD_EGRESS].ready = 1;
+	env->child[CHILD_NETNS].was_ready = 1;
+	env->child[CHILD_EGRESS].was_ready = 1;
+	imsgbuf_init(&netns_side, nh[1]);
+	imsgbuf_init(&egress_side, eg[1]);
 	imsgbuf_init(&apid_side, a[1]);
 	imsgbuf_init(&proxy_side, p[1]);
 	imsgbuf_init(&worker_side, w[1]);
@@ -164,6 +184,12 @@ teardown(void **state)
 	imsgbuf_read(&proxy_side);
 	assert_int_equal(imsg_get(&apid_side, &imsg), 0);
 	assert_int_equal(imsg_get(&proxy_side, &imsg), 0);
+	assert_int_equal(imsgbuf_flush(&env->netns_peer.ibuf), 0);
+	assert_int_equal(imsgbuf_flush(&env->egress_peer.ibuf), 0);
+	imsgbuf_read(&netns_side);
+	imsgbuf_read(&egress_side);
+	assert_int_equal(imsg_get(&netns_side, &imsg), 0);
+	assert_int_equal(imsg_get(&egress_side, &imsg), 0);
 	assert_true(TAILQ_EMPTY(&env->calls));
 	assert_int_equal(exec_count(), 0);
 	assert_int_equal(upload_count(), 0);
@@ -174,6 +200,14 @@ teardown(void **state)
 	peer_stop(&env->apid_peer);
 	peer_stop(&env->proxy_peer);
 	peer_stop(&env->worker_peer);
+	peer_stop(&env->netns_peer);
+	peer_stop(&env->egress_peer);
+	close(env->netns_peer.ibuf.sock);
+	close(env->egress_peer.ibuf.sock);
+	imsgbuf_clear(&netns_side);
+	imsgbuf_clear(&egress_side);
+	close(netns_side.sock);
+	close(egress_side.sock);
 	close(env->apid_peer.ibuf.sock);
 	close(env->proxy_peer.ibuf.sock);
 	close(env->worker_peer.ibuf.sock);
@@ -220,6 +254,10 @@ to_child(enum child_id id, struct imsg *imsg)
 		return next_msg(&env->apid_peer, &apid_side, imsg);
 	if (id == CHILD_WORKER)
 		return next_msg(&env->worker_peer, &worker_side, imsg);
+	if (id == CHILD_NETNS)
+		return next_msg(&env->netns_peer, &netns_side, imsg);
+	if (id == CHILD_EGRESS)
+		return next_msg(&env->egress_peer, &egress_side, imsg);
 	return next_msg(&env->proxy_peer, &proxy_side, imsg);
 }
 
@@ -353,6 +391,33 @@ from_proxy(uint32_t type, uint32_t peerid, struct msgw *w)
 	fake_imsg(&imsg, type, peerid, -1, w);
 	dispatch_proxy(&env->proxy_peer, &imsg);
 	imsg_free(&imsg);
+}
+
+void
+from_child(enum child_id id, uint32_t type, uint32_t peerid, int fd,
+    struct msgw *w)
+{
+	struct imsg	 imsg;
+
+	fake_imsg(&imsg, type, peerid, fd, w);
+	child_kinds[id].dispatch(env->child[id].peer, &imsg);
+	imsg_free(&imsg);
+}
+
+uint32_t
+expect_child(enum child_id id, uint32_t type, struct imsg *out)
+{
+	struct imsg	 imsg;
+
+	assert_int_equal(to_child(id, &imsg), 1);
+	if (imsg.hdr.type != type)
+		fail_msg("%s got %s, not %s", child_kinds[id].name,
+		    msg_type_name(imsg.hdr.type), msg_type_name(type));
+	if (out != NULL)
+		*out = imsg;
+	else
+		imsg_free(&imsg);
+	return imsg.hdr.peerid;
 }
 
 static int

@@ -39,6 +39,10 @@ void	 run_deferred(void);
 void	 child_down(enum child_id);
 void	 child_up_again(enum child_id);
 int	 to_child(enum child_id, struct imsg *);
+/* The netns-helper and the egress proxy, played by the test. */
+void	 from_child(enum child_id, uint32_t type, uint32_t peerid, int fd,
+	    struct msgw *);
+uint32_t expect_child(enum child_id, uint32_t type, struct imsg *out);
 
 /* The message boundary. */
 void	 fake_imsg(struct imsg *, uint32_t type, uint32_t peerid, int fd,
