@@ -145,7 +145,7 @@ network_text(const struct sandbox *sb)
 	if ((obj = egress_policy_to_json(&sb->rec.egress)) == NULL)
 		return NULL;
 	s = strdup(json_object_to_json_string_ext(obj,
-	    JSON_C_TO_STRING_SPACED));
+	    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(obj);
 	return s;
 }

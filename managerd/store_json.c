@@ -281,7 +281,7 @@ store_json_put_egress(struct sbuf *b, const struct egress_policy *p)
 	}
 	sbuf_puts(b, ",\n  \"egress\": ");
 	sbuf_puts(b, json_object_to_json_string_ext(obj,
-	    JSON_C_TO_STRING_PLAIN));
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(obj);
 }
 

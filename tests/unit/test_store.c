@@ -359,6 +359,60 @@ test_golden_text(void **state)
 }
 
 /*
+ * An egress policy: "egress" after "created_at", only when it is not
+ * none, read back the same; one that would not parse is no record.
+ */
+static void
+test_egress_text(void **state)
+{
+	struct sandbox_record	 r, back;
+	json_object		*obj;
+	char			*text, *bad, err[256];
+	size_t			 i;
+	static const char *const bad_egress[] = {
+		"\"egress\": {\"mode\": \"public\"},",	/* the control */
+		"\"egress\": {\"mode\": \"open\"},",
+		"\"egress\": [],", "\"egress\": \"public\",",
+		"\"egress\": {\"mode\": \"allowlist\", \"allow\": [1]},",
+	};
+
+	record_init(&r, "sb_1111111111111111");
+	assert_non_null(text = store_sandbox_to_json(&r));
+	assert_null(strstr(text, "egress"));
+	free(text);
+	obj = json_tokener_parse("{\"mode\": \"allowlist\", \"allow\": "
+	    "[\"*.pypi.org\", \"203.0.113.0/24:443\", \"[2001:db8::1]\"]}");
+	assert_int_equal(egress_policy_parse(obj, NULL, &r.egress, err,
+	    sizeof(err)), 0);
+	json_object_put(obj);
+	assert_non_null(text = store_sandbox_to_json(&r));
+	assert_non_null(strstr(text, "{\n  \"created_at\": 1700000000.25,\n"
+	    "  \"egress\": {\"mode\":\"allowlist\",\"allow\":"
+	    "[\"*.pypi.org\",\"203.0.113.0/24:443\",\"[2001:db8::1]\"]},\n"
+	    "  \"expires_at\""));
+	assert_int_equal(store_sandbox_from_json(text, &back), 0);
+	assert_true(egress_policy_equal(&back.egress, &r.egress));
+	sandbox_record_free(&back);
+	free(text);
+	sandbox_record_free(&r);
+	for (i = 0; i < sizeof(bad_egress) / sizeof(bad_egress[0]); i++) {
+		assert_true(asprintf(&bad, "{\"created_at\": 1.0, %s "
+		    "\"expires_at\": 2.0, \"id\": \"sb_1111111111111111\", "
+		    "\"source_snapshot_id\": null, \"spec\": {\"cpus\": 1.0, "
+		    "\"env\": {}, \"image\": \"x\", \"memory_mb\": 16, "
+		    "\"network\": false, \"pids_limit\": 8, "
+		    "\"read_only_rootfs\": true}}", bad_egress[i]) != -1);
+		assert_int_equal(store_sandbox_from_json(bad, &back),
+		    i == 0 ? 0 : -1);
+		if (i == 0) {
+			assert_int_equal(back.egress.mode, EGRESS_PUBLIC);
+			sandbox_record_free(&back);
+		}
+		free(bad);
+	}
+}
+
+/*
  * Labels: written in key order between "id" and "source_snapshot_id",
  * read back; none is no field at all (golden_b has none).  A record's
  * labels are held to labels.h: one that breaks it is no record.
@@ -1044,6 +1098,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_text),
 		cmocka_unit_test(test_labels_text),
+		cmocka_unit_test(test_egress_text),
 		cmocka_unit_test(test_random_roundtrip),
 		cmocka_unit_test_setup_teardown(test_write_and_load, setup,
 		    teardown),
