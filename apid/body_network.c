@@ -9,9 +9,13 @@
  * parser, in the process that keeps the records.  The text is written
  * here from the parsed body, not copied from it, so that what managerd
  * reads is what apid read (duplicate keys already merged, the last one
- * winning, as pyjson.c does), whitespace costs a client none of the
- * bound, and a key holding NUL travels escaped, whole (json-c, which
- * jv_to_json() goes through, would cut it).
+ * winning, as pyjson.c does) and whitespace costs a client none of the
+ * bound.
+ *
+ * Beyond the shape, as body.c does for strings, apid refuses (400) only
+ * what cannot travel: a key holding NUL, at any depth, which managerd's
+ * json-c would cut short ({"mode\u0000x": ...} would arrive as "mode").
+ * A NUL in a value travels escaped, and managerd judges it.
  */
 #include <math.h>
 #include <stdint.h>
@@ -181,6 +185,26 @@ v_network(struct vctx *v, const struct loc *l, const struct jv *in,
 	return 0;
 }
 
+/* Does any object in v have a key holding NUL? */
+static int
+nul_key(const struct jv *v)
+{
+	size_t	 i;
+
+	if (v->type == JV_ARRAY) {
+		for (i = 0; i < v->u.a.n; i++)
+			if (nul_key(&v->u.a.items[i]))
+				return 1;
+	} else if (v->type == JV_OBJECT) {
+		for (i = 0; i < v->u.o.n; i++)
+			if (memchr(v->u.o.m[i].key, '\0',
+			    v->u.o.m[i].klen) != NULL ||
+			    nul_key(&v->u.o.m[i].val))
+				return 1;
+	}
+	return 0;
+}
+
 /* After the schema held: the policy's text (NULL for none), or -1. */
 int
 network_take(const struct jv *policy, char **out, struct body_error *e)
@@ -190,6 +214,9 @@ network_take(const struct jv *policy, char **out, struct body_error *e)
 	*out = NULL;
 	if (policy == NULL)
 		return 0;
+	if (nul_key(policy))
+		return set_error(e, 400, "invalid_request",
+		    "a policy's keys must not contain NUL characters");
 	/* v_network() measured it: it fits. */
 	if ((text = policy_text(policy)) == NULL ||
 	    (*out = strdup(text)) == NULL)

@@ -162,9 +162,9 @@ test_create_policy_odd(void **state)
 	    "\"allow\": 7}}", "{\"mode\":{\"x\":[1,-2.5,null,true,false,null,"
 	    "null,123456789012345678901234567890,100000.0]},\"allow\":7}");
 	/* Escapes as JSON needs them; UTF-8 as it came; NUL kept escaped. */
-	create_passes("{\"network\": {\"\\u00e9\\u0000k\": \"\\u0001\\\"\\\\/"
-	    "\\n\\u007f\", \"\xe2\x82\xac\": \"\\ud800\"}}",
-	    "{\"\xc3\xa9\\u0000k\":\"\\u0001\\\"\\\\/\\u000a\x7f\","
+	create_passes("{\"network\": {\"\\u00e9k\": \"\\u0001\\\"\\\\/"
+	    "\\n\\u007f\\u0000\", \"\xe2\x82\xac\": \"\\ud800\"}}",
+	    "{\"\xc3\xa9k\":\"\\u0001\\\"\\\\/\\u000a\x7f\\u0000\","
 	    "\"\xe2\x82\xac\":\"\xef\xbf\xbd\"}");
 	create_passes("{\"network\": {\"a\": {\"b\": {\"c\": [[[{}]]]}}}}",
 	    "{\"a\":{\"b\":{\"c\":[[[{}]]]}}}");
@@ -249,6 +249,13 @@ test_create_policy_not_object(void **state)
 	s = create_refused("{\"network\": {\"mode\": \"none\"", 27);
 	assert_non_null(strstr(s, "\"type\":\"json_invalid\""));
 	free(s);
+	/* A key holding NUL would reach managerd cut short. */
+	create_refused_is("{\"network\": {\"mode\\u0000x\": \"public\"}}",
+	    "400 invalid_request: a policy's keys must not contain NUL "
+	    "characters");
+	create_refused_is("{\"network\": {\"allow\": [{\"\\u0000\": 1}]}}",
+	    "400 invalid_request: a policy's keys must not contain NUL "
+	    "characters");
 	/* A policy taken, then a 400 after the schema: nothing kept. */
 	create_refused_is("{\"network\": {\"mode\": \"none\"}, \"image\": "
 	    "\"a\\u0000b\"}", "400 invalid_request: image must not contain "
@@ -380,6 +387,8 @@ test_put_body(void **state)
 	    "model_attributes_type");
 	put_refused_has(JSON, "{\"mode\": \"none\"",
 	    "\"type\":\"json_invalid\",\"loc\":[\"body\",15]");
+	put_refused_has(JSON, "{\"a\": {\"b\\u0000\": 1}}", "400 invalid_request: "
+	    "a policy's keys must not contain NUL characters");
 	put_refused_has(JSON, "{\"mode\": \"n\xc3\"}",
 	    "400 http_error: There was an error parsing the body");
 	/* Past the bound of every JSON body, and past the policy's. */
