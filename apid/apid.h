@@ -368,6 +368,18 @@ int	labels_take(const struct jv *, struct label_list *,
 int	body_parse_patch(const char *ctype, const void *, size_t,
 	    struct label_patch *, struct body_error *);
 
+/*
+ * body_network.c: egress policies, "network" in create and fork
+ * (v_network, then network_take once the schema held) and the body of
+ * PUT .../network.
+ */
+int	v_network(struct vctx *, const struct loc *, const struct jv *,
+	    int *network, const struct jv **policy);
+int	network_take(const struct jv *policy, char **out,
+	    struct body_error *);
+int	body_parse_network(const char *ctype, const void *, size_t,
+	    char **policy, struct body_error *);
+
 /* body_exec.c */
 int	body_parse_exec(const char *ctype, const void *, size_t,
 	    struct exec_request *, struct body_error *);
@@ -410,6 +422,11 @@ void	route_sandbox_stats(struct http_request *, char **params);
 json_object *sandbox_info_json(const struct sandbox_info *);
 /* 0 if the id can travel; else the 404 has been sent. */
 int	sandbox_id_check(struct http_request *, const char *id);
+
+/* route_network.c: a sandbox's egress policy and its log. */
+void	route_network_get(struct http_request *, char **params);
+void	route_network_put(struct http_request *, char **params);
+void	route_network_log(struct http_request *, char **params);
 
 /* route_exec.c */
 void	route_exec(struct http_request *, char **params);

@@ -1,6 +1,7 @@
 /*
  * The bodies of the sandbox routes, as the reference's models: create
- * (API.md §4.2, with labels added: body_labels.c) and timeout (§4.6),
+ * (API.md §4.2, with labels added: body_labels.c, and a policy object
+ * as "network": body_network.c) and timeout (§4.6),
  * validated with body.c's machinery.
  */
 #include <stdint.h>
@@ -20,6 +21,7 @@ body_parse_create(const char *ctype, const void *data, size_t len,
 	struct vctx	 v;
 	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
 	const struct jv	*f, *image = NULL, *env = NULL, *labels = NULL;
+	const struct jv	*policy = NULL;
 	int		 rc = -1;
 
 	memset(c, 0, sizeof(*c));
@@ -49,7 +51,7 @@ body_parse_create(const char *ctype, const void *data, size_t len,
 	}
 	if ((f = member(&body, "network")) != NULL) {
 		l.field = "network";
-		v_bool(&v, &l, f, &c->network);
+		v_network(&v, &l, f, &c->network, &policy);
 	}
 	if ((f = member(&body, "read_only_rootfs")) != NULL) {
 		l.field = "read_only_rootfs";
@@ -73,7 +75,8 @@ body_parse_create(const char *ctype, const void *data, size_t len,
 	}
 	json_object_put(v.errors);
 	if (env_take(env, &c->env, e) == -1 ||
-	    labels_take(labels, &c->labels, e) == -1)
+	    labels_take(labels, &c->labels, e) == -1 ||
+	    network_take(policy, &c->network_policy, e) == -1)
 		goto out;
 	if (image != NULL) {
 		if (has_nul(image)) {

@@ -2,7 +2,8 @@
  * The bodies of the snapshot routes, as the reference's models, validated
  * with body.c's machinery: snapshot create (API.md §4.12, optional
  * {"name": str|null}), rollback (§4.13, required {"snapshot_id": str})
- * and fork (§4.17, optional overrides, all nullable).  An optional body
+ * and fork (§4.17, optional overrides, all nullable; "network" may be a
+ * policy object, body_network.c).  An optional body
  * that is empty or the JSON literal null is no body (§1.4).
  *
  * Beyond the schema, as in body_sandbox.c: a name holding NUL cannot
@@ -174,7 +175,7 @@ body_parse_fork(const char *ctype, const void *data, size_t len,
 	struct jv	 body;
 	struct vctx	 v;
 	struct loc	 l = { NULL, NULL, NULL, 0, -1 };
-	const struct jv	*f, *labels = NULL;
+	const struct jv	*f, *labels = NULL, *policy = NULL;
 	int		 rc;
 
 	memset(fr, 0, sizeof(*fr));
@@ -189,7 +190,8 @@ body_parse_fork(const char *ctype, const void *data, size_t len,
 	}
 	if ((f = given(&body, "network")) != NULL) {
 		l.field = "network";
-		fr->has_network = v_bool(&v, &l, f, &fr->network) == 0;
+		fr->has_network = v_network(&v, &l, f, &fr->network,
+		    &policy) == 0;
 	}
 	if ((f = given(&body, "cpus")) != NULL) {
 		l.field = "cpus";
@@ -210,8 +212,9 @@ body_parse_fork(const char *ctype, const void *data, size_t len,
 		rc = -1;
 	} else {
 		json_object_put(v.errors);
-		if (labels_take(labels, &fr->labels, e) == -1) {
-			memset(fr, 0, sizeof(*fr));
+		if (labels_take(labels, &fr->labels, e) == -1 ||
+		    network_take(policy, &fr->network_policy, e) == -1) {
+			fork_request_free(fr);
 			rc = -1;
 		}
 	}

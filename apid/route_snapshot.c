@@ -482,10 +482,14 @@ route_snapshot_fork(struct http_request *req, char **params)
 		body_respond_error(req, &e);
 		return;
 	}
-	if (snapshot_id_check(req, params[0]) == -1)
+	if (snapshot_id_check(req, params[0]) == -1) {
+		fork_request_free(&fr);
 		return;
+	}
 	fr.snapshot_id = params[0];
 	msgw_init(&w);
 	msg_put_fork_request(&w, &fr);
+	fr.snapshot_id = NULL;		/* the route's parameter */
+	fork_request_free(&fr);
 	route_forward(req, MSG_SNAPSHOT_FORK, &w, reply_sandbox_201, NULL);
 }

@@ -17,6 +17,7 @@ APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
 	common/msg.c common/format.c common/utf8.c
 fuzz_pyjson_SRCS = apid/pyjson.c common/utf8.c common/format.c
 fuzz_body_SRCS = apid/body.c apid/body_sandbox.c apid/body_exec.c \
+	apid/body_network.c \
 	apid/body_snapshot.c apid/body_process.c apid/pyjson.c common/utf8.c \
 	apid/respond.c common/error_kind.c common/format.c common/msg.c \
 	common/sandbox_msg.c common/labels.c common/labels_msg.c \

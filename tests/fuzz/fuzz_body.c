@@ -8,7 +8,9 @@
  * valid UTF-8 JSON.  A success must be within the bounds the messages
  * carry, and what apid would send managerd must decode there (managerd
  * treats a message it cannot decode as a lying peer) and encode to the
- * same bytes again.
+ * same bytes again.  A policy object ("network" of create and fork,
+ * PUT .../network's body) must be the compact JSON object managerd can
+ * parse, and apid's own form of itself.
  */
 #include <sys/queue.h>
 
@@ -89,6 +91,39 @@ check_env(const struct env_list *env)
 	}
 }
 
+/*
+ * A policy's text as managerd gets it: within the bound, UTF-8, one
+ * JSON object for json-c (managerd's parser), and what apid would send
+ * again were the text itself the body (its own compact form).
+ */
+static void
+check_policy(const char *text)
+{
+	struct body_error	 e;
+	json_tokener		*tok;
+	json_object		*o;
+	char			*again;
+	size_t			 len;
+
+	if (text == NULL)
+		return;
+	len = strlen(text);
+	CHECK(len <= EGRESS_POLICY_TEXT_MAX && utf8_valid(text, len));
+	CHECK((tok = json_tokener_new()) != NULL);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	CHECK(json_tokener_get_error(tok) == json_tokener_success &&
+	    json_tokener_get_parse_end(tok) == len &&
+	    json_object_is_type(o, json_type_object));
+	json_object_put(o);
+	json_tokener_free(tok);
+	memset(&e, 0, sizeof(e));
+	CHECK(body_parse_network("application/json", text, len, &again,
+	    &e) == 0);
+	CHECK(strcmp(again, text) == 0);
+	free(again);
+}
+
 static int
 body_create(const char *ctype, const void *body, size_t len,
     struct body_error *e)
@@ -97,6 +132,8 @@ body_create(const char *ctype, const void *body, size_t len,
 
 	if (body_parse_create(ctype, body, len, &c, e) == -1)
 		return -1;
+	CHECK(c.network_policy == NULL || c.network == 0);
+	check_policy(c.network_policy);
 	CHECK(c.image == NULL || strlen(c.image) <= MSG_MAX_IMAGE);
 	CHECK(!c.has_cpus || c.cpus > 0);
 	CHECK(!c.has_memory_mb || c.memory_mb >= 16);
@@ -194,6 +231,8 @@ body_fork(const char *ctype, const void *body, size_t len,
 	CHECK(!f.has_cpus || f.cpus > 0);
 	CHECK(!f.has_memory_mb || f.memory_mb >= 16);
 	CHECK(labels_check(&f.labels) == 0);
+	CHECK(f.network_policy == NULL || (f.has_network && !f.network));
+	check_policy(f.network_policy);
 	CHECK((f.snapshot_id = strdup(SNAPSHOT_ID)) != NULL);
 	ROUND_TRIP(msg_put_fork_request, msg_get_fork_request,
 	    fork_request_free, struct fork_request, &f);
@@ -277,11 +316,44 @@ body_patch(const char *ctype, const void *body, size_t len,
 	return 0;
 }
 
+/* PUT .../network: the policy, and the NETWORK_PUT that carries it. */
+static int
+body_network(const char *ctype, const void *body, size_t len,
+    struct body_error *e)
+{
+	struct msgw	 w;
+	struct msgr	 r;
+	struct imsg	 im;
+	char		*policy, *id, *back;
+
+	if (body_parse_network(ctype, body, len, &policy, e) == -1)
+		return -1;
+	CHECK(policy != NULL);
+	check_policy(policy);
+	msgw_init(&w);
+	msgw_str(&w, SANDBOX_ID);
+	msgw_str(&w, policy);
+	CHECK(!w.overflow);
+	memset(&im, 0, sizeof(im));
+	im.fd = -1;
+	im.data = w.buf;
+	im.len = w.len;
+	msgr_init(&r, &im);
+	id = msgr_str(&r, MSG_MAX_ID);
+	back = msgr_str(&r, EGRESS_POLICY_TEXT_MAX);
+	CHECK(msgr_end(&r) == 0 && id != NULL && back != NULL);
+	CHECK(strcmp(back, policy) == 0);
+	free(id);
+	free(back);
+	free(policy);
+	return 0;
+}
+
 static int (*const bodies[])(const char *, const void *, size_t,
     struct body_error *) = {
 	body_create, body_exec, body_timeout, body_snapshot,
 	body_rollback, body_fork, body_process, body_signal, body_resize,
-	body_patch
+	body_patch, body_network
 };
 #define NBODIES	(sizeof(bodies) / sizeof(bodies[0]))
 

@@ -43,14 +43,21 @@ def put(harness, name, data):
 
 BODIES = {
     # fuzz_body's route numbers: create, exec, timeout, snapshot,
-    # rollback, fork, process, signal, resize.
+    # rollback, fork, process, signal, resize, patch, network (PUT).
     0: [b'{"image":"alpine:3.20"}',
         b'{"image": "python:3.12-slim", "cpus": 0.5, "memory_mb": 256, '
         b'"pids_limit": 64, "network": false, "read_only_rootfs": true, '
         b'"timeout_seconds": 600, "env": {"LANG": "C.UTF-8", "A": "b"}}',
         b'{}', b'{"cpus": "1.5", "memory_mb": "16", "network": "yes"}',
         b'{"image": null, "timeout_seconds": 1.0, "extra": 1}',
-        b'[1, 2]', b'{"env": {"K\\u0000": "v"}}'],
+        b'[1, 2]', b'{"env": {"K\\u0000": "v"}}',
+        # "network" as a policy object (docs/rest-api.md "Network").
+        b'{"network": {"mode": "allowlist", "allow": ["pypi.org", '
+        b'"*.githubusercontent.com", "203.0.113.0/24:443", '
+        b'"[2001:db8::/32]"]}}',
+        b'{"network": {"mode": "public"}, "image": "alpine:3.20"}',
+        b'{"network": {"mode": {"x": [1, 2.5, null]}, "m\\u0000": 1}}',
+        b'{"network": [{"mode": "none"}]}'],
     1: [b'{"command": "echo ok"}',
         b'{"command": ["python3", "-c", "print(1)"], "env": {"X": "1"}, '
         b'"workdir": "/workspace/src", "timeout_seconds": 30}',
@@ -65,7 +72,8 @@ BODIES = {
         b'{"snapshot_id": "a\\u0000b"}'],
     5: [b'', b'{}', b'{"timeout_seconds": 120}',
         b'{"timeout_seconds": null, "network": true, "cpus": 2, '
-        b'"memory_mb": 512}', b'{"network": "off", "cpus": 0}'],
+        b'"memory_mb": 512}', b'{"network": "off", "cpus": 0}',
+        b'{"network": {"mode": "none"}, "labels": {"team": "a"}}'],
     6: [b'{"command": "make test", "client_id": "build-1"}',
         b'{"command": ["bash", "-l"], "tty": true, "cols": 120, '
         b'"rows": 40, "env": {"TERM": "xterm"}, "workdir": "/workspace", '
@@ -76,6 +84,13 @@ BODIES = {
     7: [b'', b'{"signal": "KILL"}', b'{"signal": "kill"}', b'{"signal": 9}'],
     8: [b'{"cols": 80, "rows": 24}', b'{"cols": "132", "rows": 43.0}',
         b'{"cols": 0}', b'{}'],
+    10: [b'{"mode": "none"}', b'{"mode": "public"}',
+         b'{"mode": "allowlist", "allow": ["pypi.org:443", '
+         b'"*.example.com", "198.51.100.7", "[2001:db8::1]:8443"]}',
+         b'{"mode": "allowlist", "allow": ["\xc3\xa9.example", '
+         b'"\\u00e9", "a\\u0000b"]}',
+         b'{"mode" : "none", "mode": "public"}', b'[]', b'', b'null',
+         b'{"mode": "none"'],
 }
 
 CTYPES = [None, b"application/json", b"application/json; charset=utf-8",
