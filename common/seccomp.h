@@ -31,6 +31,8 @@ int	managerd_seccomp_load(enum seccomp_mode);
 int	proxy_seccomp_load(enum seccomp_mode);
 /* archive-worker: the zygote's, and each job's on top of it. */
 int	worker_seccomp_load(enum seccomp_mode);
+int	netns_seccomp_load(enum seccomp_mode);
+int	egress_seccomp_load(enum seccomp_mode);
 int	job_seccomp_load(enum seccomp_mode);
 
 /*

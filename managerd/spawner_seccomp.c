@@ -18,7 +18,8 @@
  *
  * What it still refuses, to the spawner and to a child alike: ptrace,
  * process_vm_*, bpf, perf_event_open, io_uring, userfaultfd, keyctl,
- * module loading, kexec, reboot, setns, pivot_root, the clock setters,
+ * module loading, kexec, reboot, setns into anything but a network
+ * namespace (the netns-helper's one call), pivot_root, the clock setters,
  * mknod, chown and chmod, links, swap, quotas, personality, every
  * socket family but AF_UNIX, and everything else not listed.
  *
