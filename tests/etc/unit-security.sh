@@ -1,8 +1,11 @@
 #!/bin/sh
 #
 # The systemd unit stays fenced: systemd-analyze's exposure score of
-# etc/agent-sandbox.service, offline, is at most 3.0, and the unit
-# verifies.  What is left exposed is explained in the unit itself.  Skips
+# etc/agent-sandbox.service, offline, is at most 3.3, and the unit
+# verifies.  What is left exposed is explained in the unit itself.  (It
+# was 3.0 until egress policies: the egress proxy connects out to the
+# Internet, so the unit has no IP allow list, and the netns-helper needs
+# CAP_SYS_PTRACE; the two cost 0.4.)  Skips
 # (77) where systemd-analyze is missing.
 
 set -u
@@ -22,9 +25,9 @@ if [ -z "$score" ]; then
 fi
 # Tenths, compared as integers.
 tenths=$(echo "$score" | awk '{ printf "%d", $1 * 10 + 0.5 }')
-if [ "$tenths" -gt 30 ]; then
+if [ "$tenths" -gt 33 ]; then
 	printf '%s\n' "$out" | grep '✗'
-	echo "FAIL: exposure $score is above 3.0"
+	echo "FAIL: exposure $score is above 3.3"
 	exit 1
 fi
 echo "PASS: exposure $score"

@@ -94,7 +94,9 @@ def binaries():
                 os.path.join(prefix, "libexec", "agent-sandbox"))
     libexec = tempfile.mkdtemp(prefix="as-libexec-")
     for name, sub in (("apid", "apid"), ("dockerd-proxy", "dockerd-proxy"),
-                      ("archive-worker", "archive-worker")):
+                      ("archive-worker", "archive-worker"),
+                      ("netns-helper", "netns-helper"),
+                      ("egress-proxy", "egress-proxy")):
         os.symlink(os.path.join(BUILDDIR, sub, name),
                    os.path.join(libexec, name))
     return os.path.join(BUILDDIR, "managerd", "managerd"), libexec
