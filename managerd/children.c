@@ -307,7 +307,8 @@ child_demand(enum child_id id)
 {
 	struct child	*c = &env->child[id];
 
-	if (env->stopping || c->state != CHILD_DOWN ||
+	/* Not reaped yet: its exit starts it again (child_died). */
+	if (env->stopping || c->state != CHILD_DOWN || c->pid != 0 ||
 	    (c->ev_again != NULL && evtimer_pending(c->ev_again, NULL)))
 		return;
 	child_start(c);
@@ -462,12 +463,25 @@ child_starved(struct child *c)
 static void
 child_died(struct child *c)
 {
+	int	 allowed;
+
 	if (env->stopping)
 		return;
 	metrics_child_restarted((enum child_id)(c - env->child));
 	if (child_docker_gone(c) || child_starved(c))
 		return;
-	if (!restart_allowed(&c->restarts, clock_monotonic())) {
+	/*
+	 * One that starts on demand and keeps dying fails what asked for
+	 * it; the rest of the server serves on, and its next use tries again.
+	 */
+	allowed = restart_allowed(&c->restarts, clock_monotonic());
+	if (!allowed && c->kind->on_demand) {
+		log_warnx("%s died more than %d times within %.0f seconds; "
+		    "it is started again when next needed", c->kind->name,
+		    RESTART_MAX, RESTART_WINDOW);
+		return;
+	}
+	if (!allowed) {
 		log_warnx("%s died more than %d times within %.0f seconds; "
 		    "stopping, for the service manager to start the service "
 		    "again", c->kind->name, RESTART_MAX, RESTART_WINDOW);

@@ -77,7 +77,7 @@ attach_listened(struct imsg *reply, void *arg)
 
 	if (reply->hdr.type == MSG_ERROR) {
 		attach_error(op, env->child[CHILD_EGRESS].peer, reply,
-		    "the egress proxy refused its listener");
+		    "cannot hand its listener to the egress proxy");
 		return;
 	}
 	if (reply->len != 0)
@@ -99,7 +99,7 @@ attach_applied(struct imsg *reply, void *arg)
 
 	if (reply->hdr.type == MSG_ERROR) {
 		attach_error(op, env->child[CHILD_EGRESS].peer, reply,
-		    "the egress proxy refused its policy");
+		    "cannot apply its policy in the egress proxy");
 		return;
 	}
 	if (reply->len != 0)
