@@ -289,6 +289,70 @@ test_worker_forbidden(void **state)
 	expect_killed(worker_seccomp_load, calls, SC_NELEM(calls));
 }
 
+/*
+ * The netns-helper is root with CAP_SYS_ADMIN and CAP_SYS_PTRACE: its
+ * filter is what leaves those one setns into a network namespace.
+ */
+static void
+call_setns_mnt(void)
+{
+	syscall(SYS_setns, 0, CLONE_NEWNS);
+}
+
+static void
+call_setns_any(void)
+{
+	syscall(SYS_setns, 0, 0);
+}
+
+static void
+call_open_write(void)
+{
+	syscall(SYS_openat, AT_FDCWD, "/tmp/x", O_WRONLY | O_CREAT, 0600);
+}
+
+static void
+call_mount(void)
+{
+	syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL);
+}
+
+static void
+call_socket_raw(void)
+{
+	syscall(SYS_socket, AF_INET, SOCK_RAW, IPPROTO_ICMP);
+}
+
+static void
+call_connect_netns(void)
+{
+	syscall(SYS_connect, -1, NULL, 0);
+}
+
+static void
+test_netns_forbidden(void **state)
+{
+	static const struct forbidden	 calls[] = {
+		{ "execve", call_execve },
+		{ "setns(CLONE_NEWNS)", call_setns_mnt },
+		{ "setns(0)", call_setns_any },
+		{ "openat(O_WRONLY|O_CREAT)", call_open_write },
+		{ "mount", call_mount },
+		{ "ptrace", call_ptrace },
+		{ "socket(AF_INET6)", call_socket_inet6 },
+		{ "socket(AF_INET, SOCK_RAW)", call_socket_raw },
+		{ "socket(AF_UNIX)", call_socket_unix },
+		{ "connect", call_connect_netns },
+		{ "kill(1, 0)", call_kill },
+		{ "clone(CLONE_NEWUSER)", call_clone_newuser },
+		{ "mmap(PROT_EXEC)", call_mmap_exec },
+		{ "setuid", call_setuid },
+	};
+
+	(void)state;
+	expect_killed(netns_seccomp_load, calls, SC_NELEM(calls));
+}
+
 /* What the zygote may do, a job may not: it reads and writes, no more. */
 static void
 test_job_forbidden(void **state)
@@ -1216,6 +1280,7 @@ main(void)
 		cmocka_unit_test(test_proxy_allowed),
 		cmocka_unit_test(test_worker_forbidden),
 		cmocka_unit_test(test_job_forbidden),
+		cmocka_unit_test(test_netns_forbidden),
 		cmocka_unit_test(test_spawner_forbidden),
 		cmocka_unit_test(test_spawner_allowed),
 		cmocka_unit_test(test_trap_mode),
