@@ -32,6 +32,7 @@ int	proxy_seccomp_load(enum seccomp_mode);
 /* archive-worker: the zygote's, and each job's on top of it. */
 int	worker_seccomp_load(enum seccomp_mode);
 int	job_seccomp_load(enum seccomp_mode);
+int	egress_seccomp_load(enum seccomp_mode);
 
 /*
  * One line of a process's table: a system call that is allowed (errnum 0)
@@ -100,6 +101,8 @@ struct seccomp_table	proxy_seccomp_table(void);
 void	proxy_seccomp_family(int);
 /* archive-worker's zygote: each job's own filter is only stricter. */
 struct seccomp_table	worker_seccomp_table(void);
+/* egress-proxy: inet stream sockets out, UDP to its nameservers. */
+struct seccomp_table	egress_seccomp_table(void);
 int	spawner_seccomp_load(const struct seccomp_table *children, size_t n,
 	    enum seccomp_mode);
 
