@@ -192,7 +192,7 @@ dispatch_log(struct peer *p, struct imsg *imsg)
 		return;
 	}
 	if ((text = json_object_to_json_string_length(o,
-	    JSON_C_TO_STRING_PLAIN, &len)) == NULL)
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len)) == NULL)
 		reply_oom(p, imsg);
 	else
 		send_log_text(p, imsg->hdr.peerid, text, len);
