@@ -294,6 +294,36 @@ egress_check(const struct egress_policy *p, const struct egress_extra *extra,
 }
 
 int
+egress_check_name(const struct egress_policy *p, const char *host,
+    unsigned int port, char *why, size_t whylen)
+{
+	const struct egress_rule	*r;
+	size_t				 i, hlen;
+
+	if (p->mode == EGRESS_NONE)
+		return refuse(why, whylen, "the sandbox has no network");
+	if (port == 0 || port > 65535)
+		return refuse(why, whylen, "bad port");
+	if (p->mode == EGRESS_PUBLIC)
+		return 1;
+	hlen = strnlen(host, EGRESS_NAME_MAX + 2);
+	if (hlen > 0 && host[hlen - 1] == '.')
+		hlen--;
+	if (hlen == 0 || hlen > EGRESS_NAME_MAX)
+		return refuse(why, whylen, "not on the allowlist");
+	for (i = 0; i < p->nrules; i++) {
+		r = &p->rules[i];
+		if (r->port != 0 && r->port != port)
+			continue;
+		/* A range may hold whatever the name resolves to. */
+		if (r->kind == EGRESS_RULE_CIDR ||
+		    rule_name_matches(r, host, hlen))
+			return 1;
+	}
+	return refuse(why, whylen, "not on the allowlist");
+}
+
+int
 egress_extra_parse(const char *list, struct egress_extra *extra, char *err,
     size_t errlen)
 {

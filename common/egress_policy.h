@@ -167,6 +167,14 @@ int	egress_check(const struct egress_policy *,
 	    const struct egress_extra *, const char *host, unsigned int port,
 	    const struct sockaddr_storage *addr, char *why, size_t whylen);
 /*
+ * Before resolving host: could any address of it pass on port?  0 (with
+ * the reason egress_check would give) when no rule can match, so that a
+ * sandbox's names off its list are never even asked of a nameserver (a
+ * query is a message out).  1 otherwise; egress_check still decides.
+ */
+int	egress_check_name(const struct egress_policy *, const char *host,
+	    unsigned int port, char *why, size_t whylen);
+/*
  * Is addr public?  1 yes; 0 no, with its range's reason in why.
  */
 int	egress_address_public(const struct egress_extra *,
