@@ -21,7 +21,9 @@
  * module loading, kexec, reboot, setns into anything but a network
  * namespace (the netns-helper's one call), pivot_root, the clock setters,
  * mknod, chown and chmod, links, swap, quotas, personality, every
- * socket family but AF_UNIX, and everything else not listed.
+ * socket family but AF_UNIX, AF_NETLINK's route sockets and the Internet
+ * ones the egress proxy (and dockerd-proxy behind a socket proxy)
+ * makes, and everything else not listed.
  *
  * Measured with strace -f over start-up (the spawner, dockerd-proxy and
  * apid up to their own filters), restarts of both after kill -9, and
@@ -95,6 +97,24 @@ static const struct seccomp_rule spawner_rules[] = {
 	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_UNIX),
 	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_STREAM)),
 	SC_ALLOW(connect),
+	/*
+	 * The egress proxy before its jail: the host's addresses, which it
+	 * refuses, from getifaddrs and a NETLINK_ROUTE watch of them, and
+	 * evdns's UDP sockets to its nameservers (its own table has them
+	 * afterwards); it raises its descriptor limit.
+	 */
+	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_NETLINK),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_RAW)),
+	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_DGRAM)),
+	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET6),
+	    SC_ARG_MASKED_EQ(1, 0xf, SOCK_DGRAM)),
+	SC_ALLOW(bind),
+	SC_ALLOW(sendto),
+	SC_ALLOW(recvfrom),
+	SC_ALLOW(getsockname),
+	SC_ALLOW(setsockopt),
+	SC_ALLOW(setrlimit),
 	/* libevent's epoll backend and its wake-up pipe. */
 	SC_ALLOW(epoll_create1),
 	SC_ALLOW(pipe2),

@@ -86,8 +86,8 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *a):
         pass
-http.server.ThreadingHTTPServer((sys.argv[1], %d), H).serve_forever()
-''' % PORT
+http.server.ThreadingHTTPServer((sys.argv[1], PORT), H).serve_forever()
+'''.replace("PORT", str(PORT))
 
 PROCS = []
 SERVER_OBJ = None

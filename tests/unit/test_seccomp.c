@@ -378,9 +378,9 @@ test_job_forbidden(void **state)
 }
 
 static void
-call_socket_inet_stream(void)
+call_socket_packet(void)
 {
-	syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+	syscall(SYS_socket, AF_PACKET, SOCK_RAW, 0);
 }
 
 static void
@@ -405,11 +405,13 @@ call_fork_newpid(void)
 static int
 spawner_load(enum seccomp_mode mode)
 {
-	struct seccomp_table	 t[3];
+	struct seccomp_table	 t[5];
 
 	t[0] = apid_seccomp_table();
 	t[1] = proxy_seccomp_table();
 	t[2] = worker_seccomp_table();
+	t[3] = netns_seccomp_table();
+	t[4] = egress_seccomp_table();
 	return spawner_seccomp_load(t, SC_NELEM(t), mode);
 }
 
@@ -417,8 +419,9 @@ static void
 test_spawner_forbidden(void **state)
 {
 	static const struct forbidden	 calls[] = {
-		{ "socket(AF_INET)", call_socket_inet_stream },
-		{ "socket(AF_NETLINK)", call_socket_netlink },
+		{ "socket(AF_INET, SOCK_RAW)", call_socket_raw },
+		{ "socket(AF_PACKET)", call_socket_packet },
+		{ "setns(CLONE_NEWNS)", call_setns_mnt },
 		{ "socket(AF_UNIX, SOCK_DGRAM)", call_socket_unix_dgram },
 		{ "ptrace", call_ptrace },
 		{ "unshare(CLONE_NEWUSER)", call_unshare_user },
