@@ -244,9 +244,10 @@ static const struct openapi_field network_policy_fields[] = {
 	    "name below it, not itself), an IPv4 address or CIDR "
 	    "(203.0.113.0/24), or an IPv6 address or CIDR in brackets "
 	    "([2001:db8::/32]), each optionally followed by :port (1-65535) "
-	    "for that port only; at most 261 bytes, no repeats.  Answers "
-	    "give the canonical form (lowercase, no host bits), in the "
-	    "given order." },
+	    "for that port only; at most 261 bytes, no repeats, a range "
+	    "given by its first address.  Answers give each in its "
+	    "canonical form (names lowercase, a /32 or /128 as the bare "
+	    "address), in the given order." },
 	{ NULL }
 };
 
