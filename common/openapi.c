@@ -122,7 +122,8 @@ static const struct op ops[] = {
 	{ "/v1/sandboxes", "post", "create_sandbox", "sandboxes",
 	    "Create a sandbox",
 	    "Creates a container and its /workspace volume from an image.  "
-	    "Limits above the server's maxima are refused with 400, images "
+	    "Limits above the server's maxima, bad egress policies and "
+	    "policies the server cannot enforce are refused with 400, images "
 	    "outside its allowlist and unwanted network access with 403, a "
 	    "full server with 429.",
 	    NULL, "#CreateSandboxRequest", 1, 201, "#Sandbox",
@@ -153,6 +154,31 @@ static const struct op ops[] = {
 	    "bytes, and the size of /workspace (a du run in the sandbox as "
 	    "its user).  A stopped sandbox: 200 with every group null.",
 	    NULL, NULL, 0, 200, "#SandboxStats", "The figures.",
+	    "404 502 503 504" },
+	{ "/v1/sandboxes/{sandbox_id}/network", "get", "sandbox_network_get",
+	    "network", "Get a sandbox's egress policy",
+	    "The canonical policy, or {\"mode\": \"bridge\"} for a sandbox on "
+	    "the shared bridge network.",
+	    NULL, NULL, 0, 200, "#NetworkPolicy", "The policy.", "404" },
+	{ "/v1/sandboxes/{sandbox_id}/network", "put", "sandbox_network_put",
+	    "network", "Change a sandbox's egress policy",
+	    "The body is the whole new policy (mode none, public or "
+	    "allowlist), on disk before the answer.  New connections follow "
+	    "it at once; established ones keep going.  A bad policy: 400 "
+	    "(the message starts \"network: \"); under the gVisor runtime, "
+	    "a mode other than none: 400; network access the server does "
+	    "not allow: 403; a sandbox on the shared bridge: 409.",
+	    NULL, "#NetworkPolicy", 1, 200, "#NetworkPolicy",
+	    "The new policy, canonical.",
+	    "400 403 404 409 413 422 502 503 504 507" },
+	{ "/v1/sandboxes/{sandbox_id}/network/log", "get",
+	    "sandbox_network_log", "network",
+	    "A sandbox's recent egress connections",
+	    "Every connection the sandbox asked of the egress proxy, allowed "
+	    "or refused, oldest first; a ring per sandbox of "
+	    "AGENT_SANDBOX_EGRESS_LOG_SIZE entries (256 by default).  A "
+	    "sandbox without a policy has none.",
+	    NULL, NULL, 0, 200, "#NetworkLog", "The log.",
 	    "404 502 503 504" },
 	{ "/v1/sandboxes/{sandbox_id}/exec", "post", "exec_command", "exec",
 	    "Run a command to completion",
@@ -326,6 +352,8 @@ static const struct {
 	{ "processes", "Processes that outlive a request: their output, "
 	    "stdin, signals, and attachments over a WebSocket." },
 	{ "files", "Read, write and list files in a sandbox." },
+	{ "network", "A sandbox's egress policy and the log of its "
+	    "connections." },
 	{ "snapshots", "Snapshot /workspace, roll back, fork." },
 };
 

@@ -26,13 +26,16 @@ int	 openapi_main(int argc, char **argv);
  * openapi_schema.c: one property or parameter of the tables.  type is
  * "string", "integer", "number", "boolean" or "any"; "date-time";
  * "#Name" (a reference to a component); "[T" (an array of T); "{T" (an
- * object whose values are T); "T|U" (any of T and U, as in "string|[string")
- * and a trailing "?" makes it nullable.
+ * object whose values are T); "T|U" (any of T and U, as in "string|[string";
+ * "T|U|V" is one anyOf of three, until a '[' or '{' takes the rest) and a
+ * trailing "?" makes it nullable.
  */
 #define OPENAPI_REQUIRED	0x01
 #define OPENAPI_MIN		0x02	/* bound is "minimum" */
 #define OPENAPI_XMIN		0x04	/* bound is "exclusiveMinimum" */
 #define OPENAPI_MAXLEN		0x08	/* bound is "maxLength" */
+#define OPENAPI_MAXITEMS	0x10	/* bound is "maxItems" */
+#define OPENAPI_ONEOF		0x20	/* "T|U|V" is a oneOf, not an anyOf */
 struct openapi_field {
 	const char	*name;
 	const char	*type;

@@ -16,6 +16,8 @@
 #define MIN	OPENAPI_MIN
 #define XMIN	OPENAPI_XMIN
 #define MAXLEN	OPENAPI_MAXLEN
+#define MAXITEMS	OPENAPI_MAXITEMS
+#define ONEOF	OPENAPI_ONEOF
 
 #define TYPE_MAX	64
 
@@ -39,10 +41,14 @@ static const struct openapi_field create_fields[] = {
 	{ "pids_limit", "integer?", MIN, 8, NULL, NULL, "null",
 	    "Maximum number of processes; null: the server default.  Above "
 	    "the server's maximum: 400." },
-	{ "network", "boolean", 0, 0, NULL, NULL, "false",
-	    "Attach the sandbox to the server's bridge network (403 if the "
-	    "server does not allow it).  Without it the sandbox has only a "
-	    "loopback interface." },
+	{ "network", "boolean|#NetworkPolicy", ONEOF, 0, NULL, NULL, "false",
+	    "false: no network, only a loopback interface.  true: what the "
+	    "server's AGENT_SANDBOX_NETWORK_TRUE says, by default the policy "
+	    "{\"mode\": \"public\"} (any public address, through the egress "
+	    "proxy), or the reference's shared bridge network (bridge).  An "
+	    "object: that egress policy (docs/rest-api.md \"Network\").  "
+	    "Network access the server does not allow: 403; a bad policy, or "
+	    "one this server cannot enforce (gVisor): 400." },
 	{ "read_only_rootfs", "boolean", 0, 0, NULL, NULL, "true",
 	    "Mount the image's filesystem read-only.  /workspace and /tmp "
 	    "stay writable." },
@@ -142,8 +148,11 @@ static const struct openapi_field fork_fields[] = {
 	{ "timeout_seconds", "integer?", MIN, 1, NULL, NULL, "null",
 	    "Time to live; null: the server default (not the source "
 	    "sandbox's)." },
-	{ "network", "boolean?", 0, 0, NULL, NULL, "null",
-	    "Override the source sandbox's network setting." },
+	{ "network", "null|boolean|#NetworkPolicy", ONEOF, 0, NULL, NULL,
+	    "null",
+	    "Override the source sandbox's network setting: a boolean or an "
+	    "egress policy, as for create.  Null or absent: the snapshot's "
+	    "(its source sandbox's when it was taken), policy included." },
 	{ "cpus", "number?", XMIN, 0, NULL, NULL, "null",
 	    "Override the source sandbox's CPU limit." },
 	{ "memory_mb", "integer?", MIN, 16, NULL, NULL, "null",
@@ -221,6 +230,63 @@ static const struct openapi_field stats_fields[] = {
 	{ NULL }
 };
 
+static const struct openapi_field network_policy_fields[] = {
+	{ "mode", "string", REQ, 0, NULL, "none public allowlist bridge", NULL,
+	    "none: no network.  public: any public address, any port.  "
+	    "allowlist: only what allow names, and of that only public "
+	    "addresses.  bridge appears only in the answer of GET, for a "
+	    "sandbox on the shared bridge network, which no policy filters; "
+	    "no request may give it." },
+	{ "allow", "[string", MAXITEMS, 256, NULL, NULL, NULL,
+	    "Only with mode allowlist, and needed there.  Each entry is a "
+	    "host name (pypi.org, matched case-insensitively; ASCII only: "
+	    "give the xn-- form of an internationalised name), *.name (any "
+	    "name below it, not itself), an IPv4 address or CIDR "
+	    "(203.0.113.0/24), or an IPv6 address or CIDR in brackets "
+	    "([2001:db8::/32]), each optionally followed by :port (1-65535) "
+	    "for that port only; at most 261 bytes, no repeats, a range "
+	    "given by its first address.  Answers give each in its "
+	    "canonical form (names lowercase, a /32 or /128 as the bare "
+	    "address), in the given order." },
+	{ NULL }
+};
+
+static const struct openapi_field network_log_entry_fields[] = {
+	{ "time", "date-time", REQ, 0, NULL, NULL, NULL,
+	    "When the connection was asked for (UTC, milliseconds)." },
+	{ "host", "string", REQ, 0, NULL, NULL, NULL,
+	    "The host the client asked for, a name or an address, as given "
+	    "(ill-formed UTF-8 as U+FFFD)." },
+	{ "port", "integer", REQ, 0, NULL, NULL, NULL,
+	    "The port asked for." },
+	{ "address", "string?", REQ, 0, NULL, NULL, NULL,
+	    "The address connected to, or refused; null when there was none "
+	    "(the name did not resolve, or was refused before)." },
+	{ "allowed", "boolean", REQ, 0, NULL, NULL, NULL,
+	    "The policy let it through." },
+	{ "reason", "string?", REQ, 0, NULL, NULL, NULL,
+	    "Why it was refused (e.g. the range, as private or cloud "
+	    "metadata, or not on the allowlist); null when allowed." },
+	{ "bytes_sent", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Bytes the sandbox sent upstream, once the connection ended (0 "
+	    "until then)." },
+	{ "bytes_received", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Bytes upstream sent to the sandbox, once the connection ended "
+	    "(0 until then)." },
+	{ NULL }
+};
+
+static const struct openapi_field network_log_fields[] = {
+	{ "entries", "[#NetworkLogEntry", REQ, 0, NULL, NULL, NULL,
+	    "The sandbox's recent connections through the egress proxy, "
+	    "oldest first, at most AGENT_SANDBOX_EGRESS_LOG_SIZE (256 by "
+	    "default)." },
+	{ "dropped", "integer", REQ, 0, NULL, NULL, NULL,
+	    "Entries dropped, oldest first, to make room for newer "
+	    "ones." },
+	{ NULL }
+};
+
 static const struct openapi_field sandbox_fields[] = {
 	{ "id", "string", REQ, 0, NULL, NULL, NULL,
 	    "sb_ followed by 16 lowercase hex digits." },
@@ -241,7 +307,9 @@ static const struct openapi_field sandbox_fields[] = {
 	{ "pids_limit", "integer", REQ, 0, NULL, NULL, NULL,
 	    "Maximum number of processes." },
 	{ "network", "boolean", REQ, 0, NULL, NULL, NULL,
-	    "Attached to the bridge network." },
+	    "The sandbox can reach something: it is on the shared bridge, "
+	    "or its egress policy's mode is not none "
+	    "(GET .../network tells which)." },
 	{ "read_only_rootfs", "boolean", REQ, 0, NULL, NULL, NULL,
 	    "Image filesystem mounted read-only." },
 	{ "created_at", "date-time", REQ, 0, NULL, NULL, NULL,
@@ -487,6 +555,13 @@ static const struct schema schemas[] = {
 	{ "StatsWorkspace", "The size of /workspace.", 0,
 	    stats_workspace_fields },
 	{ "StatsNetwork", "Network use.", 0, stats_network_fields },
+	{ "NetworkPolicy", "A sandbox's egress policy: what its network may "
+	    "reach, through the egress proxy.  Canonical in answers.", 1,
+	    network_policy_fields },
+	{ "NetworkLog", "A sandbox's recent egress connections.", 0,
+	    network_log_fields },
+	{ "NetworkLogEntry", "One connection asked of the egress proxy.", 0,
+	    network_log_entry_fields },
 	{ "SandboxList", "Every sandbox.", 0, sandbox_list_fields },
 	{ "ExecResult", "Outcome of a command run to completion.", 1,
 	    exec_result_fields },
@@ -554,25 +629,50 @@ openapi_failed(void)
 static json_object *
 type_schema(const char *type);
 
-/* "T|U": anyOf; a NULL-free copy is split at the first top-level '|'. */
+/*
+ * "T|U": anyOf; a NUL-terminated copy is split at each top-level '|',
+ * so "T|U|V" is one anyOf of three, until a '[' or '{' takes the rest.
+ */
 static json_object *
 any_of(const char *type, size_t bar)
 {
 	json_object	*o, *arr;
 	char		 left[TYPE_MAX];
 
-	if (bar >= sizeof(left)) {
-		build_failed = 1;
-		return NULL;
-	}
-	memcpy(left, type, bar);
-	left[bar] = '\0';
 	o = json_object_new_object();
 	arr = json_object_new_array();
-	openapi_push(arr, type_schema(left));
-	openapi_push(arr, type_schema(type + bar + 1));
+	for (;;) {
+		if (bar >= sizeof(left)) {
+			build_failed = 1;
+			break;
+		}
+		memcpy(left, type, bar);
+		left[bar] = '\0';
+		openapi_push(arr, type_schema(left));
+		type += bar + 1;
+		if (type[0] == '[' || type[0] == '{' ||
+		    type[bar = strcspn(type, "|")] != '|') {
+			openapi_push(arr, type_schema(type));
+			break;
+		}
+	}
 	openapi_put(o, "anyOf", arr);
 	return o;
+}
+
+/* The anyOf of o, renamed oneOf (its alternatives exclude each other). */
+static void
+one_of(json_object *o)
+{
+	json_object	*alts;
+
+	if (o == NULL || !json_object_object_get_ex(o, "anyOf", &alts)) {
+		build_failed = 1;
+		return;
+	}
+	json_object_get(alts);
+	json_object_object_del(o, "anyOf");
+	openapi_put(o, "oneOf", alts);
 }
 
 static json_object *
@@ -661,6 +761,8 @@ openapi_field_schema(const struct openapi_field *f)
 		o = nullable_schema(base);
 	} else
 		o = type_schema(f->type);
+	if (f->flags & OPENAPI_ONEOF)
+		one_of(o);
 	if (f->enums != NULL) {
 		values = enum_list(f->enums);
 		/* A null the type allows must be one of the values too. */
@@ -675,6 +777,8 @@ openapi_field_schema(const struct openapi_field *f)
 		    json_object_new_int64(f->bound));
 	if (f->flags & OPENAPI_MAXLEN)
 		openapi_put(o, "maxLength", json_object_new_int64(f->bound));
+	if (f->flags & OPENAPI_MAXITEMS)
+		openapi_put(o, "maxItems", json_object_new_int64(f->bound));
 	if (f->pattern != NULL)
 		openapi_put(o, "pattern", openapi_str(f->pattern));
 	if (f->def != NULL) {

@@ -35,6 +35,8 @@ static const struct {
 	{ "/v1/sandboxes/{sandbox_id}", "get delete patch" },
 	{ "/v1/sandboxes/{sandbox_id}/timeout", "post" },
 	{ "/v1/sandboxes/{sandbox_id}/stats", "get" },
+	{ "/v1/sandboxes/{sandbox_id}/network", "get put" },
+	{ "/v1/sandboxes/{sandbox_id}/network/log", "get" },
 	{ "/v1/sandboxes/{sandbox_id}/exec", "post" },
 	{ "/v1/sandboxes/{sandbox_id}/exec/stream", "post" },
 	{ "/v1/sandboxes/{sandbox_id}/processes", "get post" },
@@ -245,10 +247,10 @@ test_routes(void **state)
 	}
 	/*
 	 * /healthz, /metrics, the 16 operations under /v1 (API.md
-	 * §4.2-§4.17), the 10 of processes, the labels' PATCH and the
-	 * stats (docs/rest-api.md).
+	 * §4.2-§4.17), the 10 of processes, the labels' PATCH, the
+	 * stats and the 3 of the network (docs/rest-api.md).
 	 */
-	assert_int_equal(nops, 30);
+	assert_int_equal(nops, 33);
 	json_object_put(doc);
 }
 
@@ -350,6 +352,21 @@ test_constraints(void **state)
 	assert_int_equal(json_object_object_length(props), 6);
 	props = get(get(schemas, "FileInfo"), "properties");
 	assert_int_equal(json_object_object_length(props), 5);
+	/* "network": a boolean or a policy; the fork's may be null too. */
+	props = get(get(schemas, "CreateSandboxRequest"), "properties");
+	assert_int_equal(json_object_array_length(get(get(props, "network"),
+	    "oneOf")), 2);
+	props = get(get(schemas, "ForkRequest"), "properties");
+	assert_int_equal(json_object_array_length(get(get(props, "network"),
+	    "oneOf")), 3);
+	props = get(get(schemas, "NetworkPolicy"), "properties");
+	assert_int_equal(json_object_get_int(get(get(props, "allow"),
+	    "maxItems")), 256);
+	assert_int_equal(json_object_array_length(get(get(props, "mode"),
+	    "enum")), 4);
+	/* As egress_log_to_json() writes an entry: eight keys. */
+	props = get(get(schemas, "NetworkLogEntry"), "properties");
+	assert_int_equal(json_object_object_length(props), 8);
 	json_object_put(doc);
 }
 
