@@ -116,15 +116,21 @@ listen_child(int pidfd, uint32_t port, int sock)
 		struct cmsghdr	 hdr;
 		char		 buf[CMSG_SPACE(sizeof(int))];
 	} cbuf;
-	int			 s = -1, err = 0;
+	int			 s = -1, err = 0, one = 1;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/* No SO_REUSEADDR: a port the sandbox holds must fail, not share. */
+	/*
+	 * SO_REUSEADDR, or the connections the last proxy closed (TIME_WAIT
+	 * on port) would keep a new listener out after its restart.  It
+	 * shares nothing with the sandbox: Linux refuses the bind while any
+	 * socket listens there, and without SO_REUSEPORT on both sides.
+	 */
 	if (setns(pidfd, CLONE_NEWNET) == -1 ||
 	    (s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
 	    bind(s, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
 	    listen(s, NETNS_BACKLOG) == -1)
 		err = errno;

@@ -60,6 +60,8 @@ static const struct seccomp_rule netns_rules[] = {
 	/* ... a TCP socket on its loopback, listening. */
 	SC_ALLOW_ARG2(socket, SC_ARG_EQ(0, AF_INET),
 	    SC_ARG_MASKED_EQ(1, SOCK_TYPE_MASK, SOCK_STREAM)),
+	SC_ALLOW_ARG2(setsockopt, SC_ARG_EQ(1, SOL_SOCKET),
+	    SC_ARG_EQ(2, SO_REUSEADDR)),
 	SC_ALLOW(bind),
 	SC_ALLOW(listen),
 };

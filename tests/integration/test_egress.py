@@ -214,8 +214,10 @@ class Egress(unittest.TestCase):
     def curl(self, sid, url, tunnel=False):
         """The host's curl in the sandbox's network namespace, through
         the proxy listener there: (status code or 0, body)."""
+        # A refused tunnel's status is the CONNECT's, not the request's.
+        code = "%{http_connect}" if tunnel else "%{http_code}"
         cmd = ["nsenter", "-t", str(self.pid(sid)), "-n", "curl", "-sS",
-               "-m", "10", "-o", "-", "-w", "\n%{http_code}", "-x",
+               "-m", "10", "-o", "-", "-w", "\n" + code, "-x",
                "http://127.0.0.1:3128", url]
         if tunnel:
             cmd.insert(5, "-p")
@@ -340,8 +342,11 @@ class Egress(unittest.TestCase):
         self.assertEqual(code, 0, out)
         status, doc = self.put(sb["id"], {"mode": "none"})
         self.assertEqual((status, doc), (200, {"mode": "none"}))
-        self.assertEqual(self.urllib(sb["id"],
-                                     "http://allowed.test:8080/")[0], 3)
+        # No proxy variables any more, and no network without them.
+        code, out = self.urllib(sb["id"], "http://allowed.test:8080/")
+        self.assertEqual(code, 4, out)
+        code, out = self.curl(sb["id"], "http://allowed.test:8080/")
+        self.assertEqual(code, 403, out)
         # From no network at all to a policy: a listener is made.
         nn = self.create(harness.PY_IMAGE, network=False)
         self.assertEqual(self.put(nn["id"], allow("allowed.test"))[0], 200)
