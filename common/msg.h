@@ -284,8 +284,9 @@ enum msg_type {
 	 * str id, str policy (the body's JSON text, at most
 	 * EGRESS_POLICY_TEXT_MAX bytes; apid checked only that it is an
 	 * object) -> NETWORK_INFO once the egress proxy applies it to
-	 * every new connection, or MSG_ERROR (422 for a policy that does
-	 * not parse, managerd's egress_policy_parse() text).
+	 * every new connection, or MSG_ERROR (ERR_INVALID_REQUEST, 400,
+	 * for a policy that does not parse: "network: " and
+	 * egress_policy_parse()'s text, as the other checks of a spec).
 	 */
 	MSG_NETWORK_PUT = 251,
 	/* str id -> NETWORK_LOG_TEXT* NETWORK_LOG_END */
