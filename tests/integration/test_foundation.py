@@ -205,8 +205,9 @@ class Separation(unittest.TestCase):
 
     def test_spawner_keeps_only_what_starting_children_takes(self):
         # Capability numbers: DAC_OVERRIDE 1, DAC_READ_SEARCH 2, KILL 5,
-        # SETGID 6, SETUID 7, SETPCAP 8, SYS_CHROOT 18, SYS_ADMIN 21.
-        children = sum(1 << c for c in (1, 2, 6, 7, 8, 18, 21))
+        # SETGID 6, SETUID 7, SETPCAP 8, SYS_CHROOT 18, SYS_PTRACE 19 (the
+        # netns-helper's), SYS_ADMIN 21.
+        children = sum(1 << c for c in (1, 2, 6, 7, 8, 18, 19, 21))
         pid = self.kids["spawner"]
         st = harness.proc_status(pid)
         self.assertEqual(st["Seccomp"], "2")
@@ -224,7 +225,8 @@ class Separation(unittest.TestCase):
         self.assertTrue(all(l.startswith("socket:") for l in above), above)
 
     def test_four_processes(self):
-        # managerd's only child is the spawner, which started the others.
+        # managerd's only child is the spawner, which started the others;
+        # the netns-helper and the egress proxy wait for a first policy.
         self.assertEqual(harness.proc_children(self.server.proc.pid),
                          {"spawner": self.kids["spawner"]})
         self.assertEqual(sorted(self.kids),
