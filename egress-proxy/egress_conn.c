@@ -182,6 +182,13 @@ closing_written(struct bufferevent *bev, void *arg)
 	conn_free(arg);
 }
 
+/* The client reset or closed before the answer drained: done. */
+static void
+closing_event(struct bufferevent *bev, short what, void *arg)
+{
+	conn_free(arg);
+}
+
 /* What is queued for the client goes out, then the close. */
 static void
 conn_finish(struct egress_conn *c)
@@ -197,7 +204,8 @@ conn_finish(struct egress_conn *c)
 	}
 	bufferevent_disable(c->client, EV_READ);
 	bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
-	bufferevent_setcb(c->client, NULL, closing_written, NULL, c);
+	bufferevent_setcb(c->client, NULL, closing_written, closing_event,
+	    c);
 	bufferevent_enable(c->client, EV_WRITE);
 	timer_set(c, EGRESS_LINGER_TIMEOUT);
 }
@@ -268,6 +276,12 @@ conn_timeout(evutil_socket_t fd, short what, void *arg)
 		conn_answer(c, 408, c->why);
 		break;
 	case C_RESOLVE:
+		/* Its callback runs now with EVUTIL_EAI_CANCEL: no answer
+		 * can come after the refusal. */
+		if (c->dnsreq != NULL) {
+			evdns_getaddrinfo_cancel(c->dnsreq);
+			c->dnsreq = NULL;
+		}
 		conn_refuse(c, 504, "the name did not resolve in time");
 		break;
 	case C_CONNECT:
@@ -582,6 +596,9 @@ conn_resolved(evutil_socket_t fd, short what, void *arg)
 {
 	struct egress_conn	*c = arg;
 
+	/* The client went away, or the time ran out, meanwhile. */
+	if (c->state != C_RESOLVE)
+		return;
 	evtimer_del(c->timer);
 	if (c->dns_result != 0 && c->naddrs == 0) {
 		/* Not the policy's refusal: the name has no address. */
