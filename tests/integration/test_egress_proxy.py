@@ -538,6 +538,25 @@ class LiesCase(unittest.TestCase):
         self.lie(999, b"", "not an operation of egress-proxy")
         self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "no listener")
 
+    def test_resolv_conf(self):
+        """dns "": the host's /etc/resolv.conf, read before the jail (no
+        query is made here, so nothing outside is contacted)."""
+        try:
+            with open("/etc/resolv.conf") as f:
+                listed = any(line.split()[:1] == ["nameserver"]
+                             for line in f)
+        except OSError:
+            listed = False
+        px = Egress(ready=listed, dns="")
+        if not listed:
+            rc = px.proc.wait(20)
+            text = px.log_text()
+            px.stop()
+            self.assertEqual(rc, 1)
+            self.assertIn("AGENT_SANDBOX_EGRESS_DNS", text)
+            return
+        self.assertEqual(px.stop(), 0)
+
     def test_bad_settings(self):
         px = Egress(ready=False, dns="not an address")
         rc = px.proc.wait(20)
