@@ -515,9 +515,9 @@ class LogCase(unittest.TestCase):
 
 
 class LiesCase(unittest.TestCase):
-    def lie(self, mtype, payload, why):
+    def lie(self, mtype, payload, why, fd=None):
         px = Egress()
-        px.send(mtype, 1, payload)
+        px.send(mtype, 1, payload, fd)
         try:
             rc = px.proc.wait(20)
         finally:
@@ -534,6 +534,31 @@ class LiesCase(unittest.TestCase):
         self.lie(MSG_EGRESS_POLICY, p_str("sb_nothex") + policy(NONE),
                  "not a sandbox id")
         self.lie(MSG_EGRESS_FORGET, p_str("../etc"), "not a sandbox id")
+        # A policy in the right shape that parse could not have made.
+        self.lie(MSG_EGRESS_POLICY, p_str(SB_A) +
+                 policy(ALLOWLIST, rule_name("Upper.Case")), "bad policy")
+        self.lie(MSG_EGRESS_POLICY, p_str(SB_A) +
+                 policy(PUBLIC_MODE, rule_name("a.test")), "bad policy")
+        unbound = socket.socket()
+        connected, peer = socket.socketpair()
+        try:
+            self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "not a listening socket",
+                     unbound.fileno())
+            self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "not a listening socket",
+                     connected.fileno())
+            self.lie(MSG_EGRESS_POLICY, p_str(SB_A) + policy(NONE),
+                     "unexpected descriptor", peer.fileno())
+            unix = socket.socket(socket.AF_UNIX)
+            unix.bind("\0as-egp-%d" % os.getpid())
+            unix.listen(1)
+            try:
+                self.lie(MSG_EGRESS_LISTEN, p_str(SB_A),
+                         "not an inet socket", unix.fileno())
+            finally:
+                unix.close()
+        finally:
+            for s_ in (unbound, connected, peer):
+                s_.close()
         self.lie(MSG_EGRESS_LOG, p_str(SB_A) + b"\0", "malformed payload")
         self.lie(999, b"", "not an operation of egress-proxy")
         self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "no listener")
