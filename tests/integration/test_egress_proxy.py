@@ -460,6 +460,33 @@ class EgressCase(unittest.TestCase):
         self.assertEqual(curl(self.px.listeners[SB_B],
                               "http://allowed.test:8080/")[0], 403)
 
+    def test_listen_replaces(self):
+        old = self.port
+        new = self.px.listen(SB_A)
+        with self.assertRaises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", old), timeout=5)
+        self.assertEqual(curl(new, "http://allowed.test:8080/")[0], 200)
+
+    def test_connection_cap(self):
+        """256 at once per sandbox; the next waits in the backlog."""
+        held = [socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=10) for _ in range(256)]
+        try:
+            time.sleep(0.5)
+            s = socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=10)
+            s.sendall(b"CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n")
+            s.settimeout(1.5)
+            with self.assertRaises(socket.timeout):
+                s.recv(100)
+            held.pop().close()
+            s.settimeout(10)
+            self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200"))
+            s.close()
+        finally:
+            for h in held:
+                h.close()
+
     def test_hostile_heads(self):
         out = raw(self.port, b"GET http://allowed.test/ HTTP/1.1\r\n" +
                   b"X-A: " + b"a" * 20000 + b"\r\n\r\n")
