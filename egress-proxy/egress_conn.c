@@ -505,11 +505,15 @@ conn_connect_next(struct egress_conn *c)
 		conn_refuse(c, 503, "out of memory");
 		return;
 	}
-	bufferevent_setcb(c->upstream, NULL, NULL, upstream_connect_event, c);
 	timer_set(c, EGRESS_CONNECT_TIMEOUT);
+	/*
+	 * No event callback during the call: libevent runs it at once,
+	 * inside the call, when the connect fails at once (no route), and
+	 * this function is then the one to go on.  Success is reported
+	 * later, from the loop.
+	 */
 	if (bufferevent_socket_connect(c->upstream, (struct sockaddr *)ss,
 	    (int)addr_len(ss)) == -1) {
-		/* libevent freed nothing: the next address, or the 502. */
 		log_debug("%s: connect %s: %s", c->sb->id, c->address,
 		    strerror(errno));
 		if (errno == EMFILE || errno == ENFILE) {
@@ -518,7 +522,9 @@ conn_connect_next(struct egress_conn *c)
 			return;
 		}
 		conn_connect_next(c);
+		return;
 	}
+	bufferevent_setcb(c->upstream, NULL, NULL, upstream_connect_event, c);
 }
 
 /*

@@ -43,6 +43,7 @@ HOST_IP = "198.19.%d.1" % NET
 NS_IP = "198.19.%d.2" % NET
 EXTRA_IP = "198.19.%d.3" % NET
 PUBLIC = "198.19.%d.0/24" % NET
+UNREACH = "198.19.%d.200" % NET
 SB_A = "sb_00000000000000a1"
 SB_B = "sb_00000000000000b2"
 servers = None
@@ -68,6 +69,8 @@ def setUpModule():
         sh("ip", "-n", NS, "addr", "add", NS_IP + "/24", "dev", VETH + "n")
         sh("ip", "-n", NS, "link", "set", VETH + "n", "up")
         sh("ip", "-n", NS, "link", "set", "lo", "up")
+        # Connects there fail at once, inside connect(2): nothing leaves.
+        sh("ip", "route", "add", "unreachable", UNREACH + "/32")
         script = os.path.join(harness.SRCDIR, "tests", "integration",
                               "test_egress_servers.py")
         servers = subprocess.Popen(["ip", "netns", "exec", NS,
@@ -86,6 +89,8 @@ def tearDownModule():
         servers.kill()
         servers.wait()
     subprocess.run(["ip", "link", "del", VETH + "h"],
+                   stderr=subprocess.DEVNULL)
+    subprocess.run(["ip", "route", "del", "unreachable", UNREACH + "/32"],
                    stderr=subprocess.DEVNULL)
     subprocess.run(["ip", "netns", "del", NS], stderr=subprocess.DEVNULL)
 
@@ -397,6 +402,20 @@ class EgressCase(unittest.TestCase):
         self.assertEqual(a["address"], "")
         self.assertEqual(curl(self.port, "http://allowed.test:8080/")[0],
                          200)
+
+    def test_next_address(self):
+        """The first address fails inside connect(2); the next serves."""
+        self.px.policy(SB_A, policy(PUBLIC_MODE))
+        code, body = curl(self.port, "http://two.test:8080/n")
+        self.assertEqual(code, 200, body)
+        a = self.px.audits(1)[0]
+        self.assertEqual((a["host"], a["address"], a["allowed"]),
+                         ("two.test", NS_IP, 1))
+        # Only the unreachable one left: a 502, and the proxy lives on.
+        self.px.policy(SB_A, policy(ALLOWLIST, rule_cidr(UNREACH, 32)))
+        code, body = curl(self.port, "http://two.test:8080/n")
+        self.assertEqual(code, 502, body)
+        self.assertIn("no address of it answered", body)
 
     def test_unknown_name(self):
         self.px.policy(SB_A, policy(PUBLIC_MODE))
