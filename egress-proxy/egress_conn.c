@@ -539,13 +539,15 @@ conn_check_addresses(struct egress_conn *c, const char *host)
 	int	 ok;
 
 	for (i = 0; i < c->naddrs; i++) {
-		if (egress_hostaddr_is_host(&egress.host, &c->addrs[i])) {
+		/* The policy's reason first: "loopback" says more. */
+		ok = egress_check(conn_policy(c), &egress.extra, host,
+		    c->req.port, &c->addrs[i], why, sizeof(why));
+		if (ok && egress_hostaddr_is_host(&egress.host,
+		    &c->addrs[i])) {
 			(void)strlcpy(why, "the host's own address",
 			    sizeof(why));
 			ok = 0;
-		} else
-			ok = egress_check(conn_policy(c), &egress.extra, host,
-			    c->req.port, &c->addrs[i], why, sizeof(why));
+		}
 		if (ok)
 			c->addrs[kept++] = c->addrs[i];
 		else if (first[0] == '\0') {

@@ -417,6 +417,14 @@ class EgressCase(unittest.TestCase):
         self.assertEqual(code, 502, body)
         self.assertIn("no address of it answered", body)
 
+    def test_ipv6_literals(self):
+        self.px.policy(SB_A, policy(PUBLIC_MODE))
+        a = self.refused("http://[::1]:8080/", "loopback")
+        self.assertEqual((a["host"], a["address"]), ("::1", "::1"))
+        a = self.refused("http://[::ffff:10.0.0.1]:8080/", "private")
+        self.assertEqual(a["address"], "::ffff:10.0.0.1")
+        self.refused("http://[::ffff:%s]:8080/" % HOST_IP, "host's own")
+
     def test_unknown_name(self):
         self.px.policy(SB_A, policy(PUBLIC_MODE))
         code, body = curl(self.port, "http://nowhere.test:8080/")
