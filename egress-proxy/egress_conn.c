@@ -415,14 +415,21 @@ upstream_relay_event(struct bufferevent *bev, short what, void *arg)
 static void
 conn_relay_start(struct egress_conn *c)
 {
+	int	 rc;
+
 	c->state = C_RELAY;
 	c->active = now_mono();
-	if (c->req.kind == EGRESS_REQUEST_CONNECT) {
-		(void)evbuffer_add_printf(bufferevent_get_output(c->client),
+	if (c->req.kind == EGRESS_REQUEST_CONNECT)
+		rc = evbuffer_add_printf(bufferevent_get_output(c->client),
 		    "HTTP/1.1 200 Connection established\r\n\r\n");
-	} else {
-		(void)evbuffer_add(bufferevent_get_output(c->upstream),
+	else
+		rc = evbuffer_add(bufferevent_get_output(c->upstream),
 		    c->req.upstream, c->req.upstream_len);
+	if (rc == -1) {
+		conn_refuse(c, 500, "out of memory");
+		return;
+	}
+	if (c->req.kind == EGRESS_REQUEST_FORWARD) {
 		c->sent += c->req.upstream_len;
 		c->body_left = c->req.body == EGRESS_BODY_LENGTH ?
 		    c->req.content_length : 0;
@@ -502,7 +509,7 @@ conn_connect_next(struct egress_conn *c)
 	c->upstream = bufferevent_socket_new(egress.base, -1,
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->upstream == NULL) {
-		conn_refuse(c, 503, "out of memory");
+		conn_refuse(c, 500, "out of memory");
 		return;
 	}
 	timer_set(c, EGRESS_CONNECT_TIMEOUT);
