@@ -44,6 +44,23 @@ enum conn_state {
 	C_CLOSING,
 };
 
+/*
+ * Where a chunked body is (RFC 9112 §7.1), so that it is relayed to its
+ * last chunk and trailers and no further: a request pipelined behind it
+ * never goes upstream.  Sizes of at most 15 hex digits.
+ */
+enum chunk_state {
+	CH_SIZE = 0, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,
+	CH_TRAILER_START, CH_TRAILER, CH_TRAILER_LF, CH_END_LF, CH_DONE,
+	CH_BAD,
+};
+
+struct chunk_scan {
+	enum chunk_state	 state;
+	uint64_t		 left;
+	int			 digits;
+};
+
 struct egress_conn {
 	TAILQ_ENTRY(egress_conn)	 entry;
 	struct egress_sandbox		*sb;
@@ -66,6 +83,7 @@ struct egress_conn {
 	char				 why[EGRESS_WHY_MAX];
 	uint64_t			 sent, received;
 	uint64_t			 body_left;	/* FORWARD, LENGTH */
+	struct chunk_scan		 chunks;	/* FORWARD, CHUNKED */
 	int				 client_eof;
 	time_t				 active;	/* last byte, monotonic */
 };
@@ -325,31 +343,148 @@ relay(struct bufferevent *src, struct bufferevent *dst, uint64_t limit)
 	return n;
 }
 
-static uint64_t
-client_limit(const struct egress_conn *c)
+static int
+hex_value(int ch)
 {
-	if (c->req.kind == EGRESS_REQUEST_CONNECT ||
-	    c->req.body == EGRESS_BODY_CHUNKED)
-		return UINT64_MAX;
-	return c->body_left;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* One byte of the framing (not of a chunk's data). */
+static void
+chunk_byte(struct chunk_scan *k, int ch)
+{
+	int	 v;
+
+	switch (k->state) {
+	case CH_SIZE:
+		if ((v = hex_value(ch)) != -1 && k->digits < 15) {
+			k->left = k->left * 16 + (uint64_t)v;
+			k->digits++;
+		} else if (k->digits > 0 && (ch == ';' || ch == '\r'))
+			k->state = ch == ';' ? CH_EXT : CH_SIZE_LF;
+		else
+			k->state = CH_BAD;
+		break;
+	case CH_EXT:
+		if (ch == '\r')
+			k->state = CH_SIZE_LF;
+		break;
+	case CH_SIZE_LF:
+		k->state = ch != '\n' ? CH_BAD : k->left > 0 ? CH_DATA :
+		    CH_TRAILER_START;
+		break;
+	case CH_DATA_CR:
+		k->state = ch == '\r' ? CH_DATA_LF : CH_BAD;
+		break;
+	case CH_DATA_LF:
+		k->state = ch == '\n' ? CH_SIZE : CH_BAD;
+		k->digits = 0;
+		break;
+	case CH_TRAILER_START:
+		k->state = ch == '\r' ? CH_END_LF : CH_TRAILER;
+		break;
+	case CH_TRAILER:
+		if (ch == '\r')
+			k->state = CH_TRAILER_LF;
+		break;
+	case CH_TRAILER_LF:
+		k->state = ch == '\n' ? CH_TRAILER_START : CH_BAD;
+		break;
+	case CH_END_LF:
+		k->state = ch == '\n' ? CH_DONE : CH_BAD;
+		break;
+	default:
+		break;
+	}
+}
+
+/* How many of len bytes belong to the body; k says whether it ended. */
+static size_t
+chunk_scan(struct chunk_scan *k, const unsigned char *p, size_t len)
+{
+	size_t	 i = 0, n;
+
+	while (i < len && k->state != CH_DONE && k->state != CH_BAD) {
+		if (k->state == CH_DATA) {
+			n = len - i < k->left ? len - i : (size_t)k->left;
+			i += n;
+			if ((k->left -= n) == 0)
+				k->state = CH_DATA_CR;
+			continue;
+		}
+		chunk_byte(k, p[i++]);
+	}
+	return i;
+}
+
+/* The bytes of the client's input that are still its chunked body. */
+static uint64_t
+chunked_limit(struct egress_conn *c)
+{
+	struct evbuffer		*in = bufferevent_get_input(c->client);
+	struct evbuffer_iovec	 v[8];
+	uint64_t		 body = 0;
+	int			 i, nv;
+
+	nv = evbuffer_peek(in, -1, NULL, v, 8);
+	if (nv > 8)
+		nv = 8;
+	for (i = 0; i < nv && c->chunks.state != CH_DONE &&
+	    c->chunks.state != CH_BAD; i++)
+		body += chunk_scan(&c->chunks, v[i].iov_base, v[i].iov_len);
+	return body;
+}
+
+
+/* A chunked body, scanned as it goes, to its end. */
+static void
+relay_chunked(struct egress_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->client);
+	size_t		 avail, n;
+
+	do {
+		avail = evbuffer_get_length(in);
+		n = relay(c->client, c->upstream, chunked_limit(c));
+		c->sent += n;
+	} while (n > 0 && n < avail && c->chunks.state != CH_DONE &&
+	    c->chunks.state != CH_BAD);
 }
 
 static void
 client_relay_read(struct bufferevent *bev, void *arg)
 {
 	struct egress_conn	*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
 	size_t			 n;
 
-	n = relay(c->client, c->upstream, client_limit(c));
-	c->sent += n;
-	if (c->req.kind == EGRESS_REQUEST_FORWARD &&
-	    c->req.body != EGRESS_BODY_CHUNKED) {
-		c->body_left -= n;
-		/* One request per connection: what follows is not relayed. */
-		evbuffer_drain(bufferevent_get_input(bev),
-		    evbuffer_get_length(bufferevent_get_input(bev)));
-	}
 	c->active = now_mono();
+	if (c->req.kind == EGRESS_REQUEST_CONNECT) {
+		c->sent += relay(c->client, c->upstream, UINT64_MAX);
+		return;
+	}
+	if (c->req.body == EGRESS_BODY_CHUNKED)
+		relay_chunked(c);
+	else {
+		n = relay(c->client, c->upstream, c->body_left);
+		c->sent += n;
+		c->body_left -= n;
+	}
+	if (c->chunks.state == CH_BAD) {
+		log_debug("%s: %s: a malformed chunked body, cut", c->sb->id,
+		    c->req.host);
+		conn_free(c);
+		return;
+	}
+	/* One request per connection: what follows its body is not relayed. */
+	if (c->req.body != EGRESS_BODY_CHUNKED || c->chunks.state == CH_DONE)
+		evbuffer_drain(in, evbuffer_get_length(in));
 }
 
 static void

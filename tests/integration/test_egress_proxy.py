@@ -417,6 +417,25 @@ class EgressCase(unittest.TestCase):
         self.assertEqual(code, 502, body)
         self.assertIn("no address of it answered", body)
 
+    def test_chunked_body_bounded(self):
+        """A chunked body goes up to its end; nothing pipelined after."""
+        head = (b"POST http://allowed.test:8080/c HTTP/1.1\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+        body = b"3;x=y\r\nabc\r\n10\r\n" + b"z" * 16 + \
+            b"\r\n0\r\nX-T: 1\r\n\r\n"
+        smuggled = b"GET http://allowed.test:8080/smuggled HTTP/1.1\r\n\r\n"
+        for tail in (b"", smuggled):
+            out = raw(self.port, head + body + tail)
+            self.assertTrue(out.startswith(b"HTTP/1.0 200"), out[:100])
+            self.assertNotIn(b"smuggled", out)
+        alone, piped = self.px.audits(2)
+        self.assertEqual(alone["sent"], piped["sent"])
+        self.assertGreater(alone["sent"], len(body))
+        # A malformed one is cut; the proxy serves on.
+        raw(self.port, head + b"zz\r\n")
+        self.assertEqual(curl(self.port, "http://allowed.test:8080/")[0],
+                         200)
+
     def test_ipv6_literals(self):
         self.px.policy(SB_A, policy(PUBLIC_MODE))
         a = self.refused("http://[::1]:8080/", "loopback")
