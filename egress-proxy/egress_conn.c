@@ -457,17 +457,17 @@ relay_chunked(struct egress_conn *c)
 	    c->chunks.state != CH_BAD);
 }
 
-static void
-client_relay_read(struct bufferevent *bev, void *arg)
+/* What the client sent, on its way; -1: c is freed (a bad body). */
+static int
+client_relay(struct egress_conn *c)
 {
-	struct egress_conn	*c = arg;
-	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer		*in = bufferevent_get_input(c->client);
 	size_t			 n;
 
 	c->active = now_mono();
 	if (c->req.kind == EGRESS_REQUEST_CONNECT) {
 		c->sent += relay(c->client, c->upstream, UINT64_MAX);
-		return;
+		return 0;
 	}
 	if (c->req.body == EGRESS_BODY_CHUNKED)
 		relay_chunked(c);
@@ -480,11 +480,18 @@ client_relay_read(struct bufferevent *bev, void *arg)
 		log_debug("%s: %s: a malformed chunked body, cut", c->sb->id,
 		    c->req.host);
 		conn_free(c);
-		return;
+		return -1;
 	}
 	/* One request per connection: what follows its body is not relayed. */
 	if (c->req.body != EGRESS_BODY_CHUNKED || c->chunks.state == CH_DONE)
 		evbuffer_drain(in, evbuffer_get_length(in));
+	return 0;
+}
+
+static void
+client_relay_read(struct bufferevent *bev, void *arg)
+{
+	(void)client_relay(arg);
 }
 
 static void
@@ -582,7 +589,8 @@ conn_relay_start(struct egress_conn *c)
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	timer_set(c, EGRESS_IDLE_TIMEOUT);
 	/* Bytes the client sent after its head (a body, a TLS hello). */
-	client_relay_read(c->client, c);
+	if (client_relay(c) == -1)
+		return;
 	if (c->client_eof) {
 		c->client_eof = 0;
 		client_relay_event(c->client, BEV_EVENT_EOF, c);
