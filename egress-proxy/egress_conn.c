@@ -34,6 +34,7 @@
 #include <event2/util.h>
 
 #include "egress.h"
+#include "egress_chunked.h"
 #include "log.h"
 
 enum conn_state {
@@ -42,23 +43,6 @@ enum conn_state {
 	C_CONNECT,
 	C_RELAY,
 	C_CLOSING,
-};
-
-/*
- * Where a chunked body is (RFC 9112 §7.1), so that it is relayed to its
- * last chunk and trailers and no further: a request pipelined behind it
- * never goes upstream.  Sizes of at most 15 hex digits.
- */
-enum chunk_state {
-	CH_SIZE = 0, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF,
-	CH_TRAILER_START, CH_TRAILER, CH_TRAILER_LF, CH_END_LF, CH_DONE,
-	CH_BAD,
-};
-
-struct chunk_scan {
-	enum chunk_state	 state;
-	uint64_t		 left;
-	int			 digits;
 };
 
 struct egress_conn {
@@ -83,7 +67,7 @@ struct egress_conn {
 	char				 why[EGRESS_WHY_MAX];
 	uint64_t			 sent, received;
 	uint64_t			 body_left;	/* FORWARD, LENGTH */
-	struct chunk_scan		 chunks;	/* FORWARD, CHUNKED */
+	struct egress_chunks		 chunks;	/* FORWARD, CHUNKED */
 	int				 client_eof;
 	time_t				 active;	/* last byte, monotonic */
 };
@@ -343,86 +327,6 @@ relay(struct bufferevent *src, struct bufferevent *dst, uint64_t limit)
 	return n;
 }
 
-static int
-hex_value(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-/* One byte of the framing (not of a chunk's data). */
-static void
-chunk_byte(struct chunk_scan *k, int ch)
-{
-	int	 v;
-
-	switch (k->state) {
-	case CH_SIZE:
-		if ((v = hex_value(ch)) != -1 && k->digits < 15) {
-			k->left = k->left * 16 + (uint64_t)v;
-			k->digits++;
-		} else if (k->digits > 0 && (ch == ';' || ch == '\r'))
-			k->state = ch == ';' ? CH_EXT : CH_SIZE_LF;
-		else
-			k->state = CH_BAD;
-		break;
-	case CH_EXT:
-		if (ch == '\r')
-			k->state = CH_SIZE_LF;
-		break;
-	case CH_SIZE_LF:
-		k->state = ch != '\n' ? CH_BAD : k->left > 0 ? CH_DATA :
-		    CH_TRAILER_START;
-		break;
-	case CH_DATA_CR:
-		k->state = ch == '\r' ? CH_DATA_LF : CH_BAD;
-		break;
-	case CH_DATA_LF:
-		k->state = ch == '\n' ? CH_SIZE : CH_BAD;
-		k->digits = 0;
-		break;
-	case CH_TRAILER_START:
-		k->state = ch == '\r' ? CH_END_LF : CH_TRAILER;
-		break;
-	case CH_TRAILER:
-		if (ch == '\r')
-			k->state = CH_TRAILER_LF;
-		break;
-	case CH_TRAILER_LF:
-		k->state = ch == '\n' ? CH_TRAILER_START : CH_BAD;
-		break;
-	case CH_END_LF:
-		k->state = ch == '\n' ? CH_DONE : CH_BAD;
-		break;
-	default:
-		break;
-	}
-}
-
-/* How many of len bytes belong to the body; k says whether it ended. */
-static size_t
-chunk_scan(struct chunk_scan *k, const unsigned char *p, size_t len)
-{
-	size_t	 i = 0, n;
-
-	while (i < len && k->state != CH_DONE && k->state != CH_BAD) {
-		if (k->state == CH_DATA) {
-			n = len - i < k->left ? len - i : (size_t)k->left;
-			i += n;
-			if ((k->left -= n) == 0)
-				k->state = CH_DATA_CR;
-			continue;
-		}
-		chunk_byte(k, p[i++]);
-	}
-	return i;
-}
-
 /* The bytes of the client's input that are still its chunked body. */
 static uint64_t
 chunked_limit(struct egress_conn *c)
@@ -435,9 +339,10 @@ chunked_limit(struct egress_conn *c)
 	nv = evbuffer_peek(in, -1, NULL, v, 8);
 	if (nv > 8)
 		nv = 8;
-	for (i = 0; i < nv && c->chunks.state != CH_DONE &&
-	    c->chunks.state != CH_BAD; i++)
-		body += chunk_scan(&c->chunks, v[i].iov_base, v[i].iov_len);
+	for (i = 0; i < nv && c->chunks.state != EGRESS_CH_DONE &&
+	    c->chunks.state != EGRESS_CH_BAD; i++)
+		body += egress_chunks_scan(&c->chunks, v[i].iov_base,
+		    v[i].iov_len);
 	return body;
 }
 
@@ -453,8 +358,8 @@ relay_chunked(struct egress_conn *c)
 		avail = evbuffer_get_length(in);
 		n = relay(c->client, c->upstream, chunked_limit(c));
 		c->sent += n;
-	} while (n > 0 && n < avail && c->chunks.state != CH_DONE &&
-	    c->chunks.state != CH_BAD);
+	} while (n > 0 && n < avail && c->chunks.state != EGRESS_CH_DONE &&
+	    c->chunks.state != EGRESS_CH_BAD);
 }
 
 /* What the client sent, on its way; -1: c is freed (a bad body). */
@@ -476,14 +381,15 @@ client_relay(struct egress_conn *c)
 		c->sent += n;
 		c->body_left -= n;
 	}
-	if (c->chunks.state == CH_BAD) {
+	if (c->chunks.state == EGRESS_CH_BAD) {
 		log_debug("%s: %s: a malformed chunked body, cut", c->sb->id,
 		    c->req.host);
 		conn_free(c);
 		return -1;
 	}
 	/* One request per connection: what follows its body is not relayed. */
-	if (c->req.body != EGRESS_BODY_CHUNKED || c->chunks.state == CH_DONE)
+	if (c->req.body != EGRESS_BODY_CHUNKED ||
+	    c->chunks.state == EGRESS_CH_DONE)
 		evbuffer_drain(in, evbuffer_get_length(in));
 	return 0;
 }
