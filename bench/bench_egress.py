@@ -2,7 +2,8 @@
 """A 10 MiB download through egress-proxy against the same download
 straight from the same server, in the same run, as ratios (p50 and p95
 of proxied / direct).  The network is test_egress_proxy.py's: a network
-namespace with an HTTP server in 198.18.0.0/15, no outside address.
+namespace with an HTTP server on a 198.19.n.0/24 veth link, no outside
+address.
 
     sudo AGENT_SANDBOX_BUILDDIR=$PWD bench/bench_egress.py [--rounds N]
         [--mib N]

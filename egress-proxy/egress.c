@@ -90,12 +90,18 @@ egress_dns_init(const char *list)
 
 	if ((dns = evdns_base_new(egress.base, 0)) == NULL)
 		fatalx("evdns_base_new");
+	/*
+	 * Any failure is fatal: evdns would fall back on 127.0.0.1 when
+	 * the file is missing or lists no nameserver, which is no one's
+	 * choice.
+	 */
 	if (*list != '\0')
 		egress_dns_list(dns, list);
 	else if ((rc = evdns_base_resolv_conf_parse(dns,
-	    DNS_OPTION_NAMESERVERS, "/etc/resolv.conf")) != 0 &&
-	    rc != 1 && rc != 6)
-		fatalx("/etc/resolv.conf: evdns error %d", rc);
+	    DNS_OPTION_NAMESERVERS, "/etc/resolv.conf")) != 0)
+		fatalx("/etc/resolv.conf: %s (evdns error %d); set "
+		    "AGENT_SANDBOX_EGRESS_DNS", rc == 1 ? "cannot be read" :
+		    rc == 6 ? "no nameserver" : "not usable", rc);
 	if (evdns_base_count_nameservers(dns) == 0)
 		fatalx("no nameserver for egress-proxy");
 	if (evdns_base_set_option(dns, "timeout:", "3") != 0 ||

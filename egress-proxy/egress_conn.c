@@ -34,6 +34,7 @@
 #include <event2/util.h>
 
 #include "egress.h"
+#include "egress_chunked.h"
 #include "log.h"
 
 enum conn_state {
@@ -66,6 +67,7 @@ struct egress_conn {
 	char				 why[EGRESS_WHY_MAX];
 	uint64_t			 sent, received;
 	uint64_t			 body_left;	/* FORWARD, LENGTH */
+	struct egress_chunks		 chunks;	/* FORWARD, CHUNKED */
 	int				 client_eof;
 	time_t				 active;	/* last byte, monotonic */
 };
@@ -182,6 +184,13 @@ closing_written(struct bufferevent *bev, void *arg)
 	conn_free(arg);
 }
 
+/* The client reset or closed before the answer drained: done. */
+static void
+closing_event(struct bufferevent *bev, short what, void *arg)
+{
+	conn_free(arg);
+}
+
 /* What is queued for the client goes out, then the close. */
 static void
 conn_finish(struct egress_conn *c)
@@ -197,7 +206,8 @@ conn_finish(struct egress_conn *c)
 	}
 	bufferevent_disable(c->client, EV_READ);
 	bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
-	bufferevent_setcb(c->client, NULL, closing_written, NULL, c);
+	bufferevent_setcb(c->client, NULL, closing_written, closing_event,
+	    c);
 	bufferevent_enable(c->client, EV_WRITE);
 	timer_set(c, EGRESS_LINGER_TIMEOUT);
 }
@@ -268,6 +278,12 @@ conn_timeout(evutil_socket_t fd, short what, void *arg)
 		conn_answer(c, 408, c->why);
 		break;
 	case C_RESOLVE:
+		/* Its callback runs now with EVUTIL_EAI_CANCEL: no answer
+		 * can come after the refusal. */
+		if (c->dnsreq != NULL) {
+			evdns_getaddrinfo_cancel(c->dnsreq);
+			c->dnsreq = NULL;
+		}
 		conn_refuse(c, 504, "the name did not resolve in time");
 		break;
 	case C_CONNECT:
@@ -311,31 +327,77 @@ relay(struct bufferevent *src, struct bufferevent *dst, uint64_t limit)
 	return n;
 }
 
+/* The bytes of the client's input that are still its chunked body. */
 static uint64_t
-client_limit(const struct egress_conn *c)
+chunked_limit(struct egress_conn *c)
 {
-	if (c->req.kind == EGRESS_REQUEST_CONNECT ||
-	    c->req.body == EGRESS_BODY_CHUNKED)
-		return UINT64_MAX;
-	return c->body_left;
+	struct evbuffer		*in = bufferevent_get_input(c->client);
+	struct evbuffer_iovec	 v[8];
+	uint64_t		 body = 0;
+	int			 i, nv;
+
+	nv = evbuffer_peek(in, -1, NULL, v, 8);
+	if (nv > 8)
+		nv = 8;
+	for (i = 0; i < nv && c->chunks.state != EGRESS_CH_DONE &&
+	    c->chunks.state != EGRESS_CH_BAD; i++)
+		body += egress_chunks_scan(&c->chunks, v[i].iov_base,
+		    v[i].iov_len);
+	return body;
+}
+
+
+/* A chunked body, scanned as it goes, to its end. */
+static void
+relay_chunked(struct egress_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->client);
+	size_t		 avail, n;
+
+	do {
+		avail = evbuffer_get_length(in);
+		n = relay(c->client, c->upstream, chunked_limit(c));
+		c->sent += n;
+	} while (n > 0 && n < avail && c->chunks.state != EGRESS_CH_DONE &&
+	    c->chunks.state != EGRESS_CH_BAD);
+}
+
+/* What the client sent, on its way; -1: c is freed (a bad body). */
+static int
+client_relay(struct egress_conn *c)
+{
+	struct evbuffer		*in = bufferevent_get_input(c->client);
+	size_t			 n;
+
+	c->active = now_mono();
+	if (c->req.kind == EGRESS_REQUEST_CONNECT) {
+		c->sent += relay(c->client, c->upstream, UINT64_MAX);
+		return 0;
+	}
+	if (c->req.body == EGRESS_BODY_CHUNKED)
+		relay_chunked(c);
+	else {
+		n = relay(c->client, c->upstream, c->body_left);
+		c->sent += n;
+		c->body_left -= n;
+	}
+	if (c->chunks.state == EGRESS_CH_BAD) {
+		log_debug("%s: %s: a malformed chunked body, cut", c->sb->id,
+		    c->req.host);
+		conn_free(c);
+		return -1;
+	}
+	/* One request per connection: what follows its body is not relayed. */
+	if (c->req.body != EGRESS_BODY_CHUNKED ||
+	    c->chunks.state == EGRESS_CH_DONE)
+		evbuffer_drain(in, evbuffer_get_length(in));
+	return 0;
 }
 
 static void
 client_relay_read(struct bufferevent *bev, void *arg)
 {
-	struct egress_conn	*c = arg;
-	size_t			 n;
-
-	n = relay(c->client, c->upstream, client_limit(c));
-	c->sent += n;
-	if (c->req.kind == EGRESS_REQUEST_FORWARD &&
-	    c->req.body != EGRESS_BODY_CHUNKED) {
-		c->body_left -= n;
-		/* One request per connection: what follows is not relayed. */
-		evbuffer_drain(bufferevent_get_input(bev),
-		    evbuffer_get_length(bufferevent_get_input(bev)));
-	}
-	c->active = now_mono();
+	(void)client_relay(arg);
 }
 
 static void
@@ -401,14 +463,21 @@ upstream_relay_event(struct bufferevent *bev, short what, void *arg)
 static void
 conn_relay_start(struct egress_conn *c)
 {
+	int	 rc;
+
 	c->state = C_RELAY;
 	c->active = now_mono();
-	if (c->req.kind == EGRESS_REQUEST_CONNECT) {
-		(void)evbuffer_add_printf(bufferevent_get_output(c->client),
+	if (c->req.kind == EGRESS_REQUEST_CONNECT)
+		rc = evbuffer_add_printf(bufferevent_get_output(c->client),
 		    "HTTP/1.1 200 Connection established\r\n\r\n");
-	} else {
-		(void)evbuffer_add(bufferevent_get_output(c->upstream),
+	else
+		rc = evbuffer_add(bufferevent_get_output(c->upstream),
 		    c->req.upstream, c->req.upstream_len);
+	if (rc == -1) {
+		conn_refuse(c, 500, "out of memory");
+		return;
+	}
+	if (c->req.kind == EGRESS_REQUEST_FORWARD) {
 		c->sent += c->req.upstream_len;
 		c->body_left = c->req.body == EGRESS_BODY_LENGTH ?
 		    c->req.content_length : 0;
@@ -426,7 +495,8 @@ conn_relay_start(struct egress_conn *c)
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
 	timer_set(c, EGRESS_IDLE_TIMEOUT);
 	/* Bytes the client sent after its head (a body, a TLS hello). */
-	client_relay_read(c->client, c);
+	if (client_relay(c) == -1)
+		return;
 	if (c->client_eof) {
 		c->client_eof = 0;
 		client_relay_event(c->client, BEV_EVENT_EOF, c);
@@ -488,14 +558,18 @@ conn_connect_next(struct egress_conn *c)
 	c->upstream = bufferevent_socket_new(egress.base, -1,
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->upstream == NULL) {
-		conn_refuse(c, 503, "out of memory");
+		conn_refuse(c, 500, "out of memory");
 		return;
 	}
-	bufferevent_setcb(c->upstream, NULL, NULL, upstream_connect_event, c);
 	timer_set(c, EGRESS_CONNECT_TIMEOUT);
+	/*
+	 * No event callback during the call: libevent runs it at once,
+	 * inside the call, when the connect fails at once (no route), and
+	 * this function is then the one to go on.  Success is reported
+	 * later, from the loop.
+	 */
 	if (bufferevent_socket_connect(c->upstream, (struct sockaddr *)ss,
 	    (int)addr_len(ss)) == -1) {
-		/* libevent freed nothing: the next address, or the 502. */
 		log_debug("%s: connect %s: %s", c->sb->id, c->address,
 		    strerror(errno));
 		if (errno == EMFILE || errno == ENFILE) {
@@ -504,7 +578,9 @@ conn_connect_next(struct egress_conn *c)
 			return;
 		}
 		conn_connect_next(c);
+		return;
 	}
+	bufferevent_setcb(c->upstream, NULL, NULL, upstream_connect_event, c);
 }
 
 /*
@@ -519,13 +595,15 @@ conn_check_addresses(struct egress_conn *c, const char *host)
 	int	 ok;
 
 	for (i = 0; i < c->naddrs; i++) {
-		if (egress_hostaddr_is_host(&egress.host, &c->addrs[i])) {
+		/* The policy's reason first: "loopback" says more. */
+		ok = egress_check(conn_policy(c), &egress.extra, host,
+		    c->req.port, &c->addrs[i], why, sizeof(why));
+		if (ok && egress_hostaddr_is_host(&egress.host,
+		    &c->addrs[i])) {
 			(void)strlcpy(why, "the host's own address",
 			    sizeof(why));
 			ok = 0;
-		} else
-			ok = egress_check(conn_policy(c), &egress.extra, host,
-			    c->req.port, &c->addrs[i], why, sizeof(why));
+		}
 		if (ok)
 			c->addrs[kept++] = c->addrs[i];
 		else if (first[0] == '\0') {
@@ -582,6 +660,9 @@ conn_resolved(evutil_socket_t fd, short what, void *arg)
 {
 	struct egress_conn	*c = arg;
 
+	/* The client went away, or the time ran out, meanwhile. */
+	if (c->state != C_RESOLVE)
+		return;
 	evtimer_del(c->timer);
 	if (c->dns_result != 0 && c->naddrs == 0) {
 		/* Not the policy's refusal: the name has no address. */

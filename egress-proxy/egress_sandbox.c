@@ -124,7 +124,7 @@ egress_sandbox_listen(struct egress_sandbox *sb, int fd)
 
 	/* backlog 0: the socket listens already, in the sandbox's netns. */
 	l = evconnlistener_new(egress.base, accepted, sb,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	    LEV_OPT_CLOSE_ON_FREE, 0, fd);
 	if (l == NULL)
 		return -1;
 	evconnlistener_set_error_cb(l, accept_failed);

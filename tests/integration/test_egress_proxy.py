@@ -43,6 +43,7 @@ HOST_IP = "198.19.%d.1" % NET
 NS_IP = "198.19.%d.2" % NET
 EXTRA_IP = "198.19.%d.3" % NET
 PUBLIC = "198.19.%d.0/24" % NET
+UNREACH = "198.19.%d.200" % NET
 SB_A = "sb_00000000000000a1"
 SB_B = "sb_00000000000000b2"
 servers = None
@@ -68,6 +69,8 @@ def setUpModule():
         sh("ip", "-n", NS, "addr", "add", NS_IP + "/24", "dev", VETH + "n")
         sh("ip", "-n", NS, "link", "set", VETH + "n", "up")
         sh("ip", "-n", NS, "link", "set", "lo", "up")
+        # Connects there fail at once, inside connect(2): nothing leaves.
+        sh("ip", "route", "add", "unreachable", UNREACH + "/32")
         script = os.path.join(harness.SRCDIR, "tests", "integration",
                               "test_egress_servers.py")
         servers = subprocess.Popen(["ip", "netns", "exec", NS,
@@ -86,6 +89,8 @@ def tearDownModule():
         servers.kill()
         servers.wait()
     subprocess.run(["ip", "link", "del", VETH + "h"],
+                   stderr=subprocess.DEVNULL)
+    subprocess.run(["ip", "route", "del", "unreachable", UNREACH + "/32"],
                    stderr=subprocess.DEVNULL)
     subprocess.run(["ip", "netns", "del", NS], stderr=subprocess.DEVNULL)
 
@@ -361,26 +366,83 @@ class EgressCase(unittest.TestCase):
     def refused(self, url, why, *extra):
         code, body = curl(self.port, url, *extra)
         self.assertEqual(code, 403, body)
-        self.assertIn(why, body)
+        # curl shows no body of a refused CONNECT: the audit has it.
+        if "-p" not in extra:
+            self.assertIn(why, body)
         a = self.px.audits(1)[0]
         self.assertEqual(a["allowed"], 0)
         self.assertIn(why, a["reason"])
         return a
 
     def test_refusals(self):
-        a = self.refused("http://other.test:8080/", "")
-        self.assertEqual(a["host"], "other.test")
-        self.refused("http://10.0.0.1:8080/", "")
-        self.refused("http://169.254.169.254/latest/", "")
-        a = self.refused("http://private.test:8080/", "")
+        a = self.refused("http://other.test:8080/", "not on the allowlist")
+        # The list has ranges, so the name was resolved and checked.
+        self.assertEqual((a["host"], a["port"], a["address"]),
+                         ("other.test", 8080, NS_IP))
+        a = self.refused("http://10.0.0.1:8080/", "private")
+        self.assertEqual((a["host"], a["address"]), ("10.0.0.1", "10.0.0.1"))
+        self.refused("http://169.254.169.254/latest/", "metadata")
+        a = self.refused("http://private.test:8080/", "private")
         self.assertEqual(a["address"], "10.0.0.1")
-        a = self.refused("http://metadata.test/", "")
+        a = self.refused("http://metadata.test/", "metadata")
         self.assertEqual(a["address"], "169.254.169.254")
         self.refused("http://%s:8080/" % HOST_IP, "host's own")
-        self.refused("http://other.test:8080/", "", "-p")
+        self.refused("http://other.test:8080/", "not on the allowlist", "-p")
         log = self.px.get_log(SB_A)
         self.assertEqual(len(log["entries"]), 7)
         self.assertFalse(any(e["allowed"] for e in log["entries"]))
+        self.assertEqual(log["entries"][0]["reason"], "not on the allowlist")
+        self.assertEqual(log["entries"][5]["address"], HOST_IP)
+        self.assertEqual(log["entries"][6]["bytes_sent"], 0)
+
+    def test_names_only_not_resolved(self):
+        """With no range on the list, a name off it is never asked."""
+        self.px.policy(SB_A, policy(ALLOWLIST, rule_name("allowed.test")))
+        a = self.refused("http://other.test:8080/", "not on the allowlist")
+        self.assertEqual(a["address"], "")
+        self.assertEqual(curl(self.port, "http://allowed.test:8080/")[0],
+                         200)
+
+    def test_next_address(self):
+        """The first address fails inside connect(2); the next serves."""
+        self.px.policy(SB_A, policy(PUBLIC_MODE))
+        code, body = curl(self.port, "http://two.test:8080/n")
+        self.assertEqual(code, 200, body)
+        a = self.px.audits(1)[0]
+        self.assertEqual((a["host"], a["address"], a["allowed"]),
+                         ("two.test", NS_IP, 1))
+        # Only the unreachable one left: a 502, and the proxy lives on.
+        self.px.policy(SB_A, policy(ALLOWLIST, rule_cidr(UNREACH, 32)))
+        code, body = curl(self.port, "http://two.test:8080/n")
+        self.assertEqual(code, 502, body)
+        self.assertIn("no address of it answered", body)
+
+    def test_chunked_body_bounded(self):
+        """A chunked body goes up to its end; nothing pipelined after."""
+        head = (b"POST http://allowed.test:8080/c HTTP/1.1\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+        body = b"3;x=y\r\nabc\r\n10\r\n" + b"z" * 16 + \
+            b"\r\n0\r\nX-T: 1\r\n\r\n"
+        smuggled = b"GET http://allowed.test:8080/smuggled HTTP/1.1\r\n\r\n"
+        for tail in (b"", smuggled):
+            out = raw(self.port, head + body + tail)
+            self.assertTrue(out.startswith(b"HTTP/1.0 200"), out[:100])
+            self.assertNotIn(b"smuggled", out)
+        alone, piped = self.px.audits(2)
+        self.assertEqual(alone["sent"], piped["sent"])
+        self.assertGreater(alone["sent"], len(body))
+        # A malformed one is cut; the proxy serves on.
+        raw(self.port, head + b"zz\r\n")
+        self.assertEqual(curl(self.port, "http://allowed.test:8080/")[0],
+                         200)
+
+    def test_ipv6_literals(self):
+        self.px.policy(SB_A, policy(PUBLIC_MODE))
+        a = self.refused("http://[::1]:8080/", "loopback")
+        self.assertEqual((a["host"], a["address"]), ("::1", "::1"))
+        a = self.refused("http://[::ffff:10.0.0.1]:8080/", "private")
+        self.assertEqual(a["address"], "::ffff:10.0.0.1")
+        self.refused("http://[::ffff:%s]:8080/" % HOST_IP, "host's own")
 
     def test_unknown_name(self):
         self.px.policy(SB_A, policy(PUBLIC_MODE))
@@ -444,6 +506,33 @@ class EgressCase(unittest.TestCase):
         self.assertEqual(curl(self.px.listeners[SB_B],
                               "http://allowed.test:8080/")[0], 403)
 
+    def test_listen_replaces(self):
+        old = self.port
+        new = self.px.listen(SB_A)
+        with self.assertRaises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", old), timeout=5)
+        self.assertEqual(curl(new, "http://allowed.test:8080/")[0], 200)
+
+    def test_connection_cap(self):
+        """256 at once per sandbox; the next waits in the backlog."""
+        held = [socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=10) for _ in range(256)]
+        try:
+            time.sleep(0.5)
+            s = socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=10)
+            s.sendall(b"CONNECT allowed.test:8080 HTTP/1.1\r\n\r\n")
+            s.settimeout(1.5)
+            with self.assertRaises(socket.timeout):
+                s.recv(100)
+            held.pop().close()
+            s.settimeout(10)
+            self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200"))
+            s.close()
+        finally:
+            for h in held:
+                h.close()
+
     def test_hostile_heads(self):
         out = raw(self.port, b"GET http://allowed.test/ HTTP/1.1\r\n" +
                   b"X-A: " + b"a" * 20000 + b"\r\n\r\n")
@@ -499,9 +588,9 @@ class LogCase(unittest.TestCase):
 
 
 class LiesCase(unittest.TestCase):
-    def lie(self, mtype, payload, why):
+    def lie(self, mtype, payload, why, fd=None):
         px = Egress()
-        px.send(mtype, 1, payload)
+        px.send(mtype, 1, payload, fd)
         try:
             rc = px.proc.wait(20)
         finally:
@@ -518,9 +607,53 @@ class LiesCase(unittest.TestCase):
         self.lie(MSG_EGRESS_POLICY, p_str("sb_nothex") + policy(NONE),
                  "not a sandbox id")
         self.lie(MSG_EGRESS_FORGET, p_str("../etc"), "not a sandbox id")
+        # A policy in the right shape that parse could not have made.
+        self.lie(MSG_EGRESS_POLICY, p_str(SB_A) +
+                 policy(ALLOWLIST, rule_name("Upper.Case")), "bad policy")
+        self.lie(MSG_EGRESS_POLICY, p_str(SB_A) +
+                 policy(PUBLIC_MODE, rule_name("a.test")), "bad policy")
+        unbound = socket.socket()
+        connected, peer = socket.socketpair()
+        try:
+            self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "not a listening socket",
+                     unbound.fileno())
+            self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "not a listening socket",
+                     connected.fileno())
+            self.lie(MSG_EGRESS_POLICY, p_str(SB_A) + policy(NONE),
+                     "unexpected descriptor", peer.fileno())
+            unix = socket.socket(socket.AF_UNIX)
+            unix.bind("\0as-egp-%d" % os.getpid())
+            unix.listen(1)
+            try:
+                self.lie(MSG_EGRESS_LISTEN, p_str(SB_A),
+                         "not an inet socket", unix.fileno())
+            finally:
+                unix.close()
+        finally:
+            for s_ in (unbound, connected, peer):
+                s_.close()
         self.lie(MSG_EGRESS_LOG, p_str(SB_A) + b"\0", "malformed payload")
         self.lie(999, b"", "not an operation of egress-proxy")
         self.lie(MSG_EGRESS_LISTEN, p_str(SB_A), "no listener")
+
+    def test_resolv_conf(self):
+        """dns "": the host's /etc/resolv.conf, read before the jail (no
+        query is made here, so nothing outside is contacted)."""
+        try:
+            with open("/etc/resolv.conf") as f:
+                listed = any(line.split()[:1] == ["nameserver"]
+                             for line in f)
+        except OSError:
+            listed = False
+        px = Egress(ready=listed, dns="")
+        if not listed:
+            rc = px.proc.wait(20)
+            text = px.log_text()
+            px.stop()
+            self.assertEqual(rc, 1)
+            self.assertIn("AGENT_SANDBOX_EGRESS_DNS", text)
+            return
+        self.assertEqual(px.stop(), 0)
 
     def test_bad_settings(self):
         px = Egress(ready=False, dns="not an address")

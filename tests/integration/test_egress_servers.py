@@ -12,7 +12,9 @@ import threading
 
 ADDR = sys.argv[1]
 TABLE = {"allowed.test": ADDR, "other.test": ADDR, "private.test": "10.0.0.1",
-         "metadata.test": "169.254.169.254", "host.test": sys.argv[2]}
+         "metadata.test": "169.254.169.254", "host.test": sys.argv[2],
+         # first an address the host has an unreachable route for
+         "two.test": [ADDR.rsplit(".", 1)[0] + ".200", ADDR]}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -54,9 +56,11 @@ def dns_answer(q):
         return struct.pack(">HHHHHH", tid, 0x8183, 1, 0, 0, 0) + question
     if qtype != 1:
         return struct.pack(">HHHHHH", tid, 0x8180, 1, 0, 0, 0) + question
-    rr = struct.pack(">HHHIH", 0xc00c, 1, 1, 5, 4) + \
-        socket.inet_aton(TABLE[name])
-    return struct.pack(">HHHHHH", tid, 0x8180, 1, 1, 0, 0) + question + rr
+    addrs = TABLE[name] if isinstance(TABLE[name], list) else [TABLE[name]]
+    rr = b"".join(struct.pack(">HHHIH", 0xc00c, 1, 1, 5, 4) +
+                  socket.inet_aton(a) for a in addrs)
+    return struct.pack(">HHHHHH", tid, 0x8180, 1, len(addrs), 0, 0) + \
+        question + rr
 
 
 def dns():
@@ -72,5 +76,7 @@ def dns():
 
 threading.Thread(target=dns, daemon=True).start()
 srv = http.server.ThreadingHTTPServer(("0.0.0.0", 8080), Handler)
+# Clients the proxy cut on purpose (a malformed body) are no news.
+srv.handle_error = lambda *a: None
 print("ready", flush=True)
 srv.serve_forever()

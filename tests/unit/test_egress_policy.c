@@ -722,6 +722,48 @@ test_allowlist(void **state)
 	egress_policy_free(&p);
 }
 
+/* Before resolving: only a name some rule could pass is asked. */
+static void
+test_check_name(void **state)
+{
+	struct egress_policy	 p;
+	char			 why[EGRESS_WHY_MAX];
+
+	parse_ok("{\"mode\": \"allowlist\", \"allow\": [\"pypi.org\", "
+	    "\"*.githubusercontent.com:443\"]}", &p);
+	assert_int_equal(egress_check_name(&p, "PyPI.org.", 80, why,
+	    sizeof(why)), 1);
+	assert_int_equal(egress_check_name(&p, "raw.githubusercontent.com",
+	    443, why, sizeof(why)), 1);
+	assert_int_equal(egress_check_name(&p, "raw.githubusercontent.com",
+	    80, why, sizeof(why)), 0);
+	assert_string_equal(why, "not on the allowlist");
+	assert_int_equal(egress_check_name(&p, "exfil.evil.example", 443,
+	    why, sizeof(why)), 0);
+	assert_int_equal(egress_check_name(&p, "", 443, why, sizeof(why)), 0);
+	egress_policy_free(&p);
+	/* A range may hold any name's address: resolved, then checked. */
+	parse_ok("{\"mode\": \"allowlist\", \"allow\": [\"8.8.4.0/24:53\"]}",
+	    &p);
+	assert_int_equal(egress_check_name(&p, "any.example", 53, why,
+	    sizeof(why)), 1);
+	assert_int_equal(egress_check_name(&p, "any.example", 443, why,
+	    sizeof(why)), 0);
+	egress_policy_free(&p);
+	parse_ok("true", &p);
+	assert_int_equal(egress_check_name(&p, "any.example", 1, why,
+	    sizeof(why)), 1);
+	assert_int_equal(egress_check_name(&p, "any.example", 0, why,
+	    sizeof(why)), 0);
+	assert_string_equal(why, "bad port");
+	egress_policy_free(&p);
+	parse_ok("false", &p);
+	assert_int_equal(egress_check_name(&p, "pypi.org", 443, why,
+	    sizeof(why)), 0);
+	assert_string_equal(why, "the sandbox has no network");
+	egress_policy_free(&p);
+}
+
 /* A range on the list never opens an address that is not public. */
 static void
 test_cidr_does_not_widen(void **state)
@@ -851,6 +893,7 @@ main(void)
 		cmocka_unit_test(test_public),
 		cmocka_unit_test(test_none),
 		cmocka_unit_test(test_allowlist),
+		cmocka_unit_test(test_check_name),
 		cmocka_unit_test(test_cidr_does_not_widen),
 		cmocka_unit_test(test_extra),
 		cmocka_unit_test(test_table),
