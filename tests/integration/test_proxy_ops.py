@@ -895,7 +895,8 @@ class ProxyOps(unittest.TestCase):
         self.assertNotIn(sid, PROXY.list())
         self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
         mtype, payload = PROXY.state(sid)
-        self.assertEqual(payload, b"\x00\x00")
+        # Gone: no pid, no container id.
+        self.assertEqual(payload, b"\x00\x00" + b"\0" * 4 + p_str(""))
         mtype, error, _, _ = PROXY.exec(sid, ["true"])
         self.assertEqual(error[0], ERR_NOT_FOUND)
 
