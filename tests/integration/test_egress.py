@@ -430,5 +430,39 @@ class Egress(unittest.TestCase):
         return False
 
 
+class WithoutItsProxy(unittest.TestCase):
+    """A server whose egress proxy cannot start: a policy sandbox's
+    create fails with 503 and leaves nothing, everything else serves on,
+    and once the binary is back the next policy sandbox starts it."""
+
+    def test_create_fails_cleanly_then_recovers(self):
+        server = harness.SandboxServer(AGENT_SANDBOX_NETWORK_TRUE="public",
+                                       AGENT_SANDBOX_EGRESS_DNS=SERVER,
+                                       AGENT_SANDBOX_EGRESS_PUBLIC=SUBNET)
+        link = os.path.join(server.libexec, "egress-proxy")
+        target = os.readlink(link)
+        os.unlink(link)
+        server.start()
+        try:
+            status, doc = server.api("POST", "/v1/sandboxes",
+                                     {"network": {"mode": "public"}})
+            self.assertEqual(status, 503, doc)
+            self.assertIn("its network", doc["error"]["message"])
+            status, lst = server.api("GET", "/v1/sandboxes")
+            self.assertEqual(lst["sandboxes"], [])
+            self.assertEqual(server.docker_objects(), ([], []))
+            sb = server.create(network=False)
+            self.assertEqual(server.exec(sb["id"], "echo ok")["stdout"],
+                             "ok\n")
+            os.symlink(target, link)
+            status, doc = server.api("POST", "/v1/sandboxes",
+                                     {"network": {"mode": "public"}})
+            self.assertEqual(status, 201, doc)
+            self.assertIn("egress-proxy", server.children())
+        finally:
+            server.stop()
+            server.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main()
