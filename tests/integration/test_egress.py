@@ -404,6 +404,20 @@ class Egress(unittest.TestCase):
                         fk2["id"])
         self.assertEqual(self.network(fk2["id"]), {"mode": "none"})
 
+    def test_rollback_keeps_a_way_out(self):
+        sb = self.create(harness.PY_IMAGE, network=allow("allowed.test"))
+        status, snap = self.server.api(
+            "POST", "/v1/sandboxes/%s/snapshots" % sb["id"], {})
+        self.assertEqual(status, 201, snap)
+        status, doc = self.server.api(
+            "POST", "/v1/sandboxes/%s/rollback" % sb["id"],
+            {"snapshot_id": snap["id"]})
+        self.assertEqual(status, 200, doc)
+        self.assertEqual(self.network(sb["id"]), allow("allowed.test"))
+        # A new container: its listener comes with Docker's start event.
+        self.assertTrue(self.eventually(sb["id"]), "no way out after a "
+                        "rollback")
+
     def test_restarted_container_and_proxy(self):
         sb = self.create(harness.PY_IMAGE, network=allow("allowed.test"))
         subprocess.run(["docker", "restart", "-t", "1",
