@@ -10,8 +10,8 @@
 
 #include "peer.h"
 
-/* How long the child that enters a namespace may take. */
-#define NETNS_CHILD_MS		2000
+/* How long the child that enters a namespace may take (its alarm). */
+#define NETNS_CHILD_S		2
 #define NETNS_BACKLOG		128
 
 /* netns_listen.c: /proc, opened before the chroot. */
