@@ -33,6 +33,13 @@ struct attach_op {
 	int			 fd;		/* the listener, until sent */
 };
 
+static void	forget_id(const char *);
+
+/*
+ * The attach is over.  A sandbox deleted meanwhile may have left state
+ * in the proxy (its FORGET went before the calls it had queued): forget
+ * it again.  A start that came meanwhile attaches it once more.
+ */
 static void
 attach_end(struct attach_op *op, enum error_kind kind, const char *why)
 {
@@ -41,12 +48,25 @@ attach_end(struct attach_op *op, enum error_kind kind, const char *why)
 	sb->egress_attaching = 0;
 	if (op->fd != -1)
 		close(op->fd);
+	if (sb->gone)
+		egress_forget(sb);
 	op->done(kind, why, op->arg);
+	if (sb->egress_again && !sb->gone) {
+		sb->egress_again = 0;
+		egress_reattach(sb);
+	}
 	sandbox_release(sb);
 	free(op);
 }
 
-/* A MSG_ERROR from peer p ends the attach with its kind and text. */
+/*
+ * A MSG_ERROR from peer p ends the attach with its text.  The kind a
+ * helper or Docker gave says what went wrong for them ("pid gone" is
+ * their 404, "port in use" their 409): to the client the sandbox exists
+ * and its network could not be made, a backend's failure.  What says
+ * "try again" (503, 504) and our own 500 stay.  ERR_CONFLICT is kept for
+ * a container that is not running (attach_state).
+ */
 static void
 attach_error(struct attach_op *op, struct peer *p, struct imsg *reply,
     const char *what)
@@ -58,6 +78,9 @@ attach_error(struct attach_op *op, struct peer *p, struct imsg *reply,
 	log_warnx("sandbox %s: %s: %s", op->sb->rec.id, what, text);
 	snprintf(why, sizeof(why), "%s: %s", what, text);
 	free(text);
+	if (kind != ERR_UNAVAILABLE && kind != ERR_TIMEOUT &&
+	    kind != ERR_INTERNAL)
+		kind = ERR_BACKEND;
 	attach_end(op, (enum error_kind)kind, why);
 }
 
@@ -122,6 +145,7 @@ egress_send_policy(struct sandbox *sb, proxy_done_cb done, void *arg)
 {
 	struct msgw	 w;
 
+	sb->egress_known = 1;
 	msgw_init(&w);
 	msgw_str(&w, sb->rec.id);
 	msg_put_egress_policy(&w, &sb->rec.egress);
@@ -232,8 +256,13 @@ egress_reattach(struct sandbox *sb)
 	char	*id;
 
 	if (sb->rec.egress.mode == EGRESS_NONE || sb->gone ||
-	    sb->egress_attaching || !sandbox_egress_possible())
+	    !sandbox_egress_possible())
 		return;
+	/* Its state may predate this start: once more when it ends. */
+	if (sb->egress_attaching) {
+		sb->egress_again = 1;
+		return;
+	}
 	if ((id = strdup(sb->rec.id)) == NULL) {
 		log_warnx("sandbox %s: out of memory; no way out", sb->rec.id);
 		return;
@@ -251,22 +280,36 @@ egress_reattach_all(void)
 		egress_reattach(sb);
 }
 
-/* Its listener, policy and log go: the sandbox is gone. */
-void
-egress_forget(struct sandbox *sb)
+/*
+ * The proxy drops what it has of id (an unknown one is no lie).  Not
+ * sent while it is down: a new proxy knows nothing.  One that cannot be
+ * queued is logged: the proxy's next start forgets everything anyway.
+ */
+static void
+forget_id(const char *id)
 {
 	struct msgw	 w;
 
-	if (sb->rec.egress.mode == EGRESS_NONE && !sb->egress_attached)
-		return;
-	sb->egress_attached = 0;
 	if (!child_up(CHILD_EGRESS))
 		return;
 	msgw_init(&w);
-	msgw_str(&w, sb->rec.id);
+	msgw_str(&w, id);
 	if (peer_send(env->child[CHILD_EGRESS].peer, MSG_EGRESS_FORGET, 0, -1,
 	    &w) == -1)
-		fatalx("cannot queue EGRESS_FORGET");
+		log_warnx("sandbox %s: cannot tell the egress proxy to forget "
+		    "it", id);
+}
+
+/*
+ * Its listener, policy and log go: the sandbox is gone.  Only for one
+ * the proxy was told of (egress_send_policy), whatever its mode now.
+ */
+void
+egress_forget(struct sandbox *sb)
+{
+	sb->egress_attached = 0;
+	if (sb->egress_known)
+		forget_id(sb->rec.id);
 }
 
 /* --- the audit log ----------------------------------------------------- */

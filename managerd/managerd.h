@@ -186,6 +186,8 @@ struct sandbox {
 	/* egress.c: the proxy serves its listener in the netns of pid. */
 	int			 egress_attached;
 	int			 egress_attaching;
+	int			 egress_again;	/* a start came meanwhile */
+	int			 egress_known;	/* the proxy was told of it */
 	uint32_t		 egress_pid;
 };
 

@@ -199,6 +199,8 @@ put_applied(struct imsg *reply, void *arg)
 	uint32_t	 kind;
 	char		*text;
 
+	if (op->sb->gone)
+		egress_forget(op->sb);	/* its FORGET may have gone first */
 	if (reply->hdr.type == MSG_ERROR) {
 		text = error_text(env->child[CHILD_EGRESS].peer, reply, &kind);
 		apid_error(op->apid_id, (enum error_kind)kind, "the new policy "

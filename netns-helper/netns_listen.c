@@ -19,6 +19,7 @@
  * process on the host.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "egress_policy.h"
 #include "ids.h"
 #include "log.h"
 #include "netns.h"
@@ -68,9 +70,10 @@ listen_req_get(struct peer *p, struct imsg *imsg, struct listen_req *q)
 		free(q->container);
 		peer_bad_message(p, imsg, "malformed request");
 	}
+	/* Only the proxy's port: no other one is ever managerd's to ask. */
 	if (q->pid == 0 || q->pid > INT32_MAX ||
 	    q->pid == (uint32_t)getpid() || !id_is_container(q->container) ||
-	    q->port == 0 || q->port > 65535) {
+	    q->port != EGRESS_PORT) {
 		free(q->container);
 		peer_bad_message(p, imsg, "a pid, container or port out of "
 		    "range");
@@ -95,6 +98,24 @@ cgroup_names(uint32_t pid, const char *container)
 		len += (size_t)n;
 	close(fd);
 	return netns_cgroup_names(text, len, container);
+}
+
+/*
+ * 1 if pid's network namespace is the helper's own, the host's: a
+ * container run with --network host, where a listener would squat a
+ * port of the host's loopback.  -1 if it cannot be seen (gone).
+ */
+static int
+netns_is_ours(uint32_t pid)
+{
+	struct stat	 theirs, ours;
+	char		 path[32];
+
+	snprintf(path, sizeof(path), "%u/ns/net", pid);
+	if (fstatat(proc_dir, path, &theirs, 0) == -1 ||
+	    fstatat(proc_dir, "self/ns/net", &ours, 0) == -1)
+		return -1;
+	return theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
 }
 
 /* 1 while the pidfd's process lives: it polls readable once it ended. */
@@ -249,7 +270,7 @@ netns_listen(struct peer *p, struct imsg *imsg)
 {
 	struct listen_req	 q;
 	uint32_t		 peerid = imsg->hdr.peerid;
-	int			 pidfd, fd = -1, named;
+	int			 pidfd, fd = -1, named, ours;
 
 	listen_req_get(p, imsg, &q);
 	if ((pidfd = (int)syscall(SYS_pidfd_open, (pid_t)q.pid, 0)) == -1) {
@@ -257,11 +278,15 @@ netns_listen(struct peer *p, struct imsg *imsg)
 		goto done;
 	}
 	named = cgroup_names(q.pid, q.container);
-	if (named == -1 || !pidfd_alive(pidfd))
+	ours = netns_is_ours(q.pid);
+	if (named == -1 || ours == -1 || !pidfd_alive(pidfd))
 		listen_failed(p, peerid, &q, ESRCH);
 	else if (named == 0)
 		peer_send_error(p, peerid, ERR_NOT_FOUND, "pid %u is not the "
 		    "process of container %.12s", q.pid, q.container);
+	else if (ours)
+		peer_send_error(p, peerid, ERR_FORBIDDEN, "container %.12s "
+		    "shares the host's network namespace", q.container);
 	else if ((fd = listen_in(pidfd, q.port)) == -1)
 		listen_failed(p, peerid, &q, errno);
 	else if (peer_send(p, MSG_NETNS_SOCKET, peerid, fd, NULL) == -1)

@@ -28,6 +28,7 @@ MSG_READY = 110
 MSG_NETNS_LISTEN = 800
 MSG_NETNS_SOCKET = 850
 MSG_ERROR = 900
+ERR_FORBIDDEN = 3
 ERR_NOT_FOUND = 4
 ERR_CONFLICT = 5
 PORT = 3128
@@ -185,7 +186,7 @@ class NetnsHelper(unittest.TestCase):
         self.assertIn("already in use", error_of(payload)[1])
 
     def test_another_containers_id(self):
-        mtype, payload, fd = self.helper.listen(self.pid, self.ocid, 3129)
+        mtype, payload, fd = self.helper.listen(self.pid, self.ocid)
         self.assertEqual(mtype, MSG_ERROR)
         self.assertEqual(error_of(payload),
                          (ERR_NOT_FOUND, "pid %d is not the process of "
@@ -195,28 +196,43 @@ class NetnsHelper(unittest.TestCase):
         sleeper = subprocess.Popen(["sleep", "60"])
         self.addCleanup(sleeper.wait)
         self.addCleanup(sleeper.kill)
-        mtype, payload, fd = self.helper.listen(sleeper.pid, self.cid, 3130)
+        mtype, payload, fd = self.helper.listen(sleeper.pid, self.cid)
         self.assertEqual(mtype, MSG_ERROR)
         self.assertEqual(error_of(payload)[0], ERR_NOT_FOUND)
         # Nothing listens on the host's loopback for it.
         with self.assertRaises(OSError):
-            socket.create_connection(("127.0.0.1", 3130), 1).close()
+            socket.create_connection(("127.0.0.1", PORT), 1).close()
 
     def test_a_pid_that_is_gone(self):
         p = subprocess.Popen(["true"])
         p.wait()
-        mtype, payload, fd = self.helper.listen(p.pid, self.cid, 3131)
+        mtype, payload, fd = self.helper.listen(p.pid, self.cid)
         self.assertEqual(mtype, MSG_ERROR)
         self.assertEqual(error_of(payload),
                          (ERR_NOT_FOUND, "pid %d is gone" % p.pid))
 
+    def test_a_container_on_the_hosts_network(self):
+        name = PREFIX + "host"
+        self.addCleanup(docker, "rm", "-f", name, check=False)
+        docker("run", "-d", "--name", name, "--network", "host", "--user",
+               "1000:1000", "--cap-drop", "ALL", harness.TEST_IMAGE,
+               "sleep", "3600")
+        pid, cid = inspect(name)
+        mtype, payload, fd = self.helper.listen(pid, cid)
+        self.assertEqual(mtype, MSG_ERROR)
+        self.assertEqual(error_of(payload),
+                         (ERR_FORBIDDEN, "container %s shares the host's "
+                          "network namespace" % cid[:12]))
+        with self.assertRaises(OSError):
+            socket.create_connection(("127.0.0.1", PORT), 1).close()
+
     def test_z_after_a_restart(self):
         docker("restart", "-t", "1", self.other)
-        mtype, payload, fd = self.helper.listen(self.opid, self.ocid, 3132)
+        mtype, payload, fd = self.helper.listen(self.opid, self.ocid)
         self.assertEqual(mtype, MSG_ERROR, "the old pid still works")
         pid, cid = inspect(self.other)
         self.assertEqual(cid, self.ocid)
-        mtype, payload, fd = self.helper.listen(pid, cid, 3132)
+        mtype, payload, fd = self.helper.listen(pid, cid)
         self.assertEqual(mtype, MSG_NETNS_SOCKET, error_of(payload)
                          if mtype == MSG_ERROR else payload)
         os.close(fd)
@@ -251,6 +267,8 @@ class Lies(unittest.TestCase):
                               p_u32(0)), "out of range"),
             (lambda h: h.send(MSG_NETNS_LISTEN, 1, p_u32(1) + p_str(cid) +
                               p_u32(70000)), "out of range"),
+            (lambda h: h.send(MSG_NETNS_LISTEN, 1, p_u32(1) + p_str(cid) +
+                              p_u32(PORT + 1)), "out of range"),
             (lambda h: h.send(MSG_NETNS_LISTEN, 1, p_u32(0) + p_str(cid) +
                               p_u32(PORT)), "out of range"),
             (lambda h: h.send(MSG_NETNS_LISTEN, 1, p_u32(1) +

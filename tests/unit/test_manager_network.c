@@ -261,11 +261,11 @@ test_create_listen_fails(void **state)
 	msgw_u32(&w, ERR_NOT_FOUND);
 	msgw_str(&w, "pid 4242 is no longer the container's");
 	from_child(CHILD_NETNS, MSG_ERROR, call, -1, &w);
-	/* The proxy had its policy: it forgets it. */
-	expect_child(CHILD_EGRESS, MSG_EGRESS_FORGET, NULL);
+	/* The egress proxy was told nothing of it: nothing to forget. */
 	call = expect_proxy_id(MSG_DOCKER_DESTROY, dc.id);
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
-	expect_error_prefix(req, ERR_NOT_FOUND, "cannot give sandbox ");
+	/* The helper's 404 is a backend's failure: the sandbox existed. */
+	expect_error_prefix(req, ERR_BACKEND, "cannot give sandbox ");
 	assert_false(record_exists(dc.id));
 	assert_int_equal(sandbox_count(), 0);
 	assert_int_equal(quota_pending(), 0);
@@ -451,6 +451,50 @@ test_attached_again_after_restart(void **state)
 	run_deferred();
 }
 
+/* A start while an attach runs: attached once more when it ends. */
+static void
+test_start_during_attach(void **state)
+{
+	char		 id[SANDBOX_ID_LEN + 1];
+	uint32_t	 call;
+
+	policy_sandbox(ALLOWLIST, id, sizeof(id));
+	child_down(CHILD_EGRESS);
+	child_up_again(CHILD_EGRESS);
+	call = expect_proxy(MSG_DOCKER_STATE, NULL);
+	egress_reattach(sandbox_find(id));	/* Docker's start event */
+	no_proxy_message();
+	state_reply(call, 1, 1);
+	netns_answers();
+	egress_policy_answered(id, NULL);
+	egress_listen_answered();
+	/* The second attach asks Docker again; that pid is served. */
+	state_reply(expect_proxy(MSG_DOCKER_STATE, NULL), 1, 1);
+	run_deferred();
+}
+
+/* A port the sandbox holds fails the PUT: no 200 for no way out. */
+static void
+test_put_port_in_use(void **state)
+{
+	char		 id[SANDBOX_ID_LEN + 1];
+	struct msgw	 w;
+	uint32_t	 req, call;
+
+	create_ok(0, id, sizeof(id));
+	req = send_put(id, "{\"mode\": \"public\"}");
+	state_reply(expect_proxy(MSG_DOCKER_STATE, NULL), 1, 1);
+	call = expect_child(CHILD_NETNS, MSG_NETNS_LISTEN, NULL);
+	msgw_init(&w);
+	msgw_u32(&w, ERR_CONFLICT);
+	msgw_str(&w, "127.0.0.1:3128 is already in use");
+	from_child(CHILD_NETNS, MSG_ERROR, call, -1, &w);
+	expect_error_prefix(req, ERR_BACKEND, "the new policy is recorded, "
+	    "but the sandbox has no way out yet: cannot make its egress "
+	    "listener: 127.0.0.1:3128");
+	expect_network(id, "{ \"mode\": \"public\" }");
+}
+
 /* --- lies ----------------------------------------------------------------- */
 
 static void
@@ -520,6 +564,8 @@ main(void)
 		T(test_true_is_public),
 		T(test_log_relayed),
 		T(test_attached_again_after_restart),
+		T(test_start_during_attach),
+		T(test_put_port_in_use),
 		cmocka_unit_test(test_lies),
 	};
 
