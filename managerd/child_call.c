@@ -33,6 +33,7 @@ struct child_call {
 	proxy_done_cb		 done;
 	void			*arg;
 	const char		*why;		/* failing */
+	double			 queued_at;	/* clock_monotonic() */
 };
 TAILQ_HEAD(child_call_list, child_call);
 
@@ -112,26 +113,49 @@ calls_fail(struct child_calls *cc, struct child_call_list *list,
 	}
 }
 
+static void	calls_wait(enum child_id, struct child_calls *);
+
+/* Each queued call waits CALL_START_SECONDS from its own queuing. */
 static void
 calls_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
 	enum child_id		 id = (enum child_id)(intptr_t)arg;
 	struct child_calls	*cc = calls_of(id);
+	struct child_call	*call;
+	double			 now = clock_monotonic();
+	int			 n = 0;
 
-	log_warnx("%s did not start within %d seconds", child_kinds[id].name,
-	    CALL_START_SECONDS);
-	calls_fail(cc, &cc->queued, "a helper process of the server could "
-	    "not be started");
+	while ((call = TAILQ_FIRST(&cc->queued)) != NULL &&
+	    now - call->queued_at >= CALL_START_SECONDS - 0.001) {
+		TAILQ_REMOVE(&cc->queued, call, entry);
+		call_fail(cc, call, "a helper process of the server could "
+		    "not be started");
+		n++;
+	}
+	if (n > 0)
+		log_warnx("%s did not start within %d seconds",
+		    child_kinds[id].name, CALL_START_SECONDS);
+	if (!TAILQ_EMPTY(&cc->queued))
+		calls_wait(id, cc);
 }
 
+/* The timer, for the oldest queued call, and its child asked for. */
 static void
 calls_wait(enum child_id id, struct child_calls *cc)
 {
-	struct timeval	 tv = { CALL_START_SECONDS, 0 };
+	struct child_call	*oldest = TAILQ_FIRST(&cc->queued);
+	struct timeval		 tv;
+	double			 left;
 
 	if (cc->ev_timeout == NULL && (cc->ev_timeout = evtimer_new(env->base,
 	    calls_timeout_cb, (void *)(intptr_t)id)) == NULL)
 		fatalx("%s: evtimer_new", __func__);
+	left = oldest == NULL ? 0 : CALL_START_SECONDS -
+	    (clock_monotonic() - oldest->queued_at);
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)left;
+	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6);
 	if (!evtimer_pending(cc->ev_timeout, NULL))
 		evtimer_add(cc->ev_timeout, &tv);
 	child_demand(id);
@@ -184,6 +208,7 @@ child_call(enum child_id id, uint32_t type, int fd, struct msgw *w,
 		}
 		return call->id;
 	}
+	call->queued_at = clock_monotonic();
 	TAILQ_INSERT_TAIL(&cc->queued, call, entry);
 	calls_wait(id, cc);
 	return call->id;
