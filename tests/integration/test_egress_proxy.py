@@ -4,7 +4,7 @@ sandboxes (their "listeners" are TCP sockets on the host's 127.0.0.1).
 No outside address is ever contacted: a network namespace joined to the
 host by a veth pair in 198.19.0.0/15 (a benchmarking range, made public
 for the proxy by its "public" setting) holds an HTTP server and a DNS
-server (test_egress_servers.py).  Run as root; skips (77) otherwise."""
+server (egress_servers.py).  Run as root; skips (77) otherwise."""
 
 import json
 import os
@@ -72,7 +72,7 @@ def setUpModule():
         # Connects there fail at once, inside connect(2): nothing leaves.
         sh("ip", "route", "add", "unreachable", UNREACH + "/32")
         script = os.path.join(harness.SRCDIR, "tests", "integration",
-                              "test_egress_servers.py")
+                              "egress_servers.py")
         servers = subprocess.Popen(["ip", "netns", "exec", NS,
                                     sys.executable, script, NS_IP,
                                     EXTRA_IP],
