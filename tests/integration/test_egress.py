@@ -14,9 +14,11 @@ and by curl run in the sandbox's network namespace.  Run as root; skips
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -453,9 +455,16 @@ class WithoutItsProxy(unittest.TestCase):
         server = harness.SandboxServer(AGENT_SANDBOX_NETWORK_TRUE="public",
                                        AGENT_SANDBOX_EGRESS_DNS=SERVER,
                                        AGENT_SANDBOX_EGRESS_PUBLIC=SUBNET)
-        link = os.path.join(server.libexec, "egress-proxy")
-        target = os.readlink(link)
-        os.unlink(link)
+        # Its own directory of the children, built or installed, but one.
+        libexec = tempfile.mkdtemp(prefix="as-libexec-noegress-")
+        self.addCleanup(shutil.rmtree, libexec, True)
+        for name in os.listdir(server.libexec):
+            if name != "egress-proxy":
+                os.symlink(os.path.join(server.libexec, name),
+                           os.path.join(libexec, name))
+        server.env["AGENT_SANDBOX_LIBEXEC_DIR"] = libexec
+        target = os.path.join(server.libexec, "egress-proxy")
+        link = os.path.join(libexec, "egress-proxy")
         server.start()
         try:
             status, doc = server.api("POST", "/v1/sandboxes",
