@@ -17,6 +17,7 @@
 #include "process_msg.h"
 #include "file_msg.h"
 #include "archive_msg.h"
+#include "bulk_pipe.h"
 #include "utf8.h"
 #include "http.h"
 
@@ -551,9 +552,6 @@ int	upload_body_start(struct upload_body *, struct http_request *, int fd,
 	    uint64_t max, void (*done)(void *, int), void *arg);
 void	upload_body_free(struct upload_body *);
 
-/* bulk_pipe.c: a pipe2() for bulk bytes, grown to BULK_PIPE_SIZE. */
-#define BULK_PIPE_SIZE	(1024 * 1024)
-int	bulk_pipe(int fds[2], int flags);
 
 /* tar_check.c: managerd's MSG_TAR_CHECK, answered with TAR_CHECKED. */
 void	tar_check_request(struct peer *, struct imsg *);

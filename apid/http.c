@@ -411,7 +411,8 @@ apid_dispatch_parent(struct peer *p, struct imsg *imsg)
 		return;
 	}
 	if (imsg->fd != -1 && imsg->hdr.type != MSG_SNAPSHOT_SINK &&
-	    imsg->hdr.type != MSG_FILE_SPOOL)
+	    imsg->hdr.type != MSG_FILE_SPOOL &&
+	    imsg->hdr.type != MSG_FILE_WRITE_READY)
 		peer_bad_message(p, imsg, "unexpected descriptor");
 	TAILQ_FOREACH(ar, &apid->pending, entry)
 		if (ar->id == imsg->hdr.peerid)

@@ -8,8 +8,8 @@
  *	<- FILE_SPOOL (fd: a spool file)	inside the sandbox
  *	the body, as it comes, through a pipe into a SPOOL job that writes
  *	the spool (the 100 Continue goes now, not before); then
- *	FILE_WRITE_COMMIT (fd: the tar pipe) ->	or FILE_WRITE_ABORT, if the
- *	<- FILE_WRITE_READY			body did not come whole
+ *	FILE_WRITE_COMMIT ->			or FILE_WRITE_ABORT, if the
+ *	<- FILE_WRITE_READY (fd: the tar pipe)	body did not come whole
  *	an UPLOAD job writes the tar from the spool into the tar pipe
  *	<- FILE_INFO (or MSG_ERROR)
  *
@@ -58,7 +58,6 @@ struct file_upload {
 	int			 body_ok;	/* the whole body went in */
 	int			 body_refused;	/* over the limit */
 	int			 spool;		/* our copy, for UPLOAD */
-	int			 tar_fd;	/* tar pipe, until READY */
 	uint64_t		 max;		/* FILE_SPOOL's */
 	int			 job_ok;	/* UPLOAD wrote the whole tar */
 	int			 job_errnum;	/* or why not */
@@ -75,8 +74,6 @@ upload_free(struct file_upload *st)
 	upload_body_free(&st->body);
 	if (st->spool != -1)
 		close(st->spool);
-	if (st->tar_fd != -1)
-		close(st->tar_fd);
 	if (st->info != NULL)
 		json_object_put(st->info);
 	free(st->sandbox_id);
@@ -181,20 +178,28 @@ upload_ready(struct file_upload *st, struct imsg *imsg)
 	struct file_write_ready	 fw;
 	struct tar_job_spec	 spec;
 
-	if (st->phase != UPLOAD_COMMITTED ||
-	    msg_get_file_write_ready(imsg, &fw) == -1)
+	if (st->phase != UPLOAD_COMMITTED || (imsg->fd == -1 &&
+	    !imsg->fd_lost) || msg_get_file_write_ready(imsg, &fw) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected");
 	st->phase = UPLOAD_WRITING;
+	/* The tar Docker gets is then empty: FILE_INFO is answered 503. */
+	if (imsg->fd_lost) {
+		st->job_errnum = EMFILE;
+		strlcpy(st->job_err, "apid is out of descriptors; try again",
+		    sizeof(st->job_err));
+		file_write_ready_free(&fw);
+		return;
+	}
 	memset(&spec, 0, sizeof(spec));
 	spec.kind = TAR_JOB_UPLOAD;
 	spec.fds[0] = st->spool;
-	spec.fds[1] = st->tar_fd;
+	spec.fds[1] = imsg_take_fd(imsg);
 	spec.size = st->body.bytes;
 	spec.upload = &fw;
 	spec.done = upload_job_done;
 	spec.arg = st;
 	/* The job's now, even if it does not start. */
-	st->spool = st->tar_fd = -1;
+	st->spool = -1;
 	if (tar_job_start(&spec) == -1) {
 		st->job_errnum = errno;
 		log_warn("upload: cannot start the archive job");
@@ -242,21 +247,10 @@ static void
 upload_commit(struct file_upload *st)
 {
 	struct msgw	 w;
-	int		 fds[2], saved;
 
-	/* The proxy reads the tar blocking; the job writes it blocking. */
-	if (bulk_pipe(fds, 0) == -1) {
-		saved = errno;
-		log_warn("upload: pipe2");
-		upload_abort(st, 0);
-		upload_answer_error(st, descriptor_error(saved, ERR_INTERNAL),
-		    "cannot make a pipe: %s", strerror(saved));
-		return;
-	}
-	st->tar_fd = fds[1];
 	msgw_init(&w);
 	msg_put_u64(&w, st->body.bytes);
-	if (peer_send(&apid->parent, MSG_FILE_WRITE_COMMIT, st->ar->id, fds[0],
+	if (peer_send(&apid->parent, MSG_FILE_WRITE_COMMIT, st->ar->id, -1,
 	    &w) == -1) {
 		upload_abort(st, 0);
 		upload_answer_error(st, ERR_INTERNAL, "cannot reach managerd");
@@ -516,7 +510,7 @@ route_file_write(struct http_request *req, char **params)
 	st->req = req;
 	st->path = path;
 	st->mode = mode;
-	st->spool = st->tar_fd = -1;
+	st->spool = -1;
 	st->body.fd = -1;
 	if (upload_begin(st) == -1)
 		upload_free(st);

@@ -618,7 +618,9 @@ msg_get_archive_put(const struct imsg *imsg, struct archive_put *a)
 	a->path = get_required(&r, MSG_MAX_PATH);
 	a->flags = msgr_u8(&r);
 	a->length = msgr_i64(&r);
-	if ((a->flags & ~ARCHIVE_PUT_NO_REPLACE) != 0 || a->length < -1)
+	if ((a->flags & ~(ARCHIVE_PUT_NO_REPLACE | ARCHIVE_PUT_PRIME)) != 0 ||
+	    a->length < -1 ||
+	    ((a->flags & ARCHIVE_PUT_PRIME) && a->length != -1))
 		r.error = 1;
 	if (a->path != NULL && a->path[0] != '/')
 		r.error = 1;

@@ -184,9 +184,14 @@ struct archive_stat {
  * directory by a non-directory or the reverse (so a symlink where the
  * tar has a directory fails instead of being replaced); the proxy then
  * answers ERR_INVALID_REQUEST with a message that names the path.
+ * ARCHIVE_PUT_PRIME: the proxy sends a pax header of its own (one
+ * comment record) before the first byte of the tar, so that Docker sets
+ * up its unpacking while the tar is still being made (an upload whose
+ * body is still arriving); only with length -1.
  * length: bytes of the tar, or -1 when unknown (a pipe).
  */
 #define ARCHIVE_PUT_NO_REPLACE	0x01
+#define ARCHIVE_PUT_PRIME	0x02
 struct archive_put {
 	char		*id;
 	char		*path;

@@ -103,8 +103,6 @@ msg_type_name(uint32_t type)
 		return "DOCKER_EXEC_EXIT";
 	case MSG_FILE_READ:
 		return "FILE_READ";
-	case MSG_FILE_WRITE:
-		return "FILE_WRITE";
 	case MSG_FILE_LIST:
 		return "FILE_LIST";
 	case MSG_SNAPSHOT_CREATE:
@@ -475,10 +473,9 @@ msg_fd_may_be_lost(uint32_t type)
 	switch (type) {
 	case MSG_EXEC_START:
 	case MSG_FILE_READ:
-	case MSG_FILE_WRITE:
 	case MSG_FILE_LIST:
 	case MSG_SNAPSHOT_CREATE:
-	case MSG_FILE_WRITE_COMMIT:
+	case MSG_FILE_WRITE_READY:
 	case MSG_SNAPSHOT_SINK:
 	case MSG_SNAPSHOT_RETRY:
 	case MSG_TAR_CHECK:

@@ -159,13 +159,7 @@ enum msg_type {
 	 * the response).
 	 */
 	MSG_FILE_READ = 208,
-	/*
-	 * FILE_WRITE (the one-step upload, until apid spools): file_write,
-	 * fd = read end of a pipe for the upload tar -> FILE_WRITE_READY
-	 * (write the tar it describes into the pipe, then close it), then
-	 * FILE_INFO; or MSG_ERROR at any point.
-	 */
-	MSG_FILE_WRITE = 209,
+	/* 209 was the one-step FILE_WRITE, which bypassed the walk. */
 	/*
 	 * FILE_LIST: file_request, fd = write end of an exec output pipe
 	 * (frames as for EXEC_START; stdout holds file_list_entry records)
@@ -215,10 +209,10 @@ enum msg_type {
 	 */
 	MSG_FILE_WRITE_BEGIN = 219,
 	/*
-	 * u64 bytes in the spool, fd = read end of the pipe for the upload
-	 * tar -> FILE_WRITE_READY (write the tar it describes from the spool
-	 * into the pipe, then close it), then FILE_INFO; or MSG_ERROR at any
-	 * point.  bytes must be the BEGIN's size when it had one.
+	 * u64 bytes in the spool, no fd -> FILE_WRITE_READY (fd = write
+	 * end of the upload's tar pipe: write the tar it describes from the
+	 * spool into it, then close it), then FILE_INFO; or MSG_ERROR at
+	 * any point.  bytes must be the BEGIN's size when it had one.
 	 */
 	MSG_FILE_WRITE_COMMIT = 220,
 	/* empty: the body did not arrive whole.  No reply; nothing written. */
@@ -300,7 +294,8 @@ enum msg_type {
 	MSG_EXEC_STARTED = 304,		/* empty: send the 200 now */
 	MSG_EXEC_EXIT = 305,		/* exec_exit */
 	MSG_FILE_READ_STARTED = 306,	/* file_read_started */
-	MSG_FILE_WRITE_READY = 307,	/* file_write_ready */
+	/* file_write_ready, fd = the tar pipe (see FILE_WRITE_COMMIT) */
+	MSG_FILE_WRITE_READY = 307,
 	MSG_FILE_INFO = 308,		/* file_info */
 	MSG_FILE_LIST_STARTED = 309,	/* str normalized directory */
 	/*

@@ -516,6 +516,8 @@ void	docker_archive_get(struct proxy *, uint32_t peerid,
 	    struct archive_get *, int fd);
 void	docker_archive_put(struct proxy *, uint32_t peerid,
 	    struct archive_put *, int fd);
+/* docker_archive_prime.c: what an ARCHIVE_PUT_PRIME write opens with. */
+void	archive_prime(unsigned char blk[2 * TAR_BLOCK]);
 /* docker_archive_head.c: MSG_DOCKER_ARCHIVE_HEAD; takes over ah. */
 void	docker_archive_head(struct proxy *, uint32_t peerid,
 	    struct archive_head *ah);

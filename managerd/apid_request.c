@@ -43,7 +43,6 @@ static const struct request_kind request_kinds[] = {
 	{ MSG_SANDBOX_TIMEOUT, { 0 }, NULL },
 	{ MSG_EXEC_START, { MSG_EXEC_STARTED }, exec_cancel },
 	{ MSG_FILE_READ, { MSG_FILE_READ_STARTED }, NULL },
-	{ MSG_FILE_WRITE, { MSG_FILE_WRITE_READY }, NULL },
 	{ MSG_FILE_WRITE_BEGIN, { MSG_FILE_SPOOL, MSG_FILE_WRITE_READY },
 	    file_write_orphaned },
 	{ MSG_FILE_LIST, { MSG_FILE_LIST_STARTED }, exec_cancel },

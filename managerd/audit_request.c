@@ -40,7 +40,6 @@ static const struct audit_kind audit_kinds[] = {
 	{ MSG_SANDBOX_PATCH, "PATCH " SB, 200, { F_SANDBOX } },
 	{ MSG_NETWORK_PUT, "PUT " SB "/network", 200, { F_SANDBOX } },
 	{ MSG_EXEC_START, "POST " SB "/exec", 200, { F_SANDBOX } },
-	{ MSG_FILE_WRITE, "PUT " SB "/files", 200, { F_SANDBOX } },
 	{ MSG_FILE_WRITE_BEGIN, "PUT " SB "/files", 200, { F_SANDBOX } },
 	{ MSG_SNAPSHOT_CREATE, "POST " SB "/snapshots", 201, { F_SANDBOX } },
 	{ MSG_SNAPSHOT_DELETE, "DELETE " SNAP, 204, { F_SNAPSHOT } },

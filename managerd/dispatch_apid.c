@@ -172,17 +172,9 @@ static void
 apid_file(struct peer *p, struct imsg *imsg)
 {
 	struct file_request	 req;
-	struct file_write	 wr;
 
 	if (imsg->fd == -1)
 		peer_bad_message(p, imsg, "no pipe");
-	if (imsg->hdr.type == MSG_FILE_WRITE) {
-		if (msg_get_file_write(imsg, &wr) == -1)
-			peer_bad_message(p, imsg, "malformed file write");
-		file_write(imsg->hdr.peerid, &wr, imsg_take_fd(imsg));
-		file_write_free(&wr);
-		return;
-	}
 	if (msg_get_file_request(imsg, &req) == -1)
 		peer_bad_message(p, imsg, "malformed file request");
 	if (imsg->hdr.type == MSG_FILE_READ) {
@@ -365,9 +357,7 @@ carries_fd(uint32_t type)
 	switch (type) {
 	case MSG_EXEC_START:
 	case MSG_FILE_READ:
-	case MSG_FILE_WRITE:
 	case MSG_FILE_LIST:
-	case MSG_FILE_WRITE_COMMIT:
 	case MSG_SNAPSHOT_CREATE:
 	case MSG_SNAPSHOT_RETRY:
 	case MSG_PROCESS_OUTPUT:
@@ -435,9 +425,7 @@ apid_fd_lost(struct peer *p, struct imsg *imsg)
 {
 	log_warnx("%s %u: its descriptor was dropped: out of descriptors",
 	    msg_type_name(imsg->hdr.type), imsg->hdr.peerid);
-	if (imsg->hdr.type == MSG_FILE_WRITE_COMMIT)
-		file_write_lost(p, imsg);
-	else if (imsg->hdr.type == MSG_SNAPSHOT_RETRY)
+	if (imsg->hdr.type == MSG_SNAPSHOT_RETRY)
 		snapshot_retry_lost(imsg->hdr.peerid);
 	else
 		apid_error(imsg->hdr.peerid, ERR_UNAVAILABLE,
@@ -499,7 +487,6 @@ dispatch_apid(struct peer *p, struct imsg *imsg)
 		apid_exec_cancel(p, imsg);
 		break;
 	case MSG_FILE_READ:
-	case MSG_FILE_WRITE:
 	case MSG_FILE_LIST:
 		apid_file(p, imsg);
 		break;

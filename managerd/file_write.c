@@ -1,20 +1,24 @@
 /*
- * Uploads (API.md §4.10, §6.3).  Two protocols while apid moves to the
- * second:
+ * Uploads (API.md §4.10, §6.3), in two phases: FILE_WRITE_BEGIN, then
+ * COMMIT or ABORT.  Before apid reads the body the path is resolved
+ * inside the sandbox (file_walk.c) and apid gets a spool file for it
+ * (FILE_SPOOL); only once the whole body is in the spool does the tar go
+ * to Docker, with directory members that keep the existing directories
+ * as they are.  A client that goes away half-way costs one ABORT: Docker
+ * gets no byte of the file, and the old file stays.
  *
- * FILE_WRITE, one step: the path is checked lexically, the proxy starts
- * the archive upload with apid's tar pipe, apid writes the tar from the
- * body it holds.
+ * The archive PUT itself starts early, primed (ARCHIVE_PUT_PRIME), as
+ * the body begins to arrive: Docker's own set-up (a re-executed dockerd
+ * that unpacks) then overlaps the body, and at COMMIT the tar pipe is
+ * handed to apid with FILE_WRITE_READY.  Docker holds the container's
+ * lock for as long as that PUT lasts, which would keep every other call
+ * on the sandbox (exec, stat, kill) waiting for a slow client; so a body
+ * that is not whole within PRIME_WAIT_MS loses its primed PUT (the pipe
+ * is closed: Docker unpacks an empty archive and lets go) and the PUT is
+ * made again at COMMIT.
  *
- * FILE_WRITE_BEGIN, COMMIT or ABORT: before apid reads the body the path
- * is resolved inside the sandbox (file_walk.c) and apid gets a spool file
- * for it (FILE_SPOOL); only once the whole body is in the spool does the
- * upload start, with a tar whose directory members keep the existing
- * directories as they are.  A client that goes away half-way costs one
- * ABORT: Docker never hears of it and the old file stays.
- *
- * Either way the bytes pass between apid and the proxy; managerd only
- * hands out the descriptors.
+ * The bytes pass between apid and the proxy; managerd hands out the
+ * descriptors and keeps the tar pipe's write end until COMMIT.
  */
 #include <sys/queue.h>
 
@@ -27,6 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "bulk_pipe.h"
 #include "log.h"
 #include "managerd.h"
 
@@ -34,11 +41,26 @@
 #define WORKSPACE_LEN	(sizeof(WORKSPACE) - 1)
 #define UPLOADS_DIR	"uploads"
 #define NEW_DIR_MODE	0755
+/*
+ * How long a primed PUT waits for its body: the 10 MiB a local client
+ * sends in some 10 ms, or 100 MiB, many times over; never long enough
+ * to hold up another call on the sandbox for more than a moment.
+ */
+#define PRIME_WAIT_MS	250
 
 enum upload_state {
 	UPLOAD_WALKING,		/* the path is being resolved */
 	UPLOAD_SPOOLING,	/* apid has the spool: COMMIT or ABORT next */
-	UPLOAD_PUTTING		/* the proxy uploads: its answer next */
+	UPLOAD_PUTTING,		/* committed: the PUT's answer is apid's */
+	UPLOAD_ENDING		/* over; an abandoned PUT still runs */
+};
+
+/* The archive PUT of an upload. */
+enum put_state {
+	PUT_NONE,		/* none in flight */
+	PUT_PRIMED,		/* primed; tar_fd is its pipe, the body comes */
+	PUT_ABANDONED,		/* primed, its pipe closed unused: answer next */
+	PUT_LIVE		/* apid writes its tar: its answer is final */
 };
 
 struct upload {
@@ -48,6 +70,9 @@ struct upload {
 	uint32_t		 mode;
 	uint64_t		 declared;	/* FILE_WRITE_SIZE_UNKNOWN */
 	uint64_t		 bytes;
+	enum put_state		 put;
+	int			 tar_fd;	/* PUT_PRIMED: the pipe's end */
+	struct event		*ev_prime;	/* PRIME_WAIT_MS */
 	struct file_walk	 walk;		/* the plan */
 };
 
@@ -58,8 +83,9 @@ upload_find(uint32_t apid_id)
 {
 	struct upload	*up;
 
+	/* An ended one waits for Docker only: the request is not its. */
 	TAILQ_FOREACH(up, &uploads, entry) {
-		if (up->apid_id == apid_id)
+		if (up->apid_id == apid_id && up->state != UPLOAD_ENDING)
 			return up;
 	}
 	return NULL;
@@ -78,6 +104,7 @@ upload_new(uint32_t apid_id, const struct file_write *req)
 	up->mode = req->mode;
 	up->declared = req->size;
 	up->bytes = req->size;
+	up->tar_fd = -1;
 	TAILQ_INSERT_TAIL(&uploads, up, entry);
 	return up;
 }
@@ -86,6 +113,10 @@ static void
 upload_free(struct upload *up)
 {
 	TAILQ_REMOVE(&uploads, up, entry);
+	if (up->tar_fd != -1)
+		close(up->tar_fd);
+	if (up->ev_prime != NULL)
+		event_free(up->ev_prime);
 	free(up);
 }
 
@@ -166,107 +197,191 @@ ready_fill(const struct upload *up, struct file_write_ready *r)
 }
 
 static void
-upload_put_done(struct imsg *reply, void *arg)
+put_answer(struct imsg *reply, struct upload *up)
 {
 	static char		 file[] = "file";
-	struct upload		*up = arg;
 	struct file_info	 fi;
 	struct msgw		 w;
 
-	if (reply->hdr.type == MSG_DOCKER_DONE) {
-		if (reply->len != 0)
-			peer_bad_message(&env->proxy_peer, reply,
-			    "unexpected payload");
-		fi.name = strrchr(up->walk.requested, '/') + 1;
-		fi.path = up->walk.requested;
-		fi.type = file;
-		fi.size = up->bytes;
-		fi.modified_at = clock_wall();
-		msgw_init(&w);
-		msg_put_file_info(&w, &fi);
-		apid_reply(up->apid_id, MSG_FILE_INFO, &w);
-	} else
+	if (reply->hdr.type != MSG_DOCKER_DONE) {
 		relay_error(reply, up->apid_id);
-	upload_free(up);
+		return;
+	}
+	if (reply->len != 0)
+		peer_bad_message(&env->proxy_peer, reply, "unexpected payload");
+	fi.name = strrchr(up->walk.requested, '/') + 1;
+	fi.path = up->walk.requested;
+	fi.type = file;
+	fi.size = up->bytes;
+	fi.modified_at = clock_wall();
+	msgw_init(&w);
+	msg_put_file_info(&w, &fi);
+	apid_reply(up->apid_id, MSG_FILE_INFO, &w);
+}
+
+static void	upload_put_late(struct upload *);
+
+/* The primed PUT's pipe closes unused: Docker unpacks nothing. */
+static void
+prime_drop(struct upload *up)
+{
+	if (up->ev_prime != NULL)
+		evtimer_del(up->ev_prime);
+	close(up->tar_fd);
+	up->tar_fd = -1;
+}
+
+static void
+upload_put_done(struct imsg *reply, void *arg)
+{
+	struct upload	*up = arg;
+
+	switch (up->put) {
+	case PUT_LIVE:
+		put_answer(reply, up);
+		upload_free(up);
+		break;
+	case PUT_PRIMED:
+		/* Docker ended it before the tar came: COMMIT asks again. */
+		log_debug("upload %u: the primed PUT ended early",
+		    up->apid_id);
+		prime_drop(up);
+		up->put = PUT_NONE;
+		break;
+	case PUT_ABANDONED:
+		up->put = PUT_NONE;
+		if (up->state == UPLOAD_ENDING)
+			upload_free(up);
+		else if (up->state == UPLOAD_PUTTING)
+			upload_put_late(up);
+		break;
+	default:
+		fatalx("%s: upload %u has no PUT", __func__, up->apid_id);
+	}
 }
 
 /*
- * The proxy extracts the tar apid writes into fd (consumed) in
- * /workspace, refusing to put a directory over anything else; then apid
- * hears what to write.
+ * The proxy extracts what is written into *wfd in /workspace, refusing
+ * to put a directory over anything else.  -1 if it cannot be asked.
  */
-static void
-upload_put(struct upload *up, int fd)
+static int
+put_start(struct upload *up, uint8_t flags, int *wfd)
 {
-	struct file_write_ready	 ready;
 	struct archive_put	 ap;
 	struct msgw		 w;
 	static char		 workspace[] = WORKSPACE;
+	int			 fds[2];
 
+	if (bulk_pipe(fds, 0) == -1)
+		return -1;
 	ap.id = up->walk.id;
 	ap.path = workspace;
-	ap.flags = ARCHIVE_PUT_NO_REPLACE;
+	ap.flags = ARCHIVE_PUT_NO_REPLACE | flags;
 	ap.length = -1;
 	msgw_init(&w);
 	msg_put_archive_put(&w, &ap);
-	if (proxy_call(MSG_DOCKER_ARCHIVE_PUT, fd, &w, 0, MSG_DOCKER_DONE,
+	/* Its reply comes from the event loop, never from in here. */
+	if (proxy_call(MSG_DOCKER_ARCHIVE_PUT, fds[0], &w, 0, MSG_DOCKER_DONE,
 	    upload_put_done, up) == 0) {
+		close(fds[1]);
+		return -1;
+	}
+	*wfd = fds[1];
+	return 0;
+}
+
+/* apid hears what to write, and gets the pipe to write it into. */
+static void
+upload_ready(struct upload *up, int wfd)
+{
+	struct file_write_ready	 ready;
+	struct msgw		 w;
+
+	up->state = UPLOAD_PUTTING;
+	up->put = PUT_LIVE;
+	ready_fill(up, &ready);
+	msgw_init(&w);
+	msg_put_file_write_ready(&w, &ready);
+	/* Sent or closed; unsent, the tar is empty and the answer dropped. */
+	apid_reply_fd(up->apid_id, MSG_FILE_WRITE_READY, wfd, &w);
+}
+
+static void
+upload_put_late(struct upload *up)
+{
+	int	 wfd;
+
+	if (put_start(up, 0, &wfd) == -1) {
 		apid_error(up->apid_id, ERR_INTERNAL,
 		    "cannot reach dockerd-proxy");
 		upload_free(up);
 		return;
 	}
-	up->state = UPLOAD_PUTTING;
-	ready_fill(up, &ready);
-	msgw_init(&w);
-	msg_put_file_write_ready(&w, &ready);
-	apid_reply(up->apid_id, MSG_FILE_WRITE_READY, &w);
+	upload_ready(up, wfd);
 }
 
-/* --- one step (FILE_WRITE) ------------------------------------------------ */
-
-/*
- * Lexically: every parent a new directory, as apid's own tar has it.
- * -1 once apid has its answer.
- */
-static int
-plan_lexical(struct upload *up, const char *sandbox_id, const char *path)
+static void
+prime_expired(evutil_socket_t fd, short events, void *arg)
 {
-	struct file_walk	*wk = &up->walk;
-	const char		*p;
+	struct upload	*up = arg;
 
-	strlcpy(wk->id, sandbox_id, sizeof(wk->id));
-	strlcpy(wk->requested, path, sizeof(wk->requested));
-	strlcpy(wk->phys, path, sizeof(wk->phys));
-	for (p = path + WORKSPACE_LEN + 1; (p = strchr(p, '/')) != NULL; p++)
-		wk->ndirs++;
-	/* The file and its parents, as the walk counts them. */
-	if (wk->ndirs + 1 > FILE_WRITE_MAX_DIRS) {
-		apid_error(up->apid_id, ERR_INVALID_REQUEST, "%s: more than %d "
-		    "path components", path, FILE_WRITE_MAX_DIRS);
-		return -1;
-	}
-	return 0;
+	log_debug("upload %u: no whole body within %d ms; the PUT waits for "
+	    "it", up->apid_id, PRIME_WAIT_MS);
+	prime_drop(up);
+	up->put = PUT_ABANDONED;
 }
 
-void
-file_write(uint32_t apid_id, struct file_write *req, int fd)
+/* Docker sets up while the body comes; without a PUT, COMMIT makes one. */
+static void
+upload_prime(struct upload *up)
 {
-	struct sandbox	*sb;
-	struct upload	*up;
-	char		 path[MSG_MAX_PATH + 1];
+	struct timeval	 tv = { 0, PRIME_WAIT_MS * 1000 };
 
-	if ((sb = write_check(apid_id, req, path)) == NULL ||
-	    (up = upload_new(apid_id, req)) == NULL) {
-		close(fd);
+	if (up->ev_prime == NULL && (up->ev_prime = evtimer_new(env->base,
+	    prime_expired, up)) == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	if (put_start(up, ARCHIVE_PUT_PRIME, &up->tar_fd) == -1) {
+		log_debug("upload %u: cannot prime a PUT", up->apid_id);
+		up->tar_fd = -1;
 		return;
 	}
-	if (plan_lexical(up, sb->rec.id, path) == -1) {
+	up->put = PUT_PRIMED;
+	evtimer_add(up->ev_prime, &tv);
+}
+
+/* Committed: the primed PUT's pipe goes to apid, or a PUT starts now. */
+static void
+upload_go(struct upload *up)
+{
+	int	 wfd;
+
+	switch (up->put) {
+	case PUT_PRIMED:
+		evtimer_del(up->ev_prime);
+		wfd = up->tar_fd;
+		up->tar_fd = -1;
+		upload_ready(up, wfd);
+		break;
+	case PUT_ABANDONED:
+		up->state = UPLOAD_PUTTING;	/* upload_put_done goes on */
+		break;
+	default:
+		upload_put_late(up);
+	}
+}
+
+/* Over without a tar: now, or once an abandoned PUT has answered. */
+static void
+upload_end(struct upload *up)
+{
+	if (up->put == PUT_PRIMED) {
+		prime_drop(up);
+		up->put = PUT_ABANDONED;
+	}
+	if (up->put == PUT_ABANDONED)
+		up->state = UPLOAD_ENDING;
+	else
 		upload_free(up);
-		close(fd);
-		return;
-	}
-	upload_put(up, fd);
 }
 
 /* --- two phases (FILE_WRITE_BEGIN) ---------------------------------------- */
@@ -393,6 +508,7 @@ upload_spool(struct upload *up)
 		return;
 	}
 	up->state = UPLOAD_SPOOLING;
+	upload_prime(up);
 }
 
 static void
@@ -448,8 +564,6 @@ file_write_commit(struct peer *p, struct imsg *imsg)
 	uint64_t	 bytes;
 
 	up = spooling(p, imsg);
-	if (imsg->fd == -1)
-		peer_bad_message(p, imsg, "no tar pipe");
 	if (msg_get_u64(imsg, &bytes) == -1)
 		peer_bad_message(p, imsg, "malformed commit");
 	/* apid framed the body by its length: any other count is a lie. */
@@ -459,28 +573,16 @@ file_write_commit(struct peer *p, struct imsg *imsg)
 	if (bytes > (uint64_t)max) {
 		apid_error(up->apid_id, ERR_PAYLOAD_TOO_LARGE,
 		    "file exceeds %lld bytes", max);
-		upload_free(up);
+		upload_end(up);
 		return;
 	}
 	/* Destroyed while the body came: nothing to ask Docker. */
 	if (sandbox_find(up->walk.id) == NULL) {
 		apid_not_found(up->apid_id, up->walk.id);
-		upload_free(up);
+		upload_end(up);
 		return;
 	}
-	upload_put(up, imsg_take_fd(imsg));
-}
-
-/* The COMMIT's tar pipe was dropped: the upload fails, for a moment. */
-void
-file_write_lost(struct peer *p, struct imsg *imsg)
-{
-	struct upload	*up;
-
-	up = spooling(p, imsg);
-	apid_error(up->apid_id, ERR_UNAVAILABLE,
-	    "managerd is out of descriptors; try again");
-	upload_free(up);
+	upload_go(up);
 }
 
 void
@@ -495,24 +597,27 @@ file_write_abort(struct peer *p, struct imsg *imsg)
 	    up->walk.requested);
 	/* No reply ends it: the request is over here. */
 	apid_request_close(up->apid_id);
-	upload_free(up);
+	upload_end(up);
 }
 
 /*
- * The apid that asked died.  An upload that waits for its body will
- * never get it; one that is resolving its path stops at FILE_SPOOL
- * (whose reply is dropped); one being put finishes, its answer dropped.
+ * The apid that asked died.  An upload that waits for its body, or for
+ * an abandoned PUT's answer before it puts, will never be answered; one
+ * that is resolving its path stops at FILE_SPOOL (whose reply is
+ * dropped); one being put finishes, its answer dropped.
  */
 void
 file_write_orphaned(uint32_t apid_id)
 {
 	struct upload	*up;
 
-	if ((up = upload_find(apid_id)) == NULL || up->state !=
-	    UPLOAD_SPOOLING)
+	if ((up = upload_find(apid_id)) == NULL)
+		return;
+	if (up->state != UPLOAD_SPOOLING && !(up->state == UPLOAD_PUTTING &&
+	    up->put == PUT_ABANDONED))
 		return;
 	log_debug("upload %u to %s: apid went away", up->apid_id,
 	    up->walk.requested);
 	apid_request_close(up->apid_id);
-	upload_free(up);
+	upload_end(up);
 }

@@ -638,7 +638,6 @@ int	 sandbox_destroy(struct sandbox *,
  * the rest.  fd is consumed either way.
  */
 void	 file_read(uint32_t apid_id, struct file_request *, int fd);
-void	 file_write(uint32_t apid_id, struct file_write *, int fd);
 void	 file_list(uint32_t apid_id, struct file_request *, int fd);
 /*
  * A client's path normalized into out (MSG_MAX_PATH + 1 bytes); -1 once
@@ -652,9 +651,9 @@ int	 file_path(uint32_t apid_id, const char *in, char *out);
 void	 file_write_begin(struct peer *, struct imsg *);
 void	 file_write_commit(struct peer *, struct imsg *);
 void	 file_write_abort(struct peer *, struct imsg *);
-void	 file_write_lost(struct peer *, struct imsg *);
 void	 file_write_orphaned(uint32_t apid_id);
-size_t	 upload_count(void);		/* uploads not finished */
+/* Uploads not finished, and those that wait for an abandoned PUT. */
+size_t	 upload_count(void);
 /*
  * A spool in <data_dir>/uploads/ (made if missing): O_TMPFILE when asked
  * and the file system has it, else a new name unlinked at once; -1 with

@@ -42,6 +42,8 @@ static const struct seccomp_rule managerd_rules[] = {
 	SC_ALLOW_ARG(sendto, SC_ARG_EQ(4, 0)),
 	/* Streams are pipes whose ends go to the children. */
 	SC_ALLOW(pipe2),
+	/* bulk_pipe.c: an upload's tar pipe is 1 MiB (file_write.c). */
+	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETPIPE_SZ)),
 	/*
 	 * The channel between apid and the archive worker, new whenever
 	 * one of them starts (dispatch_worker.c): a pair of unix sockets

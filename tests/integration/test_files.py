@@ -709,6 +709,37 @@ class UploadStreaming(ServerCase):
         body = get_file(self.server, self.sb, "kept")[2]
         self.assertTrue(body == old, "%d bytes, not the old file" % len(body))
 
+    def test_slow_body_leaves_the_sandbox_free(self):
+        # managerd primes Docker's archive PUT as the body starts, and
+        # Docker holds the container's lock while a PUT lasts.  A body
+        # that stalls (here for 1.5 s, past managerd's wait) must not
+        # hold up an exec in the same sandbox, nor touch the old file;
+        # once it comes whole it is written all the same.
+        old, new = os.urandom(1000), os.urandom(2 * MIB + 3)
+        self.assertEqual(put_file(self.server, self.sb, "slow.bin", old)[0],
+                         200)
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=30)
+        try:
+            sock.sendall(self.raw_head("slow.bin", len(new)))
+            sock.sendall(new[:MIB])
+            started = time.monotonic()
+            out = self.server.exec(self.sb, "wc -c < /workspace/slow.bin")
+            self.assertEqual((out["exit_code"], out["stdout"].strip()),
+                             (0, "1000"), out)
+            time.sleep(max(0.0, 1.5 - (time.monotonic() - started)))
+            sock.sendall(new[MIB:])
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+            self.assertTrue(reply.startswith(b"HTTP/1.1 200 "), reply)
+        finally:
+            sock.close()
+        self.assertEqual(get_file(self.server, self.sb, "slow.bin")[2], new)
+
     def test_expect_100_continue(self):
         data = os.urandom(2 * MIB)
         sock = socket.create_connection(("127.0.0.1", self.server.port),

@@ -1,7 +1,7 @@
 /*
- * managerd's uploads (API.md §4.10, §6.3): the checks and their order,
- * for the one-step FILE_WRITE and the two-phase FILE_WRITE_BEGIN; the
- * spool, COMMIT and ABORT, the cap on a chunked body, and apid lying.
+ * managerd's uploads (API.md §4.10, §6.3): the checks and their order;
+ * the primed PUT, its expiry and its early end; the spool, COMMIT and
+ * ABORT, the cap on a chunked body, and apid lying.
  * Where an upload lands is test_manager_file_walk.c's.  The test plays
  * apid and dockerd-proxy (manager_fixture.c, upload_fixture.c).
  */
@@ -27,23 +27,17 @@
 /* --- checks before anything is asked -------------------------------------- */
 
 static void
-write_refused(int twophase, const char *id, const char *path, uint32_t mode,
-    uint64_t size, enum error_kind kind, const char *text)
+write_refused(const char *id, const char *path, uint32_t mode, uint64_t size,
+    enum error_kind kind, const char *text)
 {
 	uint32_t	 req;
-	int		 wfd = -1;
 
-	if (twophase)
-		req = send_begin(id, path, mode, size);
-	else
-		req = send_write(id, path, mode, size, &wfd);
+	req = send_begin(id, path, mode, size);
 	expect_apid_error(req, kind, text);
 	no_proxy_message();
-	if (wfd != -1)
-		assert_no_reader(wfd);
 }
 
-/* §4.10's order, both ways: sandbox, path, size, mode. */
+/* §4.10's order: sandbox, path, size, mode. */
 static void
 test_write_rejects(void **state)
 {
@@ -51,78 +45,111 @@ test_write_rejects(void **state)
 	    "/workspace/..", "/workspacex/a", "//workspace/a", "a/../../b",
 	    NULL };
 	size_t			 i;
-	int			 base = count_fds(), two;
+	int			 base = count_fds();
 
-	for (two = 0; two < 2; two++) {
-		write_refused(two, "sb_nope", "/etc/x", 01000, 11,
-		    ERR_NOT_FOUND, "sandbox sb_nope not found");
-		write_refused(two, sandbox, "", 0644, 0, ERR_INVALID_REQUEST,
-		    "path must be a non-empty string");
-		for (i = 0; outside[i] != NULL; i++)
-			write_refused(two, sandbox, outside[i], 01000, 11,
-			    ERR_INVALID_REQUEST, LIMITED);
-		write_refused(two, sandbox, "a", 01000, 11,
-		    ERR_PAYLOAD_TOO_LARGE, "file exceeds 10 bytes");
-		write_refused(two, sandbox, "a", 01000, 10,
-		    ERR_INVALID_REQUEST, "mode must be between 0 and 0o777");
-		write_refused(two, sandbox, "a", 07777, 0, ERR_INVALID_REQUEST,
-		    "mode must be between 0 and 0o777");
-	}
+	write_refused("sb_nope", "/etc/x", 01000, 11, ERR_NOT_FOUND,
+	    "sandbox sb_nope not found");
+	write_refused(sandbox, "", 0644, 0, ERR_INVALID_REQUEST,
+	    "path must be a non-empty string");
+	for (i = 0; outside[i] != NULL; i++)
+		write_refused(sandbox, outside[i], 01000, 11,
+		    ERR_INVALID_REQUEST, LIMITED);
+	write_refused(sandbox, "a", 01000, 11, ERR_PAYLOAD_TOO_LARGE,
+	    "file exceeds 10 bytes");
+	write_refused(sandbox, "a", 01000, 10, ERR_INVALID_REQUEST,
+	    "mode must be between 0 and 0o777");
+	write_refused(sandbox, "a", 07777, 0, ERR_INVALID_REQUEST,
+	    "mode must be between 0 and 0o777");
 	/* A chunked body is checked at COMMIT. */
-	write_refused(1, sandbox, "a", 01000, FILE_WRITE_SIZE_UNKNOWN,
+	write_refused(sandbox, "a", 01000, FILE_WRITE_SIZE_UNKNOWN,
 	    ERR_INVALID_REQUEST, "mode must be between 0 and 0o777");
 	assert_int_equal(count_fds(), base);
 }
 
-/* --- one step (FILE_WRITE) ------------------------------------------------ */
+/* --- the primed PUT ------------------------------------------------------- */
 
+/* An upload that waits for its body: its id, the primed PUT's call. */
+static uint32_t
+spooled_primed(uint64_t size, uint32_t *call, int *pfd)
+{
+	uint32_t	 req;
+
+	req = send_begin(sandbox, "f", 0640, size);
+	head_missing(expect_head("/workspace/f"), "/workspace/f");
+	*call = expect_prime(pfd);
+	close(expect_spool(req, size));
+	return req;
+}
+
+/* A PUT that apid writes "tar" into, and Docker takes. */
 static void
-test_write_ok(void **state)
+put_through(uint32_t req, uint32_t call, int pfd, uint64_t bytes)
 {
 	struct file_write_ready	 r;
-	uint32_t		 req, call;
 	char			 buf[8];
-	int			 wfd, fd, base = count_fds();
+	int			 wfd;
 
-	req = send_write(sandbox, "src//./app.py", 0640, 3, &wfd);
-	call = expect_put(sandbox, &fd);
-	expect_ready(req, "src/app.py", 0640, &r);
-	assert_int_equal(env->conf.sandbox_uid, 1234);
-	assert_int_equal(env->conf.sandbox_gid, 5678);
-	/* Lexically, without a look: every parent a new directory. */
-	assert_int_equal(r.ndirs, 1);
-	assert_new_dir(&r.dirs[0]);
+	expect_ready(req, "f", 0640, &r, &wfd);
 	file_write_ready_free(&r);
 	assert_int_equal(write(wfd, "tar", 3), 3);
 	close(wfd);
-	assert_int_equal(read(fd, buf, sizeof(buf)), 3);
-	assert_int_equal(read(fd, buf, sizeof(buf)), 0);
-	close(fd);
+	assert_int_equal(read(pfd, buf, sizeof(buf)), 3);
+	assert_int_equal(read(pfd, buf, sizeof(buf)), 0);
+	close(pfd);
 	no_apid_message();
-	now = 1700000001.5;
 	from_proxy(MSG_DOCKER_DONE, call, NULL);
-	expect_file_info(req, "/workspace/src/app.py", 3);
+	expect_file_info(req, "/workspace/f", bytes);
 	no_proxy_message();
+	assert_int_equal(upload_count(), 0);
+}
+
+/*
+ * A body slower than PRIME_WAIT_MS: the primed PUT's pipe is closed
+ * unused, and COMMIT makes a PUT again once Docker has let go of it --
+ * whether COMMIT comes before that answer or after.
+ */
+static void
+test_upload_prime_expires(void **state)
+{
+	uint32_t	 req, call, again;
+	int		 pfd, base = count_fds(), late;
+
+	for (late = 0; late < 2; late++) {
+		req = spooled_primed(4, &call, &pfd);
+		wait_prime_expiry(pfd);
+		assert_pipe_unused(pfd);
+		no_apid_message();
+		if (late) {
+			from_proxy(MSG_DOCKER_DONE, call, NULL);
+			no_proxy_message();
+			send_commit(req, 4);
+		} else {
+			send_commit(req, 4);
+			/* Not while Docker still holds the container. */
+			no_proxy_message();
+			no_apid_message();
+			from_proxy(MSG_DOCKER_DONE, call, NULL);
+		}
+		again = expect_put(sandbox, 0, &pfd);
+		put_through(req, again, pfd, 4);
+	}
 	assert_int_equal(count_fds(), base);
 }
 
+/* Docker ends the primed PUT before the body is whole: COMMIT asks again. */
 static void
-test_write_proxy_error(void **state)
+test_upload_prime_fails(void **state)
 {
-	const char		*text = LIMITED ": /workspace/evil is a "
-	    "symlink or not a directory";
-	struct file_write_ready	 r;
-	uint32_t		 req, call;
-	int			 wfd, fd, base = count_fds();
+	uint32_t	 req, call;
+	int		 pfd, base = count_fds();
 
-	req = send_write(sandbox, "/workspace/evil/passwd", 0640, 0, &wfd);
-	call = expect_put(sandbox, &fd);
-	expect_ready(req, "evil/passwd", 0640, &r);
-	file_write_ready_free(&r);
-	close(fd);
-	error_reply(call, ERR_INVALID_REQUEST, text);
-	expect_apid_error(req, ERR_INVALID_REQUEST, text);
-	assert_no_reader(wfd);
+	req = spooled_primed(4, &call, &pfd);
+	error_reply(call, ERR_BACKEND, "docker went away");
+	assert_pipe_unused(pfd);
+	no_apid_message();
+	send_commit(req, 4);
+	call = expect_put(sandbox, 0, &pfd);
+	put_through(req, call, pfd, 4);
 	assert_int_equal(count_fds(), base);
 }
 
@@ -133,17 +160,22 @@ test_upload_too_large(void **state)
 	const struct step	 steps[] = {
 	    { "/workspace/f", MISSING, NULL }, { NULL, 0, NULL } };
 	struct file_write_ready	 r;
-	uint32_t		 req;
-	int			 spool, wfd, base = count_fds();
+	uint32_t		 req, call;
+	int			 spool, pfd, base = count_fds();
 
 	req = send_begin(sandbox, "f", 0640, FILE_WRITE_SIZE_UNKNOWN);
 	walk(steps);
+	call = expect_prime(&pfd);
 	spool = expect_spool(req, 10);
 	close(spool);
-	send_commit(req, 11, &wfd);
+	send_commit(req, 11);
 	expect_apid_error(req, ERR_PAYLOAD_TOO_LARGE, "file exceeds 10 bytes");
+	/* Docker got no tar; the upload lasts until it lets go. */
+	assert_int_equal(upload_count(), 1);
+	prime_unused(call, pfd);
+	assert_int_equal(upload_count(), 0);
+	no_apid_message();
 	no_proxy_message();
-	assert_no_reader(wfd);
 	/* Exactly the cap is fine. */
 	req = send_begin(sandbox, "f", 0640, FILE_WRITE_SIZE_UNKNOWN);
 	walk(steps);
@@ -152,20 +184,19 @@ test_upload_too_large(void **state)
 	assert_int_equal(count_fds(), base);
 }
 
-/* The client went away: nothing is asked of Docker, nothing answered. */
+/* The client went away: Docker gets no tar, apid no answer. */
 static void
 test_upload_abort(void **state)
 {
-	const struct step	 steps[] = {
-	    { "/workspace/f", ARCHIVE_KIND_FILE, NULL }, { NULL, 0, NULL } };
-	uint32_t		 req;
-	int			 base = count_fds();
+	uint32_t	 req, call;
+	int		 pfd, base = count_fds();
 
-	req = send_begin(sandbox, "f", 0640, 4);
-	walk(steps);
-	close(expect_spool(req, 4));
+	req = spooled_primed(4, &call, &pfd);
 	assert_int_equal(upload_count(), 1);
 	from_apid_id(MSG_FILE_WRITE_ABORT, req, -1, NULL);
+	assert_pipe_unused(pfd);
+	assert_int_equal(upload_count(), 1);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
 	assert_int_equal(upload_count(), 0);
 	no_apid_message();
 	no_proxy_message();
@@ -179,18 +210,27 @@ test_upload_abort(void **state)
 static void
 test_upload_apid_dies(void **state)
 {
-	const struct step	 steps[] = {
-	    { "/workspace/f", ARCHIVE_KIND_FILE, NULL }, { NULL, 0, NULL } };
-	uint32_t		 req, call;
-	int			 base = count_fds();
+	uint32_t	 req, call;
+	int		 pfd, base = count_fds();
 
-	req = send_begin(sandbox, "f", 0640, 4);
-	walk(steps);
-	close(expect_spool(req, 4));
+	req = spooled_primed(4, &call, &pfd);
 	apid_dies();
 	apid_back();
+	assert_pipe_unused(pfd);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
 	assert_int_equal(upload_count(), 0);
 	assert_int_equal(apid_request_count(), 0);
+	/* After COMMIT, waiting for an abandoned PUT: the same. */
+	req = spooled_primed(4, &call, &pfd);
+	wait_prime_expiry(pfd);
+	assert_pipe_unused(pfd);
+	send_commit(req, 4);
+	apid_dies();
+	apid_back();
+	error_reply(call, ERR_BACKEND, "late");
+	assert_int_equal(upload_count(), 0);
+	assert_int_equal(apid_request_count(), 0);
+	no_proxy_message();
 	/* Dying while the path is walked: the spool is never sent. */
 	send_begin(sandbox, "f", 0640, 4);
 	call = expect_head("/workspace/f");
@@ -204,23 +244,23 @@ test_upload_apid_dies(void **state)
 	assert_int_equal(count_fds(), base);
 }
 
-/* Destroyed while the body came in: 404 at COMMIT, Docker not asked. */
+/* Destroyed while the body came in: 404 at COMMIT, no tar for Docker. */
 static void
 test_upload_sandbox_gone(void **state)
 {
 	char		 text[64];
-	uint32_t	 req;
-	int		 wfd, base = count_fds();
+	uint32_t	 req, call;
+	int		 pfd, base = count_fds();
 
-	req = send_begin(sandbox, "f", 0640, 4);
-	head_missing(expect_head("/workspace/f"), "/workspace/f");
-	close(expect_spool(req, 4));
+	req = spooled_primed(4, &call, &pfd);
 	destroy_ok(sandbox);
-	send_commit(req, 4, &wfd);
+	send_commit(req, 4);
 	snprintf(text, sizeof(text), "sandbox %s not found", sandbox);
 	expect_apid_error(req, ERR_NOT_FOUND, text);
+	assert_pipe_unused(pfd);
+	error_reply(call, ERR_NOT_FOUND, text);
+	assert_int_equal(upload_count(), 0);
 	no_proxy_message();
-	assert_no_reader(wfd);
 	assert_int_equal(count_fds(), base);
 }
 
@@ -278,56 +318,51 @@ test_spool_files(void **state)
 static uint32_t
 spooled(uint64_t size)
 {
+	uint32_t	 call;
+	int		 pfd;
 	uint32_t	 req;
 
-	req = send_begin(sandbox, "f", 0640, size);
-	head_missing(expect_head("/workspace/f"), "/workspace/f");
-	close(expect_spool(req, size));
+	req = spooled_primed(size, &call, &pfd);
+	close(pfd);
 	return req;
 }
 
 static void
 lie_commit_without_begin(void)
 {
-	int	 wfd;
-
-	send_commit(4242, 4, &wfd);
+	send_commit(4242, 4);
 }
 
 static void
 lie_commit_while_walking(void)
 {
-	int	 wfd;
-
-	send_commit(send_begin(sandbox, "f", 0640, 4), 4, &wfd);
+	send_commit(send_begin(sandbox, "f", 0640, 4), 4);
 }
 
 static void
 lie_commit_twice(void)
 {
 	uint32_t	 req = spooled(4);
-	int		 wfd;
 
-	send_commit(req, 4, &wfd);
-	send_commit(req, 4, &wfd);
+	send_commit(req, 4);
+	send_commit(req, 4);
 }
 
 static void
 lie_commit_other_size(void)
 {
-	int	 wfd;
-
-	send_commit(spooled(4), 5, &wfd);
+	send_commit(spooled(4), 5);
 }
 
+/* The tar pipe is managerd's to give: a COMMIT brings none. */
 static void
-lie_commit_without_pipe(void)
+lie_commit_with_pipe(void)
 {
 	struct msgw	 w;
 
 	msgw_init(&w);
 	msg_put_u64(&w, 4);
-	from_apid_id(MSG_FILE_WRITE_COMMIT, spooled(4), -1, &w);
+	from_apid_id(MSG_FILE_WRITE_COMMIT, spooled(4), dup(0), &w);
 }
 
 static void
@@ -337,7 +372,7 @@ lie_commit_short(void)
 
 	msgw_init(&w);
 	msgw_u32(&w, 4);
-	from_apid_id(MSG_FILE_WRITE_COMMIT, spooled(4), dup(0), &w);
+	from_apid_id(MSG_FILE_WRITE_COMMIT, spooled(4), -1, &w);
 }
 
 static void
@@ -410,7 +445,8 @@ test_upload_lies(void **state)
 	LIE(lie_commit_twice, "FILE_WRITE_COMMIT", none);
 	LIE(lie_commit_other_size, "FILE_WRITE_COMMIT",
 	    "not the size it declared");
-	LIE(lie_commit_without_pipe, "FILE_WRITE_COMMIT", "no tar pipe");
+	LIE(lie_commit_with_pipe, "FILE_WRITE_COMMIT",
+	    "unexpected descriptor");
 	LIE(lie_commit_short, "FILE_WRITE_COMMIT", "malformed commit");
 	LIE(lie_abort_without_begin, "FILE_WRITE_ABORT", noid);
 	LIE(lie_abort_with_payload, "FILE_WRITE_ABORT", "unexpected payload");
@@ -430,8 +466,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup_sandbox, teardown)
 		T(test_write_rejects),
-		T(test_write_ok),
-		T(test_write_proxy_error),
+		T(test_upload_prime_expires),
+		T(test_upload_prime_fails),
 		T(test_upload_too_large),
 		T(test_upload_abort),
 		T(test_upload_sandbox_gone),

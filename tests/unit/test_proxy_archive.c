@@ -549,6 +549,56 @@ test_error_class(void **state)
 	assert_int_equal(archive_error_class(NULL), ARCHIVE_ERROR_OTHER);
 }
 
+/*
+ * The prime: a valid pax header whose one record says nothing a member
+ * keeps, so the member after it comes out as its own header says.
+ */
+static void
+test_prime(void **state)
+{
+	unsigned char		 blk[2 * TAR_BLOCK], member[TAR_BLOCK];
+	struct tar_ext		 ext;
+	struct tar_member	 m;
+	char			 rec[TAR_BLOCK + 1];
+	int64_t			 size;
+
+	archive_prime(blk);
+	assert_true(tar_checksum_ok(blk));
+	assert_int_equal(blk[TAR_H_TYPE], 'x');
+	assert_int_equal(tar_header_size(blk, &size), 0);
+	assert_int_equal(size, 31);
+	assert_memory_equal(blk + TAR_H_MAGIC, "ustar\0" "00", 8);
+	memcpy(rec, blk + TAR_BLOCK, (size_t)size);
+	memset(&ext, 0, sizeof(ext));
+	assert_null(tar_pax_parse(&ext, rec, (size_t)size));
+	assert_false(tar_ext_pending(&ext));
+	assert_int_equal(ext.pax_has, 0);
+	/* The data block is the record and NULs. */
+	assert_int_equal(blk[TAR_BLOCK + 30], '\n');
+	assert_int_equal(blk[TAR_BLOCK + 31], 0);
+	assert_int_equal(blk[2 * TAR_BLOCK - 1], 0);
+
+	memset(member, 0, sizeof(member));
+	memcpy(member + TAR_H_NAME, "f.txt", 5);
+	tar_number_put(member + TAR_H_MODE, 8, 0640);
+	tar_number_put(member + TAR_H_UID, 8, 1000);
+	tar_number_put(member + TAR_H_GID, 8, 1000);
+	tar_number_put(member + TAR_H_SIZE, 12, 3);
+	tar_number_put(member + TAR_H_MTIME, 12, 1234567890);
+	member[TAR_H_TYPE] = '0';
+	memcpy(member + TAR_H_MAGIC, "ustar", 6);
+	memcpy(member + TAR_H_VERSION, "00", 2);
+	tar_checksum_put(member);
+	assert_null(tar_member_make(&m, &ext, member, 3));
+	assert_string_equal(m.name, "f.txt");
+	assert_int_equal(m.mode, 0640);
+	assert_int_equal(m.uid, 1000);
+	assert_int_equal(m.mtime, 1234567890);
+	assert_int_equal(m.size, 3);
+	tar_member_clear(&m);
+	tar_ext_clear(&ext);
+}
+
 int
 main(void)
 {
@@ -571,6 +621,7 @@ main(void)
 		cmocka_unit_test(test_put_quoting),
 		cmocka_unit_test(test_put_other),
 		cmocka_unit_test(test_error_class),
+		cmocka_unit_test(test_prime),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,12 @@
 /*
  * The upload tests' shared part (test_manager_file_write.c,
- * test_manager_file_walk.c): a sandbox, the two protocols' messages as
- * apid and the proxy send them, and whole uploads built from those.
+ * test_manager_file_walk.c): a sandbox, the upload's messages as apid
+ * and the proxy send them, and whole uploads built from those.
  */
 #include <sys/stat.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <event2/event.h>
 
 #include "upload_fixture.h"
 
@@ -46,20 +49,6 @@ put_write(struct msgw *w, const char *id, const char *path, uint32_t mode,
 	msg_put_file_write(w, &f);
 }
 
-/* FILE_WRITE with a fresh pipe's read end; *wfd: ours. */
-uint32_t
-send_write(const char *id, const char *path, uint32_t mode, uint64_t size,
-    int *wfd)
-{
-	struct msgw	 w;
-	int		 p[2];
-
-	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
-	put_write(&w, id, path, mode, size);
-	*wfd = p[1];
-	return from_apid(MSG_FILE_WRITE, p[0], &w);
-}
-
 uint32_t
 send_begin(const char *id, const char *path, uint32_t mode, uint64_t size)
 {
@@ -69,18 +58,14 @@ send_begin(const char *id, const char *path, uint32_t mode, uint64_t size)
 	return from_apid(MSG_FILE_WRITE_BEGIN, -1, &w);
 }
 
-/* COMMIT with a fresh tar pipe's read end; *wfd: apid's end. */
 void
-send_commit(uint32_t req, uint64_t bytes, int *wfd)
+send_commit(uint32_t req, uint64_t bytes)
 {
 	struct msgw	 w;
-	int		 p[2];
 
-	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
 	msgw_init(&w);
 	msg_put_u64(&w, bytes);
-	*wfd = p[1];
-	from_apid_id(MSG_FILE_WRITE_COMMIT, req, p[0], &w);
+	from_apid_id(MSG_FILE_WRITE_COMMIT, req, -1, &w);
 }
 
 uint32_t
@@ -109,7 +94,7 @@ head_missing(uint32_t call, const char *path)
 	error_reply(call, ERR_NOT_FOUND, text);
 }
 
-/* The proxy answers the walk's questions; then nothing more is asked. */
+/* The proxy answers the walk's questions, and no more is asked. */
 void
 walk(const struct step *s)
 {
@@ -124,7 +109,6 @@ walk(const struct step *s)
 			stat_answer(call, (uint8_t)s->kind, 1,
 			    s->target != NULL ? s->target : "");
 	}
-	no_proxy_message();
 }
 
 /* FILE_SPOOL: an empty, unlinked, regular file open for both. */
@@ -152,9 +136,8 @@ expect_spool(uint32_t req, uint64_t max)
 	return fd;
 }
 
-/* The proxy's ARCHIVE_PUT: checks it; *fd: what the proxy got. */
 uint32_t
-expect_put(const char *id, int *fd)
+expect_put(const char *id, uint8_t flags, int *fd)
 {
 	struct archive_put	 ap;
 	struct imsg		 imsg;
@@ -167,15 +150,55 @@ expect_put(const char *id, int *fd)
 	imsg_free(&imsg);
 	assert_string_equal(ap.id, id);
 	assert_string_equal(ap.path, "/workspace");
-	assert_int_equal(ap.flags, ARCHIVE_PUT_NO_REPLACE);
+	assert_int_equal(ap.flags, ARCHIVE_PUT_NO_REPLACE | flags);
 	assert_int_equal(ap.length, -1);
 	archive_put_free(&ap);
 	return call;
 }
 
+uint32_t
+expect_prime(int *pfd)
+{
+	return expect_put(sandbox, ARCHIVE_PUT_PRIME, pfd);
+}
+
+/* pfd's writer is gone with nothing written. */
+void
+assert_pipe_unused(int pfd)
+{
+	char	 c;
+
+	assert_int_equal(read(pfd, &c, 1), 0);
+	close(pfd);
+}
+
+void
+prime_unused(uint32_t call, int pfd)
+{
+	assert_pipe_unused(pfd);
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+}
+
+/* The event loop runs until PRIME_WAIT_MS closes the pipe pfd reads. */
+void
+wait_prime_expiry(int pfd)
+{
+	struct pollfd	 p;
+	int		 i;
+
+	p.fd = pfd;
+	p.events = POLLIN;
+	for (i = 0; i < 100; i++) {
+		if (poll(&p, 1, 0) == 1)
+			return;
+		assert_true(event_base_loop(env->base, EVLOOP_ONCE) != -1);
+	}
+	fail_msg("the primed PUT's pipe stayed open");
+}
+
 void
 expect_ready(uint32_t req, const char *name, uint32_t mode,
-    struct file_write_ready *r)
+    struct file_write_ready *r, int *wfd)
 {
 	struct imsg	 imsg;
 
@@ -183,6 +206,7 @@ expect_ready(uint32_t req, const char *name, uint32_t mode,
 	assert_int_equal(imsg.hdr.type, MSG_FILE_WRITE_READY);
 	assert_int_equal(imsg.hdr.peerid, req);
 	assert_int_equal(msg_get_file_write_ready(&imsg, r), 0);
+	assert_true((*wfd = imsg_take_fd(&imsg)) != -1);
 	imsg_free(&imsg);
 	assert_string_equal(r->name, name);
 	assert_int_equal(r->uid, env->conf.sandbox_uid);
@@ -221,8 +245,9 @@ expect_file_info(uint32_t req, const char *path, uint64_t size)
 }
 
 /*
- * After the walk: the spool, apid's COMMIT of bytes, the upload, the
- * plan in *r (named name) and the FILE_INFO for path.
+ * After the walk: the primed PUT and the spool, apid's COMMIT of bytes,
+ * the primed PUT's pipe handed to apid, the plan in *r (named name) and
+ * the FILE_INFO for path.
  */
 void
 upload_rest(uint32_t req, uint64_t max, uint64_t bytes, const char *name,
@@ -232,13 +257,15 @@ upload_rest(uint32_t req, uint64_t max, uint64_t bytes, const char *name,
 	char		 buf[8];
 	int		 spool, wfd, pfd;
 
+	call = expect_prime(&pfd);
 	spool = expect_spool(req, max);
 	assert_int_equal(write(spool, "body", 4), 4);
 	close(spool);
 	no_apid_message();
-	send_commit(req, bytes, &wfd);
-	call = expect_put(sandbox, &pfd);
-	expect_ready(req, name, 0640, r);
+	no_proxy_message();
+	send_commit(req, bytes);
+	no_proxy_message();
+	expect_ready(req, name, 0640, r, &wfd);
 	/* The proxy reads the tar apid writes. */
 	assert_int_equal(write(wfd, "tar", 3), 3);
 	close(wfd);

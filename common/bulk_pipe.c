@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "apid.h"
+#include "bulk_pipe.h"
 
 int
 bulk_pipe(int fds[2], int flags)
