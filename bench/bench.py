@@ -412,6 +412,15 @@ class Bench:
                 "; `dockerd --version` (dockerd re-executes itself to "
                 "unpack an archive): p50 %.1f ms" % B.p50(start)
                 if start else ""))
+        with open(tar, "rb") as f:
+            one = f.read()
+        late = {p: [B.late_put(self.rc, one, 0.1, p)
+                    for _ in range(self.args.rounds)] for p in (0, 1)}
+        self.notes.append(
+            "the same PUT with its tar 100 ms after the head, from the "
+            "tar's first byte to the answer: p50 %.1f ms; after a pax "
+            "header of one comment record (how the server primes an "
+            "upload): p50 %.1f ms" % (B.p50(late[0]), B.p50(late[1])))
 
     def put_file(self, path, name):
         """Upload through the server, and the same bytes as a tar into the

@@ -324,6 +324,38 @@ class RawDocker:
         harness.remove_labelled(self.label)
 
 
+def pax_comment_header():
+    """A pax extended header with one comment record, as dockerd-proxy
+    primes an upload's PUT with (dockerd-proxy/docker_archive_prime.c)."""
+    return tarfile.TarInfo._create_pax_generic_header(
+        {"comment": "agent-sandbox prime"}, tarfile.XHDTYPE, "utf-8")
+
+
+def late_put(container, tar, delay, primed):
+    """Docker's archive PUT of tar (bytes) into /workspace whose tar comes
+    delay seconds after the head (after a pax header when primed), as an
+    upload's body arrives: ms from the tar's first byte to the answer."""
+    import socket
+    prime = pax_comment_header() if primed else b""
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(harness.DOCKER_SOCKET)
+    try:
+        sock.sendall(("PUT /containers/%s/archive?path=/workspace HTTP/1.1"
+                      "\r\nHost: docker\r\nContent-Type: application/x-tar"
+                      "\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" %
+                      (container, len(prime) + len(tar))).encode() + prime)
+        time.sleep(delay)
+        t = time.perf_counter()
+        sock.sendall(tar)
+        head = sock.recv(4096)
+        ms = (time.perf_counter() - t) * 1000.0
+    finally:
+        sock.close()
+    if not head.startswith(b"HTTP/1.1 200 "):
+        raise Failed("late archive PUT: %r" % head[:200])
+    return ms
+
+
 def root_sh(container, script):
     """Run a shell script as root in a container (setup, untimed)."""
     raw = RawDocker(None)
