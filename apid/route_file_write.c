@@ -14,8 +14,8 @@
  *	<- FILE_INFO (or MSG_ERROR)
  *
  * A client that goes away before its body is whole, or a body over the
- * limit, ends with ABORT: nothing was sent to Docker, the old file is
- * untouched.  The 200 waits for the UPLOAD job's end as well as for
+ * limit, ends with ABORT: Docker got no byte of the file (managerd's
+ * primed PUT ends empty), the old file is untouched.  The 200 waits for the UPLOAD job's end as well as for
  * FILE_INFO: a job that did not write the whole tar makes the answer an
  * error whatever managerd says.  The state lives until managerd's call
  * is over, no job runs and the client has its answer.

@@ -35,8 +35,7 @@ struct file_request {
 #define FILE_LIST_OUTPUT_MAX	(16 * 1024 * 1024)
 
 /*
- * FILE_WRITE and FILE_WRITE_BEGIN: after apid's 413 checks; managerd
- * checks the rest.
+ * FILE_WRITE_BEGIN: after apid's 413 checks; managerd checks the rest.
  */
 #define FILE_WRITE_SIZE_UNKNOWN	UINT64_MAX	/* BEGIN of a chunked body */
 struct file_write {

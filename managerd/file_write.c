@@ -15,7 +15,8 @@
  * on the sandbox (exec, stat, kill) waiting for a slow client; so a body
  * that is not whole within PRIME_WAIT_MS loses its primed PUT (the pipe
  * is closed: Docker unpacks an empty archive and lets go) and the PUT is
- * made again at COMMIT.
+ * made again at COMMIT, primed as well, so that a tar that never comes
+ * is an empty archive there too and apid's answer says why.
  *
  * The bytes pass between apid and the proxy; managerd hands out the
  * descriptors and keeps the tar pipe's write end until COMMIT.
@@ -231,6 +232,24 @@ prime_drop(struct upload *up)
 	up->tar_fd = -1;
 }
 
+/* The answer to a PUT that got no tar: only the log hears of it. */
+static void
+put_unused(struct imsg *reply, const struct upload *up, const char *what)
+{
+	uint32_t	 kind;
+	char		*text;
+
+	if (reply->hdr.type == MSG_DOCKER_DONE) {
+		if (reply->len != 0)
+			peer_bad_message(&env->proxy_peer, reply,
+			    "unexpected payload");
+		return;
+	}
+	text = proxy_error_text(reply, &kind);
+	log_debug("upload %u: %s: %s", up->apid_id, what, text);
+	free(text);
+}
+
 static void
 upload_put_done(struct imsg *reply, void *arg)
 {
@@ -238,17 +257,19 @@ upload_put_done(struct imsg *reply, void *arg)
 
 	switch (up->put) {
 	case PUT_LIVE:
-		put_answer(reply, up);
+		/* ENDING: apid never got the pipe, nor hears of this. */
+		if (up->state != UPLOAD_ENDING)
+			put_answer(reply, up);
 		upload_free(up);
 		break;
 	case PUT_PRIMED:
 		/* Docker ended it before the tar came: COMMIT asks again. */
-		log_debug("upload %u: the primed PUT ended early",
-		    up->apid_id);
+		put_unused(reply, up, "the primed PUT ended early");
 		prime_drop(up);
 		up->put = PUT_NONE;
 		break;
 	case PUT_ABANDONED:
+		put_unused(reply, up, "the abandoned PUT");
 		up->put = PUT_NONE;
 		if (up->state == UPLOAD_ENDING)
 			upload_free(up);
@@ -273,7 +294,7 @@ put_start(struct upload *up, uint8_t flags, int *wfd)
 	int			 fds[2];
 
 	if (bulk_pipe(fds, 0) == -1)
-		return -1;
+		return -1;		/* errno says why */
 	ap.id = up->walk.id;
 	ap.path = workspace;
 	ap.flags = ARCHIVE_PUT_NO_REPLACE | flags;
@@ -284,6 +305,7 @@ put_start(struct upload *up, uint8_t flags, int *wfd)
 	if (proxy_call(MSG_DOCKER_ARCHIVE_PUT, fds[0], &w, 0, MSG_DOCKER_DONE,
 	    upload_put_done, up) == 0) {
 		close(fds[1]);
+		errno = ECONNRESET;
 		return -1;
 	}
 	*wfd = fds[1];
@@ -302,18 +324,34 @@ upload_ready(struct upload *up, int wfd)
 	ready_fill(up, &ready);
 	msgw_init(&w);
 	msg_put_file_write_ready(&w, &ready);
-	/* Sent or closed; unsent, the tar is empty and the answer dropped. */
-	apid_reply_fd(up->apid_id, MSG_FILE_WRITE_READY, wfd, &w);
+	/* Sent, or closed: then Docker gets an empty tar, apid an error. */
+	if (apid_reply_fd(up->apid_id, MSG_FILE_WRITE_READY, wfd, &w) == 0)
+		return;
+	if (apid_error(up->apid_id, ERR_UNAVAILABLE, "cannot hand apid the "
+	    "upload's tar pipe; try again") == -1)
+		apid_request_close(up->apid_id);
+	up->state = UPLOAD_ENDING;
 }
 
+/*
+ * After the body, the PUT is primed too: a tar that never comes (apid
+ * out of descriptors, its job gone) is an empty archive to Docker, and
+ * apid, whose job did not write it, answers the error it knows.
+ */
 static void
 upload_put_late(struct upload *up)
 {
-	int	 wfd;
+	int	 wfd, saved;
 
-	if (put_start(up, 0, &wfd) == -1) {
-		apid_error(up->apid_id, ERR_INTERNAL,
-		    "cannot reach dockerd-proxy");
+	if (put_start(up, ARCHIVE_PUT_PRIME, &wfd) == -1) {
+		saved = errno;
+		if (saved == ECONNRESET)
+			apid_error(up->apid_id, ERR_INTERNAL,
+			    "cannot reach dockerd-proxy");
+		else
+			apid_error(up->apid_id, descriptor_error(saved,
+			    ERR_INTERNAL), "cannot make the upload's tar pipe: "
+			    "%s", strerror(saved));
 		upload_free(up);
 		return;
 	}
