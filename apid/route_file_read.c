@@ -132,7 +132,12 @@ read_answer_whole(struct file_read *st)
 		    st->pend);
 		return;
 	}
-	if (st->err_text != NULL) {
+	/*
+	 * A job that got no descriptors is the cause: the proxy's "the
+	 * reader went away", when it comes, is only what followed.
+	 */
+	if (st->err_text != NULL &&
+	    descriptor_error(st->job_errnum, 0) != ERR_UNAVAILABLE) {
 		respond_error(st->pd.req, st->err_kind, st->err_text);
 		return;
 	}
