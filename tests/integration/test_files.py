@@ -626,6 +626,17 @@ class LargeFiles(ServerCase):
         self.assertIn(b"Connection: close", reply)
 
 
+def reply_head(sock):
+    """What a raw socket got up to the end of the reply's head."""
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    return reply
+
+
 class UploadStreaming(ServerCase):
     """An upload body as apid reads it (apid/upload_body.c): kept-alive
     connections, a client that goes away mid-body, Expect: 100-continue.
@@ -729,12 +740,7 @@ class UploadStreaming(ServerCase):
                              (0, "1000"), out)
             time.sleep(max(0.0, 1.5 - (time.monotonic() - started)))
             sock.sendall(new[MIB:])
-            reply = b""
-            while b"\r\n\r\n" not in reply:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                reply += chunk
+            reply = reply_head(sock)
             self.assertTrue(reply.startswith(b"HTTP/1.1 200 "), reply)
         finally:
             sock.close()
@@ -760,12 +766,7 @@ class UploadStreaming(ServerCase):
             self.assertEqual(interim, b"HTTP/1.1 100 Continue\r\n\r\n")
             sock.settimeout(30)
             sock.sendall(data)
-            reply = b""
-            while b"\r\n\r\n" not in reply:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                reply += chunk
+            reply = reply_head(sock)
             self.assertTrue(reply.startswith(b"HTTP/1.1 200 "), reply)
         finally:
             sock.close()

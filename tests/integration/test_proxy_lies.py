@@ -14,7 +14,6 @@ import tarfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
 import test_proxy_ops as ops  # noqa: E402
 from test_proxy_ops import (MSG_DOCKER_DONE, MSG_ERROR, Proxy,  # noqa: E402
                             container, decode_error, describe, new_id,
@@ -30,12 +29,7 @@ def setUpModule():
 
 
 def tearDownModule():
-    if PROXY is not None:
-        alive = PROXY.proc.poll() is None
-        PROXY.stop()
-        if not alive or PROXY.proc.returncode != 0:
-            print(PROXY.log_text(), file=sys.stderr)
-            raise AssertionError("dockerd-proxy did not stop cleanly")
+    ops.stop_module_proxy(PROXY)
 
 
 def our_objects(sid):
@@ -145,14 +139,14 @@ class LyingArchiveWrites(OneSandbox):
         code, out, _ = PROXY.sh(self.sid, "cat /workspace/planted")
         self.assertEqual((code, out), (0, "x"))
 
-    def test_relative_path_is_a_lie(self):
-        # The codec takes absolute paths only: anything else is fatal.
+    def put_is_fatal(self, path, flags, length):
+        """An ARCHIVE_PUT a fresh proxy must die of."""
         proxy = Proxy()
         try:
             rfd, wfd = os.pipe()
             os.close(wfd)
             proxy.request(ops.MSG_DOCKER_ARCHIVE_PUT, ops.archive_put_payload(
-                self.sid, "workspace", 0, -1), fd=rfd)
+                self.sid, path, flags, length), fd=rfd)
             os.close(rfd)
             self.assertEqual(proxy.wait_exit(), 1)
             self.assertIn("bad DOCKER_ARCHIVE_PUT message from managerd",
@@ -160,6 +154,16 @@ class LyingArchiveWrites(OneSandbox):
         finally:
             if proxy.proc.poll() is None:
                 proxy.stop()
+
+    def test_relative_path_is_a_lie(self):
+        # The codec takes absolute paths only: anything else is fatal.
+        self.put_is_fatal("workspace", 0, -1)
+
+    def test_primed_with_a_length_is_a_lie(self):
+        # A prime adds bytes to the body: only a tar of unknown length;
+        # and no flag the codec does not know.
+        self.put_is_fatal("/workspace", ops.ARCHIVE_PUT_PRIME, 1024)
+        self.put_is_fatal("/workspace", 0x04, -1)
 
 
 def hostile_tar(members):
@@ -447,12 +451,7 @@ def tree_bytes(path):
 
 
 def main():
-    harness.require_root_and_docker()
-    try:
-        result = unittest.main(exit=False, verbosity=2).result
-    finally:
-        ops.cleanup_docker()
-    sys.exit(0 if result.wasSuccessful() else 1)
+    ops.run_module()
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ ARCHIVE_KIND_DIR = 2
 ARCHIVE_KIND_SYMLINK = 3
 ARCHIVE_KIND_OTHER = 4
 ARCHIVE_PUT_NO_REPLACE = 0x01
+ARCHIVE_PUT_PRIME = 0x02
 IMSG_FD_MARK = 0x80000000
 
 
@@ -1539,18 +1540,39 @@ class WorkspaceOwner(unittest.TestCase):
         self.create_owned(proxy, uid, gid)
         self.assertNotEqual(owner_image(uid, gid)["Id"], foreign)
 
-def main():
+def stop_module_proxy(proxy):
+    """tearDownModule of a module whose tests share one Proxy: it must
+    still run, and stop cleanly (a death means a filter killed it)."""
+    if proxy is None:
+        return
+    alive = proxy.proc.poll() is None
+    proxy.stop()
+    if not alive or proxy.proc.returncode != 0:
+        print(proxy.log_text(), file=sys.stderr)
+    assert alive, "dockerd-proxy died (seccomp?)"
+    assert proxy.proc.returncode == 0, \
+        "dockerd-proxy exited with %d" % proxy.proc.returncode
+
+
+def run_module(images=(IMAGE,)):
+    """main() of a module of proxy tests: root, Docker and the images or
+    a skip, then the tests, then Docker cleaned of what they left."""
     harness.require_root_and_docker()
-    status, _ = docker("GET", "/images/%s/json" % urlquote(IMAGE))
-    if status != 200:
-        print("SKIP: test image %s is missing (scripts/build-images)" %
-              IMAGE, file=sys.stderr)
-        sys.exit(harness.SKIP)
+    for image in images:
+        status, _ = docker("GET", "/images/%s/json" % urlquote(image))
+        if status != 200:
+            print("SKIP: test image %s is missing (scripts/build-images)" %
+                  image, file=sys.stderr)
+            sys.exit(harness.SKIP)
     try:
         result = unittest.main(exit=False, verbosity=2).result
     finally:
         cleanup_docker()
     sys.exit(0 if result.wasSuccessful() else 1)
+
+
+def main():
+    run_module()
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ opens the body with a pax header of its own so that Docker sets up its
 unpacking before the tar comes.  Against the real proxy (jailed, seccomp
 kill) and dockerd, standing in for managerd (test_proxy_ops.py's
 fixture): a tar that comes late lands as it would unprimed, pax members
-of its own included; a tar that never comes changes nothing; a prime with
-a declared length is a lie.  Run as root; skips (77) otherwise."""
+of its own included; a tar that never comes changes nothing.  (A prime
+with a declared length is test_proxy_lies.py's.)  Run as root; skips
+(77) otherwise."""
 
 import io
 import os
@@ -16,14 +17,12 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
 import test_proxy_ops as ops  # noqa: E402
 from test_proxy_ops import (MSG_DOCKER_DONE, Proxy, describe,  # noqa: E402
                             new_id)
 
 PROXY = None
-ARCHIVE_PUT_PRIME = 0x02
-NO_REPLACE = ops.ARCHIVE_PUT_NO_REPLACE
+PRIMED = ops.ARCHIVE_PUT_NO_REPLACE | ops.ARCHIVE_PUT_PRIME
 
 
 def setUpModule():
@@ -32,12 +31,7 @@ def setUpModule():
 
 
 def tearDownModule():
-    if PROXY is not None:
-        alive = PROXY.proc.poll() is None
-        PROXY.stop()
-        if not alive or PROXY.proc.returncode != 0:
-            print(PROXY.log_text(), file=sys.stderr)
-            raise AssertionError("dockerd-proxy did not stop cleanly")
+    ops.stop_module_proxy(PROXY)
 
 
 def pax_tar(name, data, mtime):
@@ -78,7 +72,7 @@ class Primed(unittest.TestCase):
         t.start()
         try:
             return PROXY.archive_put_fd(self.sid, "/workspace", rfd, -1,
-                                        NO_REPLACE | ARCHIVE_PUT_PRIME)
+                                        PRIMED)
         finally:
             t.join()
 
@@ -105,30 +99,10 @@ class Primed(unittest.TestCase):
                                   "ls -A /workspace | grep -ci pax")
         self.assertEqual(out, "kept\n0\n", err)
 
-    def test_prime_with_a_length_is_a_lie(self):
-        # A prime adds bytes to the body: only a tar of unknown length.
-        proxy = Proxy()
-        try:
-            rfd, wfd = os.pipe()
-            os.close(wfd)
-            proxy.request(ops.MSG_DOCKER_ARCHIVE_PUT, ops.archive_put_payload(
-                self.sid, "/workspace", ARCHIVE_PUT_PRIME, 1024), fd=rfd)
-            os.close(rfd)
-            self.assertEqual(proxy.wait_exit(), 1)
-            self.assertIn("bad DOCKER_ARCHIVE_PUT message from managerd",
-                          proxy.log_text())
-        finally:
-            if proxy.proc.poll() is None:
-                proxy.stop()
 
 
 def main():
-    harness.require_root_and_docker()
-    try:
-        result = unittest.main(exit=False, verbosity=2).result
-    finally:
-        ops.cleanup_docker()
-    sys.exit(0 if result.wasSuccessful() else 1)
+    ops.run_module()
 
 
 if __name__ == "__main__":

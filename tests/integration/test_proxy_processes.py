@@ -54,14 +54,7 @@ def setUpModule():
 
 def tearDownModule():
     try:
-        if PROXY is not None:
-            alive = PROXY.proc.poll() is None
-            PROXY.stop()
-            if not alive or PROXY.proc.returncode != 0:
-                print(PROXY.log_text(), file=sys.stderr)
-            assert alive, "dockerd-proxy died (seccomp?)"
-            assert PROXY.proc.returncode == 0, \
-                "dockerd-proxy exited with %d" % PROXY.proc.returncode
+        ops.stop_module_proxy(PROXY)
     finally:
         ops.cleanup_docker()
 
@@ -1013,18 +1006,7 @@ class Lies(unittest.TestCase):
 
 
 def main():
-    harness.require_root_and_docker()
-    for image in (ops.IMAGE, DEBIAN):
-        status, _ = docker("GET", "/images/%s/json" % ops.urlquote(image))
-        if status != 200:
-            print("SKIP: test image %s is missing (scripts/build-images)" %
-                  image, file=sys.stderr)
-            sys.exit(harness.SKIP)
-    try:
-        result = unittest.main(exit=False, verbosity=2).result
-    finally:
-        ops.cleanup_docker()
-    sys.exit(0 if result.wasSuccessful() else 1)
+    ops.run_module((ops.IMAGE, DEBIAN))
 
 
 if __name__ == "__main__":
