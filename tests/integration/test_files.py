@@ -657,11 +657,14 @@ class UploadStreaming(ServerCase):
         return "/v1/sandboxes/%s/files?%s" % (self.sb, qs(path=path))
 
     def raw_head(self, path, length, extra=b""):
+        return self.raw_head_for(self.sb, path, length, extra)
+
+    def raw_head_for(self, sb, path, length, extra=b""):
+        url = "/v1/sandboxes/%s/files?%s" % (sb, qs(path=path))
         return (b"PUT %s HTTP/1.1\r\nHost: x\r\n"
                 b"Authorization: Bearer %s\r\n%s"
                 b"Content-Length: %d\r\n\r\n" %
-                (self.url(path).encode(), harness.TEST_KEY.encode(), extra,
-                 length))
+                (url.encode(), harness.TEST_KEY.encode(), extra, length))
 
     def test_keep_alive(self):
         a, b = os.urandom(3 * MIB + 17), os.urandom(700 * 1024)
@@ -745,6 +748,49 @@ class UploadStreaming(ServerCase):
         finally:
             sock.close()
         self.assertEqual(get_file(self.server, self.sb, "slow.bin")[2], new)
+
+    def test_two_slow_bodies_and_a_delete(self):
+        # Two uploads to one sandbox stall at once, each past managerd's
+        # wait: both land whole, an exec meanwhile answers.  Then one
+        # stalls while its sandbox is deleted: the rest of its body is
+        # answered 404, and the server has nothing of it left.
+        sb = self.server.create()["id"]
+        datas = [os.urandom(MIB + 1), os.urandom(2 * MIB + 2)]
+        socks = []
+        try:
+            for i, data in enumerate(datas):
+                sock = socket.create_connection(
+                    ("127.0.0.1", self.server.port), timeout=30)
+                socks.append(sock)
+                sock.sendall(self.raw_head_for(sb, "two-%d" % i, len(data)))
+                sock.sendall(data[:1000])
+            out = self.server.exec(sb, "echo up")
+            self.assertEqual(out["stdout"], "up\n", out)
+            time.sleep(0.6)
+            for sock, data in zip(socks, datas):
+                sock.sendall(data[1000:])
+            for sock in socks:
+                reply = reply_head(sock)
+                self.assertTrue(reply.startswith(b"HTTP/1.1 200 "), reply)
+        finally:
+            for sock in socks:
+                sock.close()
+        for i, data in enumerate(datas):
+            self.assertEqual(get_file(self.server, sb, "two-%d" % i)[2], data)
+        sock = socket.create_connection(("127.0.0.1", self.server.port),
+                                        timeout=30)
+        try:
+            sock.sendall(self.raw_head_for(sb, "gone", MIB))
+            sock.sendall(os.urandom(1000))
+            status, _ = self.server.api("DELETE", "/v1/sandboxes/" + sb)
+            self.assertEqual(status, 204)
+            sock.sendall(os.urandom(MIB - 1000))
+            reply = reply_head(sock)
+            self.assertTrue(reply.startswith(b"HTTP/1.1 404 "), reply)
+        finally:
+            sock.close()
+        self.assertEqual(harness.docker_objects_labelled(
+            "io.agent-sandbox.id=" + sb), ([], []))
 
     def test_expect_100_continue(self):
         data = os.urandom(2 * MIB)
