@@ -589,6 +589,8 @@ test_prime(void **state)
 	memcpy(member + TAR_H_MAGIC, "ustar", 6);
 	memcpy(member + TAR_H_VERSION, "00", 2);
 	tar_checksum_put(member);
+	/* tar_member_make clears what m held first. */
+	memset(&m, 0, sizeof(m));
 	assert_null(tar_member_make(&m, &ext, member, 3));
 	assert_string_equal(m.name, "f.txt");
 	assert_int_equal(m.mode, 0640);
