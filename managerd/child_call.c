@@ -8,6 +8,10 @@
  * A call that cannot be answered (the child could not start within
  * CALL_START_SECONDS, or died with the call in flight) fails with
  * ERR_UNAVAILABLE, from the event loop, never from inside child_call().
+ * So does every call in flight when one of them has had no word for
+ * CALL_ANSWER_SECONDS: the child is hung (each of its answers comes at
+ * once, the netns-helper's within its own 2 s alarm), so it is stopped,
+ * and started again when next needed; a late answer cannot come.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +25,8 @@
 
 /* How long a queued call waits for its child to come up. */
 #define CALL_START_SECONDS	10
+/* How long a call sent waits for a word of its answer. */
+#define CALL_ANSWER_SECONDS	10
 
 struct child_call {
 	TAILQ_ENTRY(child_call)	 entry;
@@ -34,6 +40,7 @@ struct child_call {
 	void			*arg;
 	const char		*why;		/* failing */
 	double			 queued_at;	/* clock_monotonic() */
+	double			 heard_at;	/* sent, or its last word */
 };
 TAILQ_HEAD(child_call_list, child_call);
 
@@ -43,6 +50,7 @@ struct child_calls {
 	struct child_call_list	 failing;
 	struct event		*ev_fail;
 	struct event		*ev_timeout;
+	struct event		*ev_answer;	/* CALL_ANSWER_SECONDS */
 	int			 init;
 };
 
@@ -161,6 +169,61 @@ calls_wait(enum child_id id, struct child_calls *cc)
 	child_demand(id);
 }
 
+static void	calls_answer_wait(enum child_id, struct child_calls *);
+
+/* A call in flight has had no word for too long: the child is hung. */
+static void
+calls_answer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	enum child_id		 id = (enum child_id)(intptr_t)arg;
+	struct child_calls	*cc = calls_of(id);
+	struct child_call	*call;
+	double			 now = clock_monotonic();
+
+	TAILQ_FOREACH(call, &cc->sent, entry) {
+		if (now - call->heard_at >= CALL_ANSWER_SECONDS - 0.001)
+			break;
+	}
+	if (call == NULL) {
+		calls_answer_wait(id, cc);
+		return;
+	}
+	log_warnx("%s did not answer within %d seconds: it is stopped, and "
+	    "started again when next needed", child_kinds[id].name,
+	    CALL_ANSWER_SECONDS);
+	calls_fail(cc, &cc->sent, "a helper process of the server did not "
+	    "answer; try again");
+	child_hung(id);
+}
+
+/* The timer, for the call in flight heard from longest ago (or none). */
+static void
+calls_answer_wait(enum child_id id, struct child_calls *cc)
+{
+	struct child_call	*call;
+	struct timeval		 tv;
+	double			 oldest = -1, left;
+
+	TAILQ_FOREACH(call, &cc->sent, entry) {
+		if (oldest < 0 || call->heard_at < oldest)
+			oldest = call->heard_at;
+	}
+	if (oldest < 0) {
+		if (cc->ev_answer != NULL)
+			evtimer_del(cc->ev_answer);
+		return;
+	}
+	if (cc->ev_answer == NULL && (cc->ev_answer = evtimer_new(env->base,
+	    calls_answer_cb, (void *)(intptr_t)id)) == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	left = CALL_ANSWER_SECONDS - (clock_monotonic() - oldest);
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)left;
+	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6);
+	evtimer_add(cc->ev_answer, &tv);
+}
+
 /* -1 if it could not be queued for the peer (then the caller fails it). */
 static int
 call_send(enum child_id id, struct child_call *call)
@@ -173,7 +236,9 @@ call_send(enum child_id id, struct child_call *call)
 		return -1;
 	free(call->w);
 	call->w = NULL;
+	call->heard_at = clock_monotonic();
 	TAILQ_INSERT_TAIL(&calls_of(id)->sent, call, entry);
+	calls_answer_wait(id, calls_of(id));
 	return 0;
 }
 
@@ -242,6 +307,7 @@ child_calls_lost(enum child_id id)
 	if (!TAILQ_EMPTY(&cc->sent))
 		calls_fail(cc, &cc->sent, "a helper process of the server "
 		    "restarted");
+	calls_answer_wait(id, cc);
 	if (!TAILQ_EMPTY(&cc->queued))
 		calls_wait(id, cc);
 }
@@ -272,10 +338,43 @@ child_calls_reply(enum child_id id, struct peer *p, struct imsg *imsg)
 	    (call->more_type == 0 || type != call->more_type))
 		peer_bad_message(p, imsg, "wrong reply type");
 	if (type == call->more_type && call->more_type != 0) {
+		call->heard_at = clock_monotonic();
 		call->done(imsg, call->arg);
 		return;
 	}
 	TAILQ_REMOVE(&cc->sent, call, entry);
 	call->done(imsg, call->arg);
 	call_free(call);
+	calls_answer_wait(id, cc);
+}
+
+/* Every call and timer gone, as at the start (the tests' event bases). */
+void
+child_calls_clear(void)
+{
+	struct child_call_list	*lists[3];
+	struct child_calls	*cc;
+	struct child_call	*call;
+	size_t			 i, l;
+
+	for (i = 0; i < CHILD_MAX; i++) {
+		if (!(cc = &calls[i])->init)
+			continue;
+		lists[0] = &cc->queued;
+		lists[1] = &cc->sent;
+		lists[2] = &cc->failing;
+		for (l = 0; l < 3; l++) {
+			while ((call = TAILQ_FIRST(lists[l])) != NULL) {
+				TAILQ_REMOVE(lists[l], call, entry);
+				call_free(call);
+			}
+		}
+		if (cc->ev_fail != NULL)
+			event_free(cc->ev_fail);
+		if (cc->ev_timeout != NULL)
+			event_free(cc->ev_timeout);
+		if (cc->ev_answer != NULL)
+			event_free(cc->ev_answer);
+		memset(cc, 0, sizeof(*cc));
+	}
 }

@@ -378,6 +378,16 @@ child_lost(struct child *c)
 	c->kind->lost();
 }
 
+/* It stopped answering (child_call.c): as if it had closed its channel. */
+void
+child_hung(enum child_id id)
+{
+	struct child	*c = &env->child[id];
+
+	child_lost(c);
+	child_ask(c, MSG_SPAWN_KILL);
+}
+
 /* End of file or a write error: it is dying, or of no use any more. */
 static void
 child_closed(struct peer *p)

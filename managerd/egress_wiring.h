@@ -18,6 +18,8 @@ uint32_t child_call(enum child_id, uint32_t type, int fd, struct msgw *,
 void	 child_calls_ready(enum child_id);
 void	 child_calls_lost(enum child_id);
 void	 child_calls_reply(enum child_id, struct peer *, struct imsg *);
+/* Every call and timer gone (tests: each has an event base of its own). */
+void	 child_calls_clear(void);
 
 /*
  * egress.c: a policy sandbox's listener made and served (see there).

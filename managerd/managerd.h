@@ -233,6 +233,8 @@ void	child_ready(enum child_id, struct imsg *);
 int	child_up(enum child_id);
 /* An on-demand child is wanted: start it unless it runs or is starting. */
 void	child_demand(enum child_id);
+/* It stopped answering: its channel closes, the spawner kills it. */
+void	child_hung(enum child_id);
 /* Close every child's channel (at shutdown). */
 void	children_close(void);
 void	dispatch_spawner(struct peer *, struct imsg *);

@@ -35,6 +35,7 @@ static struct managerd	 menv;
 static struct imsgbuf	 apid_side, proxy_side, worker_side;
 /* netns-helper and egress-proxy: up and READY from the start. */
 static struct imsgbuf	 netns_side, egress_side;
+static struct imsgbuf	 spawner_side;	/* what managerd asks the spawner */
 static char		 datadir[64];
 
 static double
@@ -70,7 +71,7 @@ setup_env(char **settings)
 	static char	 bridge[] = "AGENT_SANDBOX_NETWORK_TRUE=bridge";
 	char		*envp[32], dirsetting[128], err[256];
 	size_t		 n = 0;
-	int		 a[2], p[2], w[2], nh[2], eg[2];
+	int		 a[2], p[2], w[2], nh[2], eg[2], sp[2];
 
 	memset(&menv, 0, sizeof(menv));
 	env = &menv;
@@ -113,6 +114,11 @@ setup_env(char **settings)
 	    dispatch_netns, peer_gone, NULL);
 	peer_init(&env->egress_peer, env->base, eg[0], "egress-proxy",
 	    dispatch_egress, peer_gone, NULL);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0, sp), 0);
+	peer_init(&env->spawner_peer, env->base, sp[0], "spawner",
+	    dispatch_spawner, peer_gone, NULL);
+	imsgbuf_init(&spawner_side, sp[1]);
 	/* The archive worker only ever gets channel ends: worker_drain(). */
 	peer_init(&env->worker_peer, env->base, w[0], "archive-worker",
 	    dispatch_worker, peer_gone, NULL);
@@ -190,11 +196,15 @@ teardown(void **state)
 	imsgbuf_read(&egress_side);
 	assert_int_equal(imsg_get(&netns_side, &imsg), 0);
 	assert_int_equal(imsg_get(&egress_side, &imsg), 0);
+	assert_int_equal(imsgbuf_flush(&env->spawner_peer.ibuf), 0);
+	imsgbuf_read(&spawner_side);
+	assert_int_equal(imsg_get(&spawner_side, &imsg), 0);
 	assert_true(TAILQ_EMPTY(&env->calls));
 	assert_int_equal(exec_count(), 0);
 	assert_int_equal(upload_count(), 0);
 
 	reaper_stop();
+	child_calls_clear();
 	processes_clear();
 	sandbox_table_clear();
 	peer_stop(&env->apid_peer);
@@ -202,8 +212,12 @@ teardown(void **state)
 	peer_stop(&env->worker_peer);
 	peer_stop(&env->netns_peer);
 	peer_stop(&env->egress_peer);
+	peer_stop(&env->spawner_peer);
 	close(env->netns_peer.ibuf.sock);
 	close(env->egress_peer.ibuf.sock);
+	close(env->spawner_peer.ibuf.sock);
+	imsgbuf_clear(&spawner_side);
+	close(spawner_side.sock);
 	imsgbuf_clear(&netns_side);
 	imsgbuf_clear(&egress_side);
 	close(netns_side.sock);
@@ -246,6 +260,24 @@ child_up_again(enum child_id id)
 }
 
 static int	next_msg(struct peer *, struct imsgbuf *, struct imsg *);
+
+/* What managerd asked the spawner next (1), or nothing (0). */
+int
+to_spawner(uint32_t *type, uint32_t *child)
+{
+	struct imsg	 imsg;
+	struct msgr	 r;
+
+	if (next_msg(&env->spawner_peer, &spawner_side, &imsg) != 1)
+		return 0;
+	*type = imsg.hdr.type;
+	assert_int_equal(imsg.len, 4);
+	msgr_init(&r, &imsg);
+	*child = msgr_u32(&r);
+	assert_int_equal(msgr_end(&r), 0);
+	imsg_free(&imsg);
+	return 1;
+}
 
 int
 to_child(enum child_id id, struct imsg *imsg)

@@ -39,6 +39,8 @@ void	 run_deferred(void);
 void	 child_down(enum child_id);
 void	 child_up_again(enum child_id);
 int	 to_child(enum child_id, struct imsg *);
+/* What managerd asked the spawner next (1: *type, *child), or none (0). */
+int	 to_spawner(uint32_t *type, uint32_t *child);
 /* The netns-helper and the egress proxy, played by the test. */
 void	 from_child(enum child_id, uint32_t type, uint32_t peerid, int fd,
 	    struct msgw *);

@@ -435,6 +435,41 @@ test_log_relayed(void **state)
 	expect_apid(req, MSG_NETWORK_LOG_END);
 }
 
+/*
+ * An egress proxy that takes a call and never answers: after
+ * CALL_ANSWER_SECONDS the call fails with 503, and the child is stopped
+ * (its channel closed, the spawner asked to kill it), to be started
+ * again when next needed.
+ */
+static void
+test_silent_child(void **state)
+{
+	char		 id[SANDBOX_ID_LEN + 1];
+	uint32_t	 req, child, type;
+	int		 killed = 0, i;
+
+	policy_sandbox(ALLOWLIST, id, sizeof(id));
+	req = send_id(MSG_NETWORK_LOG, id);
+	expect_child(CHILD_EGRESS, MSG_EGRESS_LOG, NULL);
+	run_deferred();
+	no_apid_message();
+	assert_true(child_up(CHILD_EGRESS));
+	/* The timer is all that is pending: the loop blocks until it fires. */
+	for (i = 0; i < 100 && child_up(CHILD_EGRESS); i++)
+		assert_true(event_base_loop(env->base, EVLOOP_ONCE) != -1);
+	assert_false(child_up(CHILD_EGRESS));
+	run_deferred();
+	expect_apid_error(req, ERR_UNAVAILABLE, "a helper process of the "
+	    "server did not answer; try again");
+	/* Asked to kill it (and, with a policy sandbox left, to start it). */
+	while (to_spawner(&type, &child)) {
+		assert_int_equal(child, CHILD_EGRESS);
+		assert_true(type == MSG_SPAWN_KILL || type == MSG_SPAWN_START);
+		killed += type == MSG_SPAWN_KILL;
+	}
+	assert_int_equal(killed, 1);
+}
+
 /* The egress proxy's sockets die with it: every sandbox again. */
 static void
 test_attached_again_after_restart(void **state)
@@ -563,6 +598,7 @@ main(void)
 		T(test_bridge_cannot_change),
 		T(test_true_is_public),
 		T(test_log_relayed),
+		T(test_silent_child),
 		T(test_attached_again_after_restart),
 		T(test_start_during_attach),
 		T(test_put_port_in_use),
