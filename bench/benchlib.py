@@ -14,6 +14,7 @@ import platform
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -335,7 +336,6 @@ def late_put(container, tar, delay, primed):
     """Docker's archive PUT of tar (bytes) into /workspace whose tar comes
     delay seconds after the head (after a pax header when primed), as an
     upload's body arrives: ms from the tar's first byte to the answer."""
-    import socket
     prime = pax_comment_header() if primed else b""
     sock = socket.socket(socket.AF_UNIX)
     sock.connect(harness.DOCKER_SOCKET)

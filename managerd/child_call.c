@@ -123,6 +123,16 @@ calls_fail(struct child_calls *cc, struct child_call_list *list,
 
 static void	calls_wait(enum child_id, struct child_calls *);
 
+/* A timer's timeout, seconds from now (none past: at once). */
+static void
+timeval_in(struct timeval *tv, double left)
+{
+	if (left < 0)
+		left = 0;
+	tv->tv_sec = (time_t)left;
+	tv->tv_usec = (suseconds_t)((left - (double)tv->tv_sec) * 1e6);
+}
+
 /* Each queued call waits CALL_START_SECONDS from its own queuing. */
 static void
 calls_timeout_cb(evutil_socket_t fd, short events, void *arg)
@@ -160,10 +170,7 @@ calls_wait(enum child_id id, struct child_calls *cc)
 		fatalx("%s: evtimer_new", __func__);
 	left = oldest == NULL ? 0 : CALL_START_SECONDS -
 	    (clock_monotonic() - oldest->queued_at);
-	if (left < 0)
-		left = 0;
-	tv.tv_sec = (time_t)left;
-	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6);
+	timeval_in(&tv, left);
 	if (!evtimer_pending(cc->ev_timeout, NULL))
 		evtimer_add(cc->ev_timeout, &tv);
 	child_demand(id);
@@ -202,7 +209,7 @@ calls_answer_wait(enum child_id id, struct child_calls *cc)
 {
 	struct child_call	*call;
 	struct timeval		 tv;
-	double			 oldest = -1, left;
+	double			 oldest = -1;
 
 	TAILQ_FOREACH(call, &cc->sent, entry) {
 		if (oldest < 0 || call->heard_at < oldest)
@@ -216,11 +223,7 @@ calls_answer_wait(enum child_id id, struct child_calls *cc)
 	if (cc->ev_answer == NULL && (cc->ev_answer = evtimer_new(env->base,
 	    calls_answer_cb, (void *)(intptr_t)id)) == NULL)
 		fatalx("%s: evtimer_new", __func__);
-	left = CALL_ANSWER_SECONDS - (clock_monotonic() - oldest);
-	if (left < 0)
-		left = 0;
-	tv.tv_sec = (time_t)left;
-	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6);
+	timeval_in(&tv, CALL_ANSWER_SECONDS - (clock_monotonic() - oldest));
 	evtimer_add(cc->ev_answer, &tv);
 }
 

@@ -429,6 +429,20 @@ lie_proxy_bad_stat(void)
 	from_proxy(MSG_DOCKER_ARCHIVE_STAT, expect_head("/workspace/f"), &w);
 }
 
+/* The proxy's answer to a primed PUT that got no tar is checked too. */
+static void
+lie_proxy_primed_done_with_payload(void)
+{
+	struct msgw	 w;
+	uint32_t	 call;
+	int		 pfd;
+
+	(void)spooled_primed(4, &call, &pfd);
+	msgw_init(&w);
+	msgw_u8(&w, 1);
+	from_proxy(MSG_DOCKER_DONE, call, &w);
+}
+
 static void
 test_upload_lies(void **state)
 {
@@ -459,6 +473,8 @@ test_upload_lies(void **state)
 #undef LIE
 	expect_fatal(lie_proxy_bad_stat, "bad DOCKER_ARCHIVE_STAT message "
 	    "from dockerd-proxy: malformed stat");
+	expect_fatal(lie_proxy_primed_done_with_payload, "bad DOCKER_DONE "
+	    "message from dockerd-proxy: unexpected payload");
 }
 
 int
