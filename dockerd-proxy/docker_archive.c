@@ -265,10 +265,14 @@ read_flush(struct archive_read *r)
 
 /* --- the taken connection: splice(2) into the pipe ------------------------ */
 
+static int	splice_reader_gone(struct archive_read *);
+
 /*
  * splice(2) said EAGAIN: the socket has nothing, or the pipe no room.
  * Only while waiting for Docker does its deadline run: a full pipe is
- * the reader's pace.
+ * the reader's pace.  A reader gone since the splice is no failure yet:
+ * the archive worker closes at the tar's end blocks, and Docker's close
+ * may still be on its way (splice_reader_gone decides).
  */
 static void
 splice_wait(struct archive_read *r)
@@ -282,8 +286,7 @@ splice_wait(struct archive_read *r)
 		n = poll(&pfd, 1, 0);
 	} while (n == -1 && errno == EINTR);
 	if (n == 1 && (pfd.revents & POLLERR)) {
-		read_fail(r, ERR_BACKEND, "%s: the reader went away",
-		    r->ag->path);
+		(void)splice_reader_gone(r);
 		return;
 	}
 	if (n == 1 && (pfd.revents & POLLOUT)) {

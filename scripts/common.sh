@@ -52,6 +52,9 @@ AS_PACKAGES=(
 	# tests/integration/test_socket_proxy.py and scripts/test's socket
 	# proxy pass: Docker behind etc/haproxy-socket-proxy.cfg.
 	haproxy
+	# tests/integration/test_proxy_tar_end.py: strace holds the proxy's poll(2)
+	# to open a race window.
+	strace
 )
 
 # --- messages ----------------------------------------------------------------

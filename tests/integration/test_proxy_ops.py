@@ -194,7 +194,7 @@ class Proxy:
     carries after the common head (see POLICY); ready=False for a proxy
     expected to refuse its settings (then wait_exit())."""
 
-    def __init__(self, ready=True, **policy):
+    def __init__(self, ready=True, wrapper=None, **policy):
         self.tmp = tempfile.mkdtemp(prefix="as-proxy-")
         self.log_path = os.path.join(self.tmp, "proxy.log")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -206,11 +206,13 @@ class Proxy:
         def at_fd_3():
             os.dup2(child_fd, 3)
 
-        # For debugging only, e.g. "valgrind --error-exitcode=99" with
-        # AGENT_SANDBOX_TEST_SECCOMP=log.
-        wrapper = os.environ.get("AGENT_SANDBOX_TEST_PROXY_WRAPPER", "")
+        # A test's own (a list), or for debugging only, e.g. "valgrind
+        # --error-exitcode=99" with AGENT_SANDBOX_TEST_SECCOMP=log.
+        if wrapper is None:
+            wrapper = os.environ.get("AGENT_SANDBOX_TEST_PROXY_WRAPPER",
+                                     "").split()
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(wrapper.split() + [binary],
+        self.proc = subprocess.Popen(wrapper + [binary],
                                      stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=self.log,
                                      preexec_fn=at_fd_3, close_fds=False)
