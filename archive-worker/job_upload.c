@@ -20,7 +20,7 @@
 
 #include "worker.h"
 
-#define COPY_BUF	(64 * 1024)
+#define COPY_BUF	(256 * 1024)	/* one block of the tar (tar_write.c) */
 
 static int
 add_member(struct tar_out *o, const char *name, mode_t type, uint32_t perm,
@@ -98,9 +98,9 @@ at_end(int fd, struct job_result *res)
 static int
 add_body(struct tar_out *o, int fd, uint64_t size, struct job_result *res)
 {
-	char	 buf[COPY_BUF];
-	uint64_t left = size;
-	ssize_t	 n;
+	static char	 buf[COPY_BUF];
+	uint64_t	 left = size;
+	ssize_t		 n;
 
 	if (size == 0)
 		return at_end(fd, res);

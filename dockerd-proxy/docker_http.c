@@ -580,9 +580,17 @@ request_setup(struct docker_request *req)
 {
 	bufferevent_setcb(req->bev, request_readcb, request_writecb,
 	    request_eventcb, req);
-	if (req->upload || req->hijack)
+	if (req->upload || req->hijack) {
 		bufferevent_setwatermark(req->bev, EV_WRITE,
 		    DOCKER_HTTP_UPLOAD_LOWAT, 0);
+		/*
+		 * libevent writes at most 16 KiB a wake-up: a 10 MiB upload
+		 * would be 640 writes, and as many wake-ups of Docker's
+		 * reader.  All that is queued goes in one.
+		 */
+		(void)bufferevent_set_max_single_write(req->bev,
+		    DOCKER_HTTP_UPLOAD_HIWAT);
+	}
 	/* An upload's answer is due once its body is all sent. */
 	request_deadline(req, !req->upload);
 }
