@@ -504,9 +504,10 @@ struct tar_job_spec {
 	int				 in_fd;
 	int				 out_fd;	/* -1: CHECK */
 	/*
-	 * SPOOL: the body pipe, the spool file; UPLOAD: the spool file
-	 * (or a pipe of exactly size bytes), the tar pipe.  Each kind
-	 * uses its pair only: the other is not looked at.
+	 * SPOOL: the body pipe, the spool file; UPLOAD: the spool file,
+	 * the tar pipe, or for a tar spool the body pipe (exactly size
+	 * bytes), the spool file.  Each kind uses its pair only: the
+	 * other is not looked at.
 	 */
 	int				 fds[2];
 	uint64_t			 max_bytes;	/* FIRST_FILE, SNAPSHOT, SPOOL */

@@ -13,12 +13,18 @@
  *	an UPLOAD job writes the tar from the spool into the tar pipe
  *	<- FILE_INFO (or MSG_ERROR)
  *
+ * A body of a declared size gets a tar spool instead: FILE_SPOOL carries
+ * the tar's plan, and the body goes through its pipe into an UPLOAD job
+ * that writes the whole tar into the spool; COMMIT follows the job's
+ * end, and FILE_INFO (or MSG_ERROR) answers it, with no READY between.
+ *
  * A client that goes away before its body is whole, or a body over the
  * limit, ends with ABORT: Docker got no byte of the file (managerd's
- * primed PUT ends empty), the old file is untouched.  The 200 waits for the UPLOAD job's end as well as for
- * FILE_INFO: a job that did not write the whole tar makes the answer an
- * error whatever managerd says.  The state lives until managerd's call
- * is over, no job runs and the client has its answer.
+ * primed PUT ends empty), the old file is untouched.  The 200 waits for
+ * the UPLOAD job's end as well as for FILE_INFO: a job that did not
+ * write the whole tar makes the answer an error whatever managerd says.
+ * The state lives until managerd's call is over, no job runs and the
+ * client has its answer.
  */
 #include <sys/queue.h>
 
@@ -59,6 +65,7 @@ struct file_upload {
 	int			 body_refused;	/* over the limit */
 	int			 spool;		/* our copy, for UPLOAD */
 	uint64_t		 max;		/* FILE_SPOOL's */
+	int			 tar;		/* a tar spool */
 	int			 job_ok;	/* UPLOAD wrote the whole tar */
 	int			 job_errnum;	/* or why not */
 	char			 job_err[256];
@@ -243,6 +250,7 @@ upload_abort(struct file_upload *st, int in_reply)
 	st->call_open = 0;
 }
 
+/* After a tar spool FILE_INFO answers COMMIT: the tar is written. */
 static void
 upload_commit(struct file_upload *st)
 {
@@ -256,12 +264,15 @@ upload_commit(struct file_upload *st)
 		upload_answer_error(st, ERR_INTERNAL, "cannot reach managerd");
 		return;
 	}
-	st->phase = UPLOAD_COMMITTED;
+	st->phase = st->tar ? UPLOAD_WRITING : UPLOAD_COMMITTED;
+	st->job_ok = st->tar;
 }
 
 /*
  * The SPOOL job ended, which it does only once the body's pipe closed
- * (the body is over) or it failed.  The body went in whole: COMMIT.
+ * (the body is over) or it failed.  The body went in whole: COMMIT.  A
+ * tar spool's UPLOAD job counts the tar's bytes, and has checked that
+ * the body had exactly its size.
  */
 static void
 spool_done(const struct tar_result *res, void *arg)
@@ -269,7 +280,8 @@ spool_done(const struct tar_result *res, void *arg)
 	struct file_upload	*st = arg;
 
 	st->spool_running = 0;
-	if (res->errnum == 0 && st->body_ok && res->bytes == st->body.bytes)
+	if (res->errnum == 0 && st->body_ok &&
+	    (st->tar || res->bytes == st->body.bytes))
 		upload_commit(st);
 	else {
 		upload_abort(st, 0);
@@ -299,18 +311,41 @@ body_done(void *arg, int ok)
 		st->body_refused = 1;
 }
 
+/*
+ * The job that takes the body from fds[0]: a SPOOL of it into fd, or,
+ * for a tar spool, the UPLOAD of the plan's tar with it as the file.
+ */
+static void
+spool_spec(struct file_upload *st, const struct file_spool *fs,
+    const int fds[2], int fd, struct tar_job_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->kind = st->tar ? TAR_JOB_UPLOAD : TAR_JOB_SPOOL;
+	spec->fds[0] = fds[0];
+	spec->fds[1] = fd;
+	spec->max_bytes = st->max;
+	spec->size = st->max;
+	spec->upload = st->tar ? &fs->plan : NULL;
+	spec->done = spool_done;
+	spec->arg = st;
+}
+
 /* FILE_SPOOL: the body may come now, into the spool, through a job. */
 static void
 upload_spool(struct file_upload *st, struct imsg *imsg)
 {
+	struct file_spool	 fs;
 	struct tar_job_spec	 spec;
-	int			 fd, fds[2], saved;
+	int			 fd, fds[2], saved, started;
 
 	if (st->phase != UPLOAD_BEGUN || (imsg->fd == -1 &&
-	    !imsg->fd_lost) || msg_get_u64(imsg, &st->max) == -1)
+	    !imsg->fd_lost) || msg_get_file_spool(imsg, &fs) == -1)
 		peer_bad_message(&apid->parent, imsg, "unexpected spool");
 	st->phase = UPLOAD_SPOOLING;
+	st->max = fs.max_bytes;
+	st->tar = fs.tar;
 	if (imsg->fd_lost) {
+		file_spool_free(&fs);
 		upload_abort(st, 1);
 		upload_answer_error(st, ERR_UNAVAILABLE, "apid is out of "
 		    "descriptors; try again");
@@ -318,23 +353,22 @@ upload_spool(struct file_upload *st, struct imsg *imsg)
 	}
 	fd = imsg_take_fd(imsg);
 	errno = 0;
-	if (st->gone || (st->spool = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1 ||
+	/* A tar spool is managerd's to hand on: no copy of ours. */
+	if (st->gone || (!st->tar &&
+	    (st->spool = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) ||
 	    bulk_pipe(fds, 0) == -1) {
 		saved = errno;
 		close(fd);
+		file_spool_free(&fs);
 		upload_abort(st, 1);
 		upload_answer_error(st, descriptor_error(saved, ERR_INTERNAL),
 		    "cannot spool the body: %s", strerror(saved));
 		return;
 	}
-	memset(&spec, 0, sizeof(spec));
-	spec.kind = TAR_JOB_SPOOL;
-	spec.fds[0] = fds[0];
-	spec.fds[1] = fd;
-	spec.max_bytes = st->max;
-	spec.done = spool_done;
-	spec.arg = st;
-	if (tar_job_start(&spec) == -1) {
+	spool_spec(st, &fs, fds, fd, &spec);
+	started = tar_job_start(&spec);
+	file_spool_free(&fs);
+	if (started == -1) {
 		close(fds[1]);
 		upload_abort(st, 1);
 		upload_answer_error(st, ERR_BACKEND, "cannot start the spool");

@@ -3,9 +3,11 @@
  * /workspace.  One directory member per parent of the name, as managerd
  * described them (so an existing directory keeps its mode and mtime, and
  * Docker refuses to put a directory over anything else), then the file
- * with exactly size bytes from the spool.  A spool that holds fewer or
- * more bytes fails the job before the file's last bytes go out, and the
- * tar stops there without its end: Docker then fails the PUT.
+ * with exactly size bytes of the body: from a bare spool into the tar
+ * pipe to the proxy, or from apid's body pipe into a tar spool, which
+ * the proxy reads once it is whole.  A body of fewer or more bytes
+ * fails the job before the file's last bytes go out, and the tar stops
+ * there without its end: Docker then fails the PUT, or apid aborts.
  */
 #include <sys/types.h>
 
@@ -88,10 +90,10 @@ at_end(int fd, struct job_result *res)
 	if ((n = read_some(fd, &c, 1)) == 0)
 		return 0;
 	if (n == -1)
-		return job_fail(res, errno, "reading the spool file: %s",
+		return job_fail(res, errno, "reading the upload's body: %s",
 		    strerror(errno));
-	return job_fail(res, EINVAL, "the spool file holds more bytes than "
-	    "the upload's size");
+	return job_fail(res, EINVAL, "the upload's body has more bytes than "
+	    "its size");
 }
 
 /* Exactly size bytes; the last ones go only once fd is known to end. */
@@ -108,11 +110,11 @@ add_body(struct tar_out *o, int fd, uint64_t size, struct job_result *res)
 		n = read_some(fd, buf, left < sizeof(buf) ? (size_t)left :
 		    sizeof(buf));
 		if (n == -1)
-			return job_fail(res, errno, "reading the spool file: "
-			    "%s", strerror(errno));
+			return job_fail(res, errno, "reading the upload's "
+			    "body: %s", strerror(errno));
 		if (n == 0)
-			return job_fail(res, EINVAL, "the spool file holds "
-			    "%llu bytes, the upload %llu",
+			return job_fail(res, EINVAL, "the upload's body has "
+			    "%llu bytes, its size %llu",
 			    (unsigned long long)(size - left),
 			    (unsigned long long)size);
 		left -= (uint64_t)n;

@@ -171,6 +171,22 @@ get_write_dirs(struct msgr *r, struct file_write_ready *f)
 	}
 }
 
+/* The plan, from r's position; r->error on anything malformed. */
+static void
+get_write_ready(struct msgr *r, struct file_write_ready *f)
+{
+	f->name = get_required(r, MSG_MAX_PATH);
+	f->uid = msgr_u32(r);
+	f->gid = msgr_u32(r);
+	f->mode = msgr_u32(r);
+	f->mtime = msgr_i64(r);
+	get_write_dirs(r, f);
+	/* One directory member per parent, no more, no fewer. */
+	if (f->mode > 07777 || f->name == NULL ||
+	    relative_name_slashes(f->name) != (int)f->ndirs)
+		r->error = 1;
+}
+
 int
 msg_get_file_write_ready(const struct imsg *imsg, struct file_write_ready *f)
 {
@@ -178,18 +194,47 @@ msg_get_file_write_ready(const struct imsg *imsg, struct file_write_ready *f)
 
 	memset(f, 0, sizeof(*f));
 	msgr_init(&r, imsg);
-	f->name = get_required(&r, MSG_MAX_PATH);
-	f->uid = msgr_u32(&r);
-	f->gid = msgr_u32(&r);
-	f->mode = msgr_u32(&r);
-	f->mtime = msgr_i64(&r);
-	get_write_dirs(&r, f);
-	/* One directory member per parent, no more, no fewer. */
-	if (f->mode > 07777 || f->name == NULL ||
-	    relative_name_slashes(f->name) != (int)f->ndirs)
-		r.error = 1;
+	get_write_ready(&r, f);
 	if (msgr_end(&r) == -1) {
 		file_write_ready_free(f);
+		return -1;
+	}
+	return 0;
+}
+
+void
+file_spool_free(struct file_spool *f)
+{
+	file_write_ready_free(&f->plan);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+msg_put_file_spool(struct msgw *w, const struct file_spool *f)
+{
+	msgw_u64(w, f->max_bytes);
+	msgw_u8(w, f->tar != 0);
+	if (f->tar)
+		msg_put_file_write_ready(w, &f->plan);
+}
+
+int
+msg_get_file_spool(const struct imsg *imsg, struct file_spool *f)
+{
+	struct msgr	 r;
+	uint8_t		 tar;
+
+	memset(f, 0, sizeof(*f));
+	msgr_init(&r, imsg);
+	f->max_bytes = msgr_u64(&r);
+	tar = msgr_u8(&r);
+	if (tar > 1)
+		r.error = 1;
+	f->tar = tar;
+	if (f->tar && !r.error)
+		get_write_ready(&r, &f->plan);
+	if (msgr_end(&r) == -1) {
+		file_spool_free(f);
 		return -1;
 	}
 	return 0;
@@ -618,9 +663,10 @@ msg_get_archive_put(const struct imsg *imsg, struct archive_put *a)
 	a->path = get_required(&r, MSG_MAX_PATH);
 	a->flags = msgr_u8(&r);
 	a->length = msgr_i64(&r);
-	if ((a->flags & ~(ARCHIVE_PUT_NO_REPLACE | ARCHIVE_PUT_PRIME)) != 0 ||
-	    a->length < -1 ||
-	    ((a->flags & ARCHIVE_PUT_PRIME) && a->length != -1))
+	if ((a->flags & ~(ARCHIVE_PUT_NO_REPLACE | ARCHIVE_PUT_PRIME |
+	    ARCHIVE_PUT_WAIT)) != 0 || a->length < -1 ||
+	    ((a->flags & ARCHIVE_PUT_PRIME) && a->length != -1) ||
+	    ((a->flags & ARCHIVE_PUT_WAIT) && !(a->flags & ARCHIVE_PUT_PRIME)))
 		r.error = 1;
 	if (a->path != NULL && a->path[0] != '/')
 		r.error = 1;

@@ -187,10 +187,14 @@ struct archive_stat {
  * comment record) before the first byte of the tar, so that Docker sets
  * up its unpacking while the tar is still being made (an upload whose
  * body is still arriving); only with length -1.
- * length: bytes of the tar, or -1 when unknown (a pipe).
+ * ARCHIVE_PUT_WAIT, only with PRIME: the tar is a regular file still
+ * being written; the proxy reads none of it until DOCKER_ARCHIVE_PUT_GO
+ * says how long it is (0: there is none, the body ends empty).
+ * length: bytes of the tar, or -1 when unknown (a pipe, or WAIT).
  */
 #define ARCHIVE_PUT_NO_REPLACE	0x01
 #define ARCHIVE_PUT_PRIME	0x02
+#define ARCHIVE_PUT_WAIT	0x04
 struct archive_put {
 	char		*id;
 	char		*path;
@@ -205,6 +209,20 @@ void	file_request_free(struct file_request *);
 void	msg_put_file_write(struct msgw *, const struct file_write *);
 int	msg_get_file_write(const struct imsg *, struct file_write *);
 void	file_write_free(struct file_write *);
+
+/*
+ * FILE_SPOOL: the most bytes the body may have and, when the upload's
+ * size was declared (tar set), the tar to spool instead of the bare
+ * body: the plan FILE_WRITE_READY would carry, the file of that size.
+ */
+struct file_spool {
+	uint64_t		 max_bytes;
+	int			 tar;
+	struct file_write_ready	 plan;		/* when tar */
+};
+void	msg_put_file_spool(struct msgw *, const struct file_spool *);
+int	msg_get_file_spool(const struct imsg *, struct file_spool *);
+void	file_spool_free(struct file_spool *);
 
 void	msg_put_file_write_ready(struct msgw *,
 	    const struct file_write_ready *);

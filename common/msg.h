@@ -209,10 +209,12 @@ enum msg_type {
 	 */
 	MSG_FILE_WRITE_BEGIN = 219,
 	/*
-	 * u64 bytes in the spool, no fd -> FILE_WRITE_READY (fd = write
-	 * end of the upload's tar pipe: write the tar it describes from the
-	 * spool into it, then close it), then FILE_INFO; or MSG_ERROR at
-	 * any point.  bytes must be the BEGIN's size when it had one.
+	 * u64 bytes of the body, no fd.  After a bare spool ->
+	 * FILE_WRITE_READY (fd = write end of the upload's tar pipe: write
+	 * the tar it describes from the spool into it, then close it), then
+	 * FILE_INFO; after a tar spool (the tar is whole in the spool) ->
+	 * FILE_INFO.  Or MSG_ERROR at any point.  bytes must be the BEGIN's
+	 * size when it had one.
 	 */
 	MSG_FILE_WRITE_COMMIT = 220,
 	/* empty: the body did not arrive whole.  No reply; nothing written. */
@@ -316,11 +318,13 @@ enum msg_type {
 	 */
 	MSG_TAR_CHECK = 313,
 	/*
-	 * u64 max_bytes (the BEGIN's size, or max_file_bytes for a chunked
-	 * body), fd = an empty spool file, unlinked, open for reading and
-	 * writing: the body goes there, at most max_bytes.  The same
-	 * descriptor is read for the tar, from offset 0: writing the body
-	 * left its offset at the end.
+	 * file_spool, fd = an empty spool file, unlinked, open for reading
+	 * and writing.  A bare spool (a chunked body): the body goes there,
+	 * at most max_bytes (max_file_bytes), and the same descriptor is
+	 * read for the tar at READY, from offset 0.  A tar spool (the
+	 * BEGIN's size, max_bytes, was declared): an UPLOAD job writes the
+	 * plan's tar there with the body as its file, which must be
+	 * exactly max_bytes long; managerd hands that file to the proxy.
 	 */
 	MSG_FILE_SPOOL = 314,
 	MSG_PROCESS_INFO = 315,		/* process_info */
@@ -404,6 +408,14 @@ enum msg_type {
 	MSG_DOCKER_PROCESS_RESIZE = 412,
 	/* docker_process_exec -> DOCKER_PROCESS_STATE */
 	MSG_DOCKER_PROCESS_INSPECT = 413,
+	/*
+	 * u64 length, peerid = an ARCHIVE_PUT_WAIT's id: its tar is whole in
+	 * its file, length bytes from offset 0 (0: none; the body ends with
+	 * the prime alone, which Docker unpacks as nothing).  No reply of
+	 * its own: the PUT ends as it does.  Ignored when no such PUT runs
+	 * (it ended while this was on its way); a second one is a lie.
+	 */
+	MSG_DOCKER_ARCHIVE_PUT_GO = 414,
 	/*
 	 * empty -> DOCKER_METRICS_TEXT* DOCKER_METRICS_END: the proxy's
 	 * families (Docker calls), counted as they happened; no Docker

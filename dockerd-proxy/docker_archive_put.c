@@ -12,8 +12,13 @@
  * compression.  A primed write (ARCHIVE_PUT_PRIME, an upload whose body
  * is still arriving) therefore opens with a pax header of ours
  * (docker_archive_prime.c) and waits for the tar; one that never comes
- * leaves Docker an empty archive, which changes nothing.
+ * leaves Docker an empty archive, which changes nothing.  A primed write
+ * may also wait (ARCHIVE_PUT_WAIT) for a tar that managerd's spool file
+ * will hold whole: none of the file is read until ARCHIVE_PUT_GO says
+ * its length.  A regular file is read from its start, whatever the
+ * offset its descriptor shares with others.
  */
+#include <sys/queue.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -33,10 +38,13 @@
 #define PUT_PIECE	(64 * 1024)
 
 struct archive_write {
+	TAILQ_ENTRY(archive_write) entry;
 	struct proxy		*px;
 	uint32_t		 peerid;
 	struct archive_put	*ap;
 	int			 fd;		/* -1 once closed */
+	int			 file;		/* fd is a regular file */
+	int			 waiting;	/* WAIT: no GO yet */
 	struct event		*ev_read;
 	struct docker_request	*req;
 	uint64_t		 sent;
@@ -60,6 +68,7 @@ write_fd_close(struct archive_write *w)
 static void
 write_free(struct archive_write *w)
 {
+	TAILQ_REMOVE(&w->px->puts, w, entry);
 	if (w->req != NULL)
 		docker_request_cancel(w->req);
 	write_fd_close(w);
@@ -131,7 +140,11 @@ write_pump(struct archive_write *w)
 
 	while (!w->ended && !w->refused &&
 	    docker_request_pending(w->req) <= DOCKER_HTTP_UPLOAD_HIWAT) {
-		n = read(w->fd, w->buf, sizeof(w->buf));
+		if (w->file)
+			n = pread(w->fd, w->buf, sizeof(w->buf),
+			    (off_t)w->sent);
+		else
+			n = read(w->fd, w->buf, sizeof(w->buf));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -213,10 +226,51 @@ write_drain(struct docker_request *req, void *arg)
 {
 	struct archive_write	*w = arg;
 
-	/* Waiting for the pipe already: it will call. */
-	if (w->fd != -1 && event_pending(w->ev_read, EV_READ, NULL))
+	/* Waiting for the pipe already, or for GO: it will call. */
+	if (w->waiting ||
+	    (w->fd != -1 && event_pending(w->ev_read, EV_READ, NULL)))
 		return;
 	write_pump(w);
+}
+
+/* GO has come and the prime is queued: the tar, or an empty end. */
+static void
+write_go(struct archive_write *w)
+{
+	if (w->ap->length > 0) {
+		write_pump(w);
+		return;
+	}
+	if (docker_request_write_end(w->req) == -1) {
+		write_fail(w, ERR_INTERNAL, "%s: ending the body: %s",
+		    w->ap->path, strerror(errno));
+		return;
+	}
+	w->ended = 1;
+	write_fd_close(w);
+}
+
+int
+docker_archive_put_go(struct proxy *px, uint32_t peerid, uint64_t length)
+{
+	struct archive_write	*w;
+
+	TAILQ_FOREACH(w, &px->puts, entry)
+		if (w->peerid == peerid)
+			break;
+	if (w == NULL) {
+		/* It ended while GO was on its way. */
+		log_debug("archive put %u: GO for no such PUT", peerid);
+		return 0;
+	}
+	if (!w->waiting)
+		return -1;
+	w->waiting = 0;
+	w->ap->length = (int64_t)length;
+	/* Before the container's check is through, write_container goes. */
+	if (w->req != NULL)
+		write_go(w);
+	return 0;
 }
 
 static void
@@ -303,7 +357,9 @@ write_container(void *arg, const char *cid, enum error_kind kind,
 	spec.path = path;
 	spec.content_type = "application/x-tar";
 	spec.flags = DOCKER_HTTP_UPLOAD;
-	spec.upload_len = w->ap->length;
+	/* A prime's bytes are more than the tar: chunked, whatever GO says. */
+	spec.upload_len = (w->ap->flags & ARCHIVE_PUT_PRIME) ? -1 :
+	    w->ap->length;
 	spec.max_body = PUT_MAX_BODY;
 	spec.on_drain = write_drain;
 	spec.on_done = write_done;
@@ -320,7 +376,12 @@ write_container(void *arg, const char *cid, enum error_kind kind,
 		    w->ap->path, strerror(errno));
 		return;
 	}
-	write_pump(w);
+	if (w->waiting)
+		return;
+	if (w->ap->flags & ARCHIVE_PUT_WAIT)
+		write_go(w);
+	else
+		write_pump(w);
 }
 
 void
@@ -336,6 +397,8 @@ docker_archive_put(struct proxy *px, uint32_t peerid, struct archive_put *ap,
 	w->peerid = peerid;
 	w->ap = ap;
 	w->fd = fd;
+	w->waiting = (ap->flags & ARCHIVE_PUT_WAIT) != 0;
+	TAILQ_INSERT_TAIL(&px->puts, w, entry);
 	tar_check_init(&w->tc, px->settings.policy.uid,
 	    px->settings.policy.gid);
 	if ((w->ev_read = event_new(px->base, fd, EV_READ, write_readable,
@@ -346,6 +409,7 @@ docker_archive_put(struct proxy *px, uint32_t peerid, struct archive_put *ap,
 		write_fail(w, ERR_INTERNAL, "the tar is not a pipe or a file");
 		return;
 	}
+	w->file = S_ISREG(st.st_mode);
 	if (ap->length < -1) {
 		write_fail(w, ERR_INTERNAL, "bad tar length %lld",
 		    (long long)ap->length);

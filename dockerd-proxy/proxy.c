@@ -198,6 +198,7 @@ main(int argc, char *argv[])
 	TAILQ_INIT(&proxy.execs);
 	TAILQ_INIT(&proxy.processes);
 	TAILQ_INIT(&proxy.network_queue);
+	TAILQ_INIT(&proxy.puts);
 	proxy_read_settings(&settings, &proxy.settings);
 
 	/* Everything that opens files or seeds randomness, before the jail. */

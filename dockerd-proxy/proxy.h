@@ -54,6 +54,7 @@ struct proxy_settings {
 struct exec;
 struct process;
 struct network_wait;
+struct archive_write;
 
 struct proxy {
 	struct event_base	*base;
@@ -63,6 +64,7 @@ struct proxy {
 	TAILQ_HEAD(, process)	 processes;	/* started, not yet ended */
 	size_t			 nprocesses;
 	TAILQ_HEAD(, network_wait) network_queue; /* one ensure at a time */
+	TAILQ_HEAD(, archive_write) puts;	/* for ARCHIVE_PUT_GO */
 };
 
 /* Docker API version, pinned in every path (Engine 20.10). */
@@ -516,6 +518,9 @@ void	docker_archive_get(struct proxy *, uint32_t peerid,
 	    struct archive_get *, int fd);
 void	docker_archive_put(struct proxy *, uint32_t peerid,
 	    struct archive_put *, int fd);
+/* MSG_DOCKER_ARCHIVE_PUT_GO; -1 if that PUT waits for no GO (a lie). */
+int	docker_archive_put_go(struct proxy *, uint32_t peerid,
+	    uint64_t length);
 /* docker_archive_prime.c: what an ARCHIVE_PUT_PRIME write opens with. */
 void	archive_prime(unsigned char blk[2 * TAR_BLOCK]);
 /* docker_archive_head.c: MSG_DOCKER_ARCHIVE_HEAD; takes over ah. */

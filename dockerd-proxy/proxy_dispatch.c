@@ -5,7 +5,10 @@
  * for processes) and checked here; anything malformed means managerd is
  * lying, and is fatal.
  */
+#include <sys/stat.h>
+
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +139,7 @@ static void
 dispatch_archive_put(struct proxy *px, struct peer *p, struct imsg *imsg)
 {
 	struct archive_put	*ap;
+	struct stat		 st;
 
 	if (imsg->fd == -1)
 		peer_bad_message(p, imsg, "no tar");
@@ -145,6 +149,10 @@ dispatch_archive_put(struct proxy *px, struct peer *p, struct imsg *imsg)
 		peer_bad_message(p, imsg, "malformed payload");
 	if (!id_is_sandbox(ap->id))
 		peer_bad_message(p, imsg, "bad sandbox id");
+	/* GO names the file it waits for: a pipe would be read at once. */
+	if ((ap->flags & ARCHIVE_PUT_WAIT) && (fstat(imsg->fd, &st) == -1 ||
+	    !S_ISREG(st.st_mode)))
+		peer_bad_message(p, imsg, "a waiting PUT's tar is no file");
 	docker_archive_put(px, imsg->hdr.peerid, ap, imsg_take_fd(imsg));
 }
 
@@ -160,6 +168,17 @@ dispatch_archive_head(struct proxy *px, struct peer *p, struct imsg *imsg)
 	if (!id_is_sandbox(ah->id))
 		peer_bad_message(p, imsg, "bad sandbox id");
 	docker_archive_head(px, imsg->hdr.peerid, ah);
+}
+
+static void
+dispatch_archive_put_go(struct proxy *px, struct peer *p, struct imsg *imsg)
+{
+	uint64_t	 length;
+
+	if (msg_get_u64(imsg, &length) == -1 || length > INT64_MAX)
+		peer_bad_message(p, imsg, "malformed payload");
+	if (docker_archive_put_go(px, imsg->hdr.peerid, length) == -1)
+		peer_bad_message(p, imsg, "that PUT waits for no GO");
 }
 
 void
@@ -239,6 +258,9 @@ proxy_dispatch_parent(struct peer *p, struct imsg *imsg)
 		break;
 	case MSG_DOCKER_ARCHIVE_HEAD:
 		dispatch_archive_head(px, p, imsg);
+		break;
+	case MSG_DOCKER_ARCHIVE_PUT_GO:
+		dispatch_archive_put_go(px, p, imsg);
 		break;
 	case MSG_DOCKER_PROCESS_START:
 		dispatch_process_start(px, p, imsg);

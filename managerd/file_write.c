@@ -18,10 +18,21 @@
  * made again at COMMIT, primed as well, so that a tar that never comes
  * is an empty archive there too and apid's answer says why.
  *
+ * An upload whose size was declared (Content-Length) is spooled as its
+ * tar: FILE_SPOOL carries the plan, apid's UPLOAD job writes the tar,
+ * body and all, into the spool, and the primed PUT waits on that file
+ * (ARCHIVE_PUT_WAIT) instead of a pipe, for ARCHIVE_PUT_GO with its
+ * length at COMMIT (0: none, where a pipe would be closed unused).  The
+ * proxy then reads a file, and no process stands between the spool and
+ * Docker.  A chunked body, of a size known only at its end, is spooled
+ * bare and its tar made at COMMIT, through the pipe.
+ *
  * The bytes pass between apid and the proxy; managerd hands out the
- * descriptors and keeps the tar pipe's write end until COMMIT.
+ * descriptors, keeps the tar pipe's write end until COMMIT, and a
+ * descriptor of a tar spool until the upload ends.
  */
 #include <sys/queue.h>
+#include <sys/stat.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -72,7 +83,9 @@ struct upload {
 	uint64_t		 declared;	/* FILE_WRITE_SIZE_UNKNOWN */
 	uint64_t		 bytes;
 	enum put_state		 put;
+	uint32_t		 put_call;	/* the PUT's, for GO */
 	int			 tar_fd;	/* PUT_PRIMED: the pipe's end */
+	int			 spool_fd;	/* a tar spool; else -1 */
 	struct event		*ev_prime;	/* PRIME_WAIT_MS */
 	struct file_walk	 walk;		/* the plan */
 };
@@ -106,6 +119,7 @@ upload_new(uint32_t apid_id, const struct file_write *req)
 	up->declared = req->size;
 	up->bytes = req->size;
 	up->tar_fd = -1;
+	up->spool_fd = -1;
 	TAILQ_INSERT_TAIL(&uploads, up, entry);
 	return up;
 }
@@ -116,6 +130,8 @@ upload_free(struct upload *up)
 	TAILQ_REMOVE(&uploads, up, entry);
 	if (up->tar_fd != -1)
 		close(up->tar_fd);
+	if (up->spool_fd != -1)
+		close(up->spool_fd);
 	if (up->ev_prime != NULL)
 		event_free(up->ev_prime);
 	free(up);
@@ -221,15 +237,33 @@ put_answer(struct imsg *reply, struct upload *up)
 }
 
 static void	upload_put_late(struct upload *);
+static void	upload_end(struct upload *);
 
-/* The primed PUT's pipe closes unused: Docker unpacks nothing. */
+/* A waiting PUT's tar is whole in its file, length bytes (0: none). */
+static int
+put_go(struct upload *up, uint64_t length)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msg_put_u64(&w, length);
+	return proxy_send(MSG_DOCKER_ARCHIVE_PUT_GO, up->put_call, &w);
+}
+
+/*
+ * The primed PUT gets no tar: its pipe closes unused, or a waiting one
+ * hears GO 0 (unless Docker ended it already).  Docker unpacks nothing.
+ */
 static void
-prime_drop(struct upload *up)
+prime_drop(struct upload *up, int put_ended)
 {
 	if (up->ev_prime != NULL)
 		evtimer_del(up->ev_prime);
-	close(up->tar_fd);
-	up->tar_fd = -1;
+	if (up->tar_fd != -1) {
+		close(up->tar_fd);
+		up->tar_fd = -1;
+	} else if (!put_ended && put_go(up, 0) == -1)
+		log_warnx("upload %u: cannot end the primed PUT", up->apid_id);
 }
 
 /* The answer to a PUT that got no tar: only the log hears of it. */
@@ -265,7 +299,7 @@ upload_put_done(struct imsg *reply, void *arg)
 	case PUT_PRIMED:
 		/* Docker ended it before the tar came: COMMIT asks again. */
 		put_unused(reply, up, "the primed PUT ended early");
-		prime_drop(up);
+		prime_drop(up, 1);
 		up->put = PUT_NONE;
 		break;
 	case PUT_ABANDONED:
@@ -282,34 +316,78 @@ upload_put_done(struct imsg *reply, void *arg)
 }
 
 /*
- * The proxy extracts what is written into *wfd in /workspace, refusing
- * to put a directory over anything else.  -1 if it cannot be asked.
+ * The proxy extracts the tar in fd (consumed) into /workspace, refusing
+ * to put a directory over anything else.  -1 (ECONNRESET) if it cannot
+ * be asked.
  */
 static int
-put_start(struct upload *up, uint8_t flags, int *wfd)
+put_call(struct upload *up, uint8_t flags, int fd, int64_t length)
 {
 	struct archive_put	 ap;
 	struct msgw		 w;
 	static char		 workspace[] = WORKSPACE;
-	int			 fds[2];
 
-	if (bulk_pipe(fds, 0) == -1)
-		return -1;		/* errno says why */
 	ap.id = up->walk.id;
 	ap.path = workspace;
 	ap.flags = ARCHIVE_PUT_NO_REPLACE | flags;
-	ap.length = -1;
+	ap.length = length;
 	msgw_init(&w);
 	msg_put_archive_put(&w, &ap);
 	/* Its reply comes from the event loop, never from in here. */
-	if (proxy_call(MSG_DOCKER_ARCHIVE_PUT, fds[0], &w, 0, MSG_DOCKER_DONE,
-	    upload_put_done, up) == 0) {
-		close(fds[1]);
+	if ((up->put_call = proxy_call(MSG_DOCKER_ARCHIVE_PUT, fd, &w, 0,
+	    MSG_DOCKER_DONE, upload_put_done, up)) == 0) {
 		errno = ECONNRESET;
+		return -1;
+	}
+	return 0;
+}
+
+/* A PUT of what is written into *wfd.  -1 if it cannot be asked. */
+static int
+put_start(struct upload *up, uint8_t flags, int *wfd)
+{
+	int	 fds[2];
+
+	if (bulk_pipe(fds, 0) == -1)
+		return -1;		/* errno says why */
+	if (put_call(up, flags, fds[0], -1) == -1) {
+		close(fds[1]);
 		return -1;
 	}
 	*wfd = fds[1];
 	return 0;
+}
+
+/*
+ * A PUT of the tar spool, which is whole (length bytes), or, with
+ * ARCHIVE_PUT_WAIT, will be at GO.  -1 if it cannot be asked.
+ */
+static int
+put_start_spool(struct upload *up, uint8_t flags, int64_t length)
+{
+	int	 fd;
+
+	if ((fd = fcntl(up->spool_fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return -1;
+	return put_call(up, flags, fd, length);
+}
+
+/*
+ * The tar spool's length, or -1 (errno set).  apid's job ended before
+ * COMMIT, and a tar is never empty: an empty spool is no upload.
+ */
+static off_t
+spool_length(const struct upload *up)
+{
+	struct stat	 st;
+
+	if (fstat(up->spool_fd, &st) == -1)
+		return -1;
+	if (st.st_size == 0) {
+		errno = ENODATA;
+		return -1;
+	}
+	return st.st_size;
 }
 
 /* apid hears what to write, and gets the pipe to write it into. */
@@ -333,26 +411,46 @@ upload_ready(struct upload *up, int wfd)
 	up->state = UPLOAD_ENDING;
 }
 
+/* No PUT could be asked for (errno says why): apid hears, and it ends. */
+static void
+upload_put_failed(struct upload *up)
+{
+	int	 saved = errno;
+
+	if (saved == ECONNRESET)
+		apid_error(up->apid_id, ERR_INTERNAL,
+		    "cannot reach dockerd-proxy");
+	else
+		apid_error(up->apid_id, descriptor_error(saved,
+		    ERR_INTERNAL), "cannot hand the upload's tar to "
+		    "dockerd-proxy: %s", strerror(saved));
+	upload_free(up);
+}
+
 /*
- * After the body, the PUT is primed too: a tar that never comes (apid
- * out of descriptors, its job gone) is an empty archive to Docker, and
- * apid, whose job did not write it, answers the error it knows.
+ * After the body, the PUT of a bare spool is primed too: a tar that
+ * never comes (apid out of descriptors, its job gone) is an empty
+ * archive to Docker, and apid, whose job did not write it, answers the
+ * error it knows.  A tar spool is whole: its PUT reads it at once.
  */
 static void
 upload_put_late(struct upload *up)
 {
-	int	 wfd, saved;
+	off_t	 len;
+	int	 wfd;
 
+	if (up->spool_fd != -1) {
+		if ((len = spool_length(up)) != -1 &&
+		    put_start_spool(up, 0, len) == 0) {
+			up->state = UPLOAD_PUTTING;
+			up->put = PUT_LIVE;
+			return;
+		}
+		upload_put_failed(up);
+		return;
+	}
 	if (put_start(up, ARCHIVE_PUT_PRIME, &wfd) == -1) {
-		saved = errno;
-		if (saved == ECONNRESET)
-			apid_error(up->apid_id, ERR_INTERNAL,
-			    "cannot reach dockerd-proxy");
-		else
-			apid_error(up->apid_id, descriptor_error(saved,
-			    ERR_INTERNAL), "cannot make the upload's tar pipe: "
-			    "%s", strerror(saved));
-		upload_free(up);
+		upload_put_failed(up);
 		return;
 	}
 	upload_ready(up, wfd);
@@ -365,7 +463,7 @@ prime_expired(evutil_socket_t fd, short events, void *arg)
 
 	log_debug("upload %u: no whole body within %d ms; the PUT waits for "
 	    "it", up->apid_id, PRIME_WAIT_MS);
-	prime_drop(up);
+	prime_drop(up, 0);
 	up->put = PUT_ABANDONED;
 }
 
@@ -378,7 +476,9 @@ upload_prime(struct upload *up)
 	if (up->ev_prime == NULL && (up->ev_prime = evtimer_new(env->base,
 	    prime_expired, up)) == NULL)
 		fatalx("%s: evtimer_new", __func__);
-	if (put_start(up, ARCHIVE_PUT_PRIME, &up->tar_fd) == -1) {
+	if (up->spool_fd != -1 ? put_start_spool(up, ARCHIVE_PUT_PRIME |
+	    ARCHIVE_PUT_WAIT, -1) == -1 :
+	    put_start(up, ARCHIVE_PUT_PRIME, &up->tar_fd) == -1) {
 		log_debug("upload %u: cannot prime a PUT", up->apid_id);
 		up->tar_fd = -1;
 		return;
@@ -387,7 +487,33 @@ upload_prime(struct upload *up)
 	evtimer_add(up->ev_prime, &tv);
 }
 
-/* Committed: the primed PUT's pipe goes to apid, or a PUT starts now. */
+/*
+ * Committed, the primed PUT waiting on a tar spool: GO with its length.
+ * The spool's size cannot be known: Docker gets nothing, apid a 500.
+ */
+static void
+upload_go_spool(struct upload *up)
+{
+	off_t	 len;
+
+	evtimer_del(up->ev_prime);
+	if ((len = spool_length(up)) == -1) {
+		apid_error(up->apid_id, ERR_INTERNAL, "cannot read the "
+		    "upload's spool: %s", strerror(errno));
+		upload_end(up);
+		return;
+	}
+	up->state = UPLOAD_PUTTING;
+	up->put = PUT_LIVE;
+	if (put_go(up, (uint64_t)len) == -1)
+		log_warnx("upload %u: cannot start the primed PUT's tar",
+		    up->apid_id);
+}
+
+/*
+ * Committed: the primed PUT's pipe goes to apid, or its spool is whole,
+ * or a PUT starts now.
+ */
 static void
 upload_go(struct upload *up)
 {
@@ -395,6 +521,10 @@ upload_go(struct upload *up)
 
 	switch (up->put) {
 	case PUT_PRIMED:
+		if (up->spool_fd != -1) {
+			upload_go_spool(up);
+			break;
+		}
 		evtimer_del(up->ev_prime);
 		wfd = up->tar_fd;
 		up->tar_fd = -1;
@@ -413,7 +543,7 @@ static void
 upload_end(struct upload *up)
 {
 	if (up->put == PUT_PRIMED) {
-		prime_drop(up);
+		prime_drop(up, 0);
 		up->put = PUT_ABANDONED;
 	}
 	if (up->put == PUT_ABANDONED)
@@ -515,13 +645,35 @@ upload_leftovers_remove(void)
 	closedir(d);
 }
 
+/*
+ * What apid spools: with a declared size, the tar (the plan; managerd
+ * keeps a descriptor of the spool for the proxy), else the bare body.
+ * Without a descriptor to spare the spool is bare: slower, no worse.
+ */
+static void
+spool_fill(struct upload *up, int fd, struct file_spool *fs)
+{
+	memset(fs, 0, sizeof(*fs));
+	if (up->declared == FILE_WRITE_SIZE_UNKNOWN) {
+		fs->max_bytes = (uint64_t)env->conf.max_file_bytes;
+		return;
+	}
+	fs->max_bytes = up->declared;
+	if ((up->spool_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		log_warn("upload %u: a bare spool", up->apid_id);
+		return;
+	}
+	fs->tar = 1;
+	ready_fill(up, &fs->plan);
+}
+
 /* apid may read the body now, into the spool it gets. */
 static void
 upload_spool(struct upload *up)
 {
-	struct msgw	 w;
-	uint64_t	 max;
-	int		 fd, saved;
+	struct file_spool	 fs;
+	struct msgw		 w;
+	int			 fd, saved;
 
 	if ((fd = upload_spool_open(1)) == -1) {
 		saved = errno;
@@ -532,10 +684,9 @@ upload_spool(struct upload *up)
 		upload_free(up);
 		return;
 	}
-	max = up->declared != FILE_WRITE_SIZE_UNKNOWN ? up->declared :
-	    (uint64_t)env->conf.max_file_bytes;
+	spool_fill(up, fd, &fs);
 	msgw_init(&w);
-	msg_put_u64(&w, max);
+	msg_put_file_spool(&w, &fs);	/* fs.plan borrows from up */
 	/*
 	 * The descriptor is ours no more: sent, or closed on failure (also
 	 * when the apid that asked is gone: no COMMIT or ABORT will come).

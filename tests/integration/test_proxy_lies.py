@@ -163,7 +163,43 @@ class LyingArchiveWrites(OneSandbox):
         # A prime adds bytes to the body: only a tar of unknown length;
         # and no flag the codec does not know.
         self.put_is_fatal("/workspace", ops.ARCHIVE_PUT_PRIME, 1024)
-        self.put_is_fatal("/workspace", 0x04, -1)
+        self.put_is_fatal("/workspace", 0x08, -1)
+        # A wait is for GO's length: primed only, and of a file (this
+        # is a pipe).
+        self.put_is_fatal("/workspace", ops.ARCHIVE_PUT_WAIT, -1)
+        self.put_is_fatal("/workspace", ops.ARCHIVE_PUT_PRIME |
+                          ops.ARCHIVE_PUT_WAIT, -1)
+
+    def go_is_fatal(self, flags):
+        """A GO for a PUT of flags that runs and waits for none."""
+        proxy = Proxy()
+        fd = os.open("/tmp", os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        rfd, wfd = os.pipe()
+        try:
+            wait = flags & ops.ARCHIVE_PUT_WAIT
+            peerid = proxy.request(ops.MSG_DOCKER_ARCHIVE_PUT,
+                                   ops.archive_put_payload(
+                                       self.sid, "/workspace", flags, -1),
+                                   fd=fd if wait else rfd)
+            if wait:
+                # The first GO is its own (of nothing); the second lies.
+                proxy.send(ops.MSG_DOCKER_ARCHIVE_PUT_GO, peerid,
+                           ops.p_u64(0))
+            proxy.send(ops.MSG_DOCKER_ARCHIVE_PUT_GO, peerid, ops.p_u64(1))
+            self.assertEqual(proxy.wait_exit(), 1)
+            self.assertIn("bad DOCKER_ARCHIVE_PUT_GO message from managerd: "
+                          "that PUT waits for no GO", proxy.log_text())
+        finally:
+            for f in (fd, rfd, wfd):
+                os.close(f)
+            if proxy.proc.poll() is None:
+                proxy.stop()
+
+    def test_go_for_no_waiting_put_is_a_lie(self):
+        # A primed PUT of a pipe reads it: no GO is for it; nor a second
+        # GO for a waiting one.
+        self.go_is_fatal(ops.ARCHIVE_PUT_PRIME)
+        self.go_is_fatal(ops.ARCHIVE_PUT_PRIME | ops.ARCHIVE_PUT_WAIT)
 
 
 def hostile_tar(members):

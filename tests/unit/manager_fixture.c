@@ -465,7 +465,7 @@ next_msg(struct peer *p, struct imsgbuf *side, struct imsg *imsg)
 	return imsg_get(side, imsg);
 }
 
-static int
+int
 to_proxy(struct imsg *imsg)
 {
 	return next_msg(&env->proxy_peer, &proxy_side, imsg);

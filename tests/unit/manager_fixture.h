@@ -59,6 +59,8 @@ void	 caller_before(uint32_t type, uint32_t peerid);
 uint32_t from_apid(uint32_t type, int fd, struct msgw *);
 void	 from_proxy(uint32_t type, uint32_t peerid, struct msgw *);
 int	 to_apid(struct imsg *);
+/* 1 and the message if managerd has sent the proxy one, else 0. */
+int	 to_proxy(struct imsg *);
 /* What has come so far (0: nothing yet), for answers larger than a
  * socket's buffer. */
 int	 to_apid_some(struct imsg *);

@@ -60,6 +60,12 @@ decode_ready(const struct imsg *imsg, void *out)
 }
 
 static int
+decode_spool(const struct imsg *imsg, void *out)
+{
+	return msg_get_file_spool(imsg, out);
+}
+
+static int
 decode_head(const struct imsg *imsg, void *out)
 {
 	return msg_get_archive_head(imsg, out);
@@ -177,6 +183,51 @@ test_ready_roundtrip(void **state)
 	file_write_ready_free(&out);
 	assert_null(out.name);
 	assert_exact_length(&w, decode_ready, &out);
+}
+
+/* FILE_SPOOL: the bound alone (a bare spool), or the bound and a plan. */
+static void
+test_spool(void **state)
+{
+	struct file_spool	 in, out;
+	struct msgw		 w;
+	struct imsg		 imsg;
+	char			 name[] = "d/\xc3\xa9t\xe9";
+
+	memset(&in, 0, sizeof(in));
+	in.max_bytes = 10485760;
+	msgw_init(&w);
+	msg_put_file_spool(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_file_spool(&imsg, &out), 0);
+	assert_true(out.max_bytes == 10485760);
+	assert_int_equal(out.tar, 0);
+	assert_null(out.plan.name);
+	assert_exact_length(&w, decode_spool, &out);
+
+	in.tar = 1;
+	ready_init(&in.plan, name, 1);
+	msgw_init(&w);
+	msg_put_file_spool(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_file_spool(&imsg, &out), 0);
+	assert_int_equal(out.tar, 1);
+	assert_string_equal(out.plan.name, name);
+	assert_int_equal(out.plan.ndirs, 1);
+	assert_int_equal(out.plan.dirs[0].mode, 02775);
+	file_spool_free(&out);
+	assert_null(out.plan.name);
+	assert_exact_length(&w, decode_spool, &out);
+
+	/* Not 0 or 1, or a plan whose parents do not match its name. */
+	w.buf[8] = 2;
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_file_spool(&imsg, &out), -1);
+	in.plan.ndirs = 0;
+	msgw_init(&w);
+	msg_put_file_spool(&w, &in);
+	as_imsg(&imsg, &w);
+	assert_int_equal(msg_get_file_spool(&imsg, &out), -1);
 }
 
 /* One directory member per parent: the count must match the name. */
@@ -381,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_ready_dirs_match_name),
 		cmocka_unit_test(test_ready_bounds),
 		cmocka_unit_test(test_ready_count_lies),
+		cmocka_unit_test(test_spool),
 		cmocka_unit_test(test_archive_head),
 		cmocka_unit_test(test_archive_stat),
 		cmocka_unit_test(test_one_u64),

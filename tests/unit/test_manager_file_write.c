@@ -1,7 +1,8 @@
 /*
  * managerd's uploads (API.md §4.10, §6.3): the checks and their order;
- * the primed PUT, its expiry and its early end; the spool, COMMIT and
- * ABORT, the cap on a chunked body, and apid lying.
+ * the primed PUT, its expiry and its early end, on a tar spool (GO) and
+ * on a bare one (READY's pipe); the spool, COMMIT and ABORT, the cap on
+ * a chunked body, an empty tar spool, and apid lying.
  * Where an upload lands is test_manager_file_walk.c's.  The test plays
  * apid and dockerd-proxy (manager_fixture.c, upload_fixture.c).
  */
@@ -68,22 +69,51 @@ test_write_rejects(void **state)
 
 /* --- the primed PUT ------------------------------------------------------- */
 
-/* An upload that waits for its body: its id, the primed PUT's call. */
+/*
+ * The two spools: a body of a declared size is spooled as its tar, which
+ * the primed PUT waits on (GO); a chunked one bare, its tar through the
+ * primed PUT's pipe (READY).
+ */
+#define KINDS		2
+static const uint64_t	 kind_size[KINDS] = { 4, FILE_WRITE_SIZE_UNKNOWN };
+
+/*
+ * An upload that waits for its body: its id, the primed PUT.  The spool
+ * gets what apid's job would write: the tar, or the bare body.
+ */
 static uint32_t
-spooled_primed(uint64_t size, uint32_t *call, int *pfd)
+spooled_primed(uint64_t size, struct prime *p)
 {
-	uint32_t	 req;
+	struct file_spool	 fs;
+	uint32_t		 req;
+	int			 spool;
 
 	req = send_begin(sandbox, "f", 0640, size);
 	head_missing(expect_head("/workspace/f"), "/workspace/f");
-	*call = expect_prime(pfd);
-	close(expect_spool(req, size));
+	spool = expect_spool(req, size == FILE_WRITE_SIZE_UNKNOWN ? 10 : size,
+	    &fs);
+	assert_int_equal(fs.tar, size != FILE_WRITE_SIZE_UNKNOWN);
+	file_spool_free(&fs);
+	expect_prime(p, size != FILE_WRITE_SIZE_UNKNOWN);
+	assert_int_equal(write(spool, "tar", 3), 3);
+	close(spool);
 	return req;
+}
+
+/* The proxy's DONE, and apid's FILE_INFO: the upload is over. */
+static void
+put_done(uint32_t req, uint32_t call, uint64_t bytes)
+{
+	no_apid_message();
+	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	expect_file_info(req, "/workspace/f", bytes);
+	no_proxy_message();
+	assert_int_equal(upload_count(), 0);
 }
 
 /* A PUT that apid writes "tar" into, and Docker takes. */
 static void
-put_through(uint32_t req, uint32_t call, int pfd, uint64_t bytes)
+put_through(uint32_t req, struct prime *p, uint64_t bytes)
 {
 	struct file_write_ready	 r;
 	char			 buf[8];
@@ -93,34 +123,85 @@ put_through(uint32_t req, uint32_t call, int pfd, uint64_t bytes)
 	file_write_ready_free(&r);
 	assert_int_equal(write(wfd, "tar", 3), 3);
 	close(wfd);
-	assert_int_equal(read(pfd, buf, sizeof(buf)), 3);
-	assert_int_equal(read(pfd, buf, sizeof(buf)), 0);
-	close(pfd);
-	no_apid_message();
-	from_proxy(MSG_DOCKER_DONE, call, NULL);
-	expect_file_info(req, "/workspace/f", bytes);
-	no_proxy_message();
-	assert_int_equal(upload_count(), 0);
+	assert_int_equal(read(p->fd, buf, sizeof(buf)), 3);
+	assert_int_equal(read(p->fd, buf, sizeof(buf)), 0);
+	close(p->fd);
+	put_done(req, p->call, bytes);
 }
 
 /*
- * A body slower than PRIME_WAIT_MS: the primed PUT's pipe is closed
- * unused, and COMMIT makes a PUT again once Docker has let go of it --
- * whether COMMIT comes before that answer or after.
+ * COMMIT, once Docker has let go of an earlier PUT: a new one.  Of a
+ * bare spool primed too (an empty tar is then apid's to judge); of a
+ * tar spool, the whole file, unprimed.
+ */
+static void
+put_again(uint32_t req, int tar, uint64_t bytes)
+{
+	struct prime	 again;
+	uint32_t	 call;
+	int		 fd;
+
+	if (!tar) {
+		expect_prime(&again, 0);
+		put_through(req, &again, bytes);
+		return;
+	}
+	call = expect_put(sandbox, 0, 3, &fd);
+	close(fd);
+	put_done(req, call, bytes);
+}
+
+/* COMMIT with the primed PUT still waiting: it gets the tar. */
+static void
+put_primed(uint32_t req, struct prime *p, uint64_t bytes)
+{
+	if (!p->wait) {
+		put_through(req, p, bytes);
+		return;
+	}
+	expect_go(p->call, 3);
+	close(p->fd);
+	put_done(req, p->call, bytes);
+}
+
+static void
+test_upload_primed(void **state)
+{
+	struct prime	 p;
+	uint32_t	 req;
+	int		 kind, base = count_fds();
+
+	for (kind = 0; kind < KINDS; kind++) {
+		req = spooled_primed(kind_size[kind], &p);
+		no_apid_message();
+		no_proxy_message();
+		send_commit(req, 4);
+		put_primed(req, &p, 4);
+	}
+	assert_int_equal(count_fds(), base);
+}
+
+/*
+ * A body slower than PRIME_WAIT_MS: the primed PUT gets no tar, and
+ * COMMIT makes a PUT again once Docker has let go of it -- whether
+ * COMMIT comes before that answer or after.
  */
 static void
 test_upload_prime_expires(void **state)
 {
-	uint32_t	 req, call, again;
-	int		 pfd, base = count_fds(), late;
+	struct prime	 p;
+	uint32_t	 req;
+	int		 kind, late, base = count_fds();
 
+	for (kind = 0; kind < KINDS; kind++)
 	for (late = 0; late < 2; late++) {
-		req = spooled_primed(4, &call, &pfd);
-		wait_prime_expiry(pfd);
-		assert_pipe_unused(pfd);
+		req = spooled_primed(kind_size[kind], &p);
+		wait_prime_expiry(&p);
+		if (!p.wait)
+			assert_prime_unused(&p);
 		no_apid_message();
 		if (late) {
-			from_proxy(MSG_DOCKER_DONE, call, NULL);
+			from_proxy(MSG_DOCKER_DONE, p.call, NULL);
 			no_proxy_message();
 			send_commit(req, 4);
 		} else {
@@ -128,11 +209,9 @@ test_upload_prime_expires(void **state)
 			/* Not while Docker still holds the container. */
 			no_proxy_message();
 			no_apid_message();
-			from_proxy(MSG_DOCKER_DONE, call, NULL);
+			from_proxy(MSG_DOCKER_DONE, p.call, NULL);
 		}
-		/* Primed too: an empty tar is then apid's to judge. */
-		again = expect_prime(&pfd);
-		put_through(req, again, pfd, 4);
+		put_again(req, p.wait, 4);
 	}
 	assert_int_equal(count_fds(), base);
 }
@@ -141,16 +220,23 @@ test_upload_prime_expires(void **state)
 static void
 test_upload_prime_fails(void **state)
 {
-	uint32_t	 req, call;
-	int		 pfd, base = count_fds();
+	struct prime	 p;
+	uint32_t	 req;
+	int		 kind, base = count_fds();
 
-	req = spooled_primed(4, &call, &pfd);
-	error_reply(call, ERR_BACKEND, "docker went away");
-	assert_pipe_unused(pfd);
-	no_apid_message();
-	send_commit(req, 4);
-	call = expect_prime(&pfd);
-	put_through(req, call, pfd, 4);
+	for (kind = 0; kind < KINDS; kind++) {
+		req = spooled_primed(kind_size[kind], &p);
+		error_reply(p.call, ERR_BACKEND, "docker went away");
+		/* No GO for a PUT that is over. */
+		no_proxy_message();
+		if (p.wait)
+			close(p.fd);
+		else
+			assert_prime_unused(&p);
+		no_apid_message();
+		send_commit(req, 4);
+		put_again(req, p.wait, 4);
+	}
 	assert_int_equal(count_fds(), base);
 }
 
@@ -161,19 +247,21 @@ test_upload_too_large(void **state)
 	const struct step	 steps[] = {
 	    { "/workspace/f", MISSING, NULL }, { NULL, 0, NULL } };
 	struct file_write_ready	 r;
-	uint32_t		 req, call;
-	int			 spool, pfd, base = count_fds();
+	struct file_spool	 fs;
+	struct prime		 p;
+	uint32_t		 req;
+	int			 base = count_fds();
 
 	req = send_begin(sandbox, "f", 0640, FILE_WRITE_SIZE_UNKNOWN);
 	walk(steps);
-	call = expect_prime(&pfd);
-	spool = expect_spool(req, 10);
-	close(spool);
+	close(expect_spool(req, 10, &fs));
+	assert_false(fs.tar);
+	expect_prime(&p, 0);
 	send_commit(req, 11);
 	expect_apid_error(req, ERR_PAYLOAD_TOO_LARGE, "file exceeds 10 bytes");
 	/* Docker got no tar; the upload lasts until it lets go. */
 	assert_int_equal(upload_count(), 1);
-	prime_unused(call, pfd);
+	prime_unused(&p);
 	assert_int_equal(upload_count(), 0);
 	no_apid_message();
 	no_proxy_message();
@@ -189,18 +277,21 @@ test_upload_too_large(void **state)
 static void
 test_upload_abort(void **state)
 {
-	uint32_t	 req, call;
-	int		 pfd, base = count_fds();
+	struct prime	 p;
+	uint32_t	 req;
+	int		 kind, base = count_fds();
 
-	req = spooled_primed(4, &call, &pfd);
-	assert_int_equal(upload_count(), 1);
-	from_apid_id(MSG_FILE_WRITE_ABORT, req, -1, NULL);
-	assert_pipe_unused(pfd);
-	assert_int_equal(upload_count(), 1);
-	from_proxy(MSG_DOCKER_DONE, call, NULL);
-	assert_int_equal(upload_count(), 0);
-	no_apid_message();
-	no_proxy_message();
+	for (kind = 0; kind < KINDS; kind++) {
+		req = spooled_primed(kind_size[kind], &p);
+		assert_int_equal(upload_count(), 1);
+		from_apid_id(MSG_FILE_WRITE_ABORT, req, -1, NULL);
+		assert_prime_unused(&p);
+		assert_int_equal(upload_count(), 1);
+		from_proxy(MSG_DOCKER_DONE, p.call, NULL);
+		assert_int_equal(upload_count(), 0);
+		no_apid_message();
+		no_proxy_message();
+	}
 	assert_int_equal(count_fds(), base);
 }
 
@@ -211,27 +302,31 @@ test_upload_abort(void **state)
 static void
 test_upload_apid_dies(void **state)
 {
+	struct prime	 p;
 	uint32_t	 req, call;
-	int		 pfd, base = count_fds();
+	int		 kind, base = count_fds();
 
-	req = spooled_primed(4, &call, &pfd);
-	apid_dies();
-	apid_back();
-	assert_pipe_unused(pfd);
-	from_proxy(MSG_DOCKER_DONE, call, NULL);
-	assert_int_equal(upload_count(), 0);
-	assert_int_equal(apid_request_count(), 0);
-	/* After COMMIT, waiting for an abandoned PUT: the same. */
-	req = spooled_primed(4, &call, &pfd);
-	wait_prime_expiry(pfd);
-	assert_pipe_unused(pfd);
-	send_commit(req, 4);
-	apid_dies();
-	apid_back();
-	error_reply(call, ERR_BACKEND, "late");
-	assert_int_equal(upload_count(), 0);
-	assert_int_equal(apid_request_count(), 0);
-	no_proxy_message();
+	for (kind = 0; kind < KINDS; kind++) {
+		req = spooled_primed(kind_size[kind], &p);
+		apid_dies();
+		apid_back();
+		assert_prime_unused(&p);
+		from_proxy(MSG_DOCKER_DONE, p.call, NULL);
+		assert_int_equal(upload_count(), 0);
+		assert_int_equal(apid_request_count(), 0);
+		/* After COMMIT, waiting for an abandoned PUT: the same. */
+		req = spooled_primed(kind_size[kind], &p);
+		wait_prime_expiry(&p);
+		if (!p.wait)
+			assert_prime_unused(&p);
+		send_commit(req, 4);
+		apid_dies();
+		apid_back();
+		error_reply(p.call, ERR_BACKEND, "late");
+		assert_int_equal(upload_count(), 0);
+		assert_int_equal(apid_request_count(), 0);
+		no_proxy_message();
+	}
 	/* Dying while the path is walked: the spool is never sent. */
 	send_begin(sandbox, "f", 0640, 4);
 	call = expect_head("/workspace/f");
@@ -250,18 +345,60 @@ static void
 test_upload_sandbox_gone(void **state)
 {
 	char		 text[64];
-	uint32_t	 req, call;
-	int		 pfd, base = count_fds();
+	struct prime	 p;
+	uint32_t	 req;
+	int		 kind, base = count_fds();
 
-	req = spooled_primed(4, &call, &pfd);
-	destroy_ok(sandbox);
-	send_commit(req, 4);
-	snprintf(text, sizeof(text), "sandbox %s not found", sandbox);
-	expect_apid_error(req, ERR_NOT_FOUND, text);
-	assert_pipe_unused(pfd);
-	error_reply(call, ERR_NOT_FOUND, text);
-	assert_int_equal(upload_count(), 0);
-	no_proxy_message();
+	for (kind = 0; kind < KINDS; kind++) {
+		if (kind > 0)
+			create_ok(0, sandbox, sizeof(sandbox));
+		req = spooled_primed(kind_size[kind], &p);
+		destroy_ok(sandbox);
+		send_commit(req, 4);
+		snprintf(text, sizeof(text), "sandbox %s not found", sandbox);
+		expect_apid_error(req, ERR_NOT_FOUND, text);
+		assert_prime_unused(&p);
+		error_reply(p.call, ERR_NOT_FOUND, text);
+		assert_int_equal(upload_count(), 0);
+		no_proxy_message();
+	}
+	assert_int_equal(count_fds(), base);
+}
+
+/*
+ * A tar spool apid's job left empty is no upload: 500, Docker gets
+ * nothing; the same for the PUT made again after an expiry.
+ */
+static void
+test_upload_spool_empty(void **state)
+{
+	struct file_spool	 fs;
+	struct prime		 p;
+	uint32_t		 req;
+	int			 late, base = count_fds();
+
+	for (late = 0; late < 2; late++) {
+		req = send_begin(sandbox, "f", 0640, 4);
+		head_missing(expect_head("/workspace/f"), "/workspace/f");
+		close(expect_spool(req, 4, &fs));
+		file_spool_free(&fs);
+		expect_prime(&p, 1);
+		if (late) {
+			wait_prime_expiry(&p);
+			from_proxy(MSG_DOCKER_DONE, p.call, NULL);
+		}
+		send_commit(req, 4);
+		if (late) {
+			expect_apid_error(req, ERR_INTERNAL, "cannot hand the "
+			    "upload's tar to dockerd-proxy: No data available");
+		} else {
+			expect_apid_error(req, ERR_INTERNAL, "cannot read the "
+			    "upload's spool: No data available");
+			prime_unused(&p);
+		}
+		assert_int_equal(upload_count(), 0);
+		no_proxy_message();
+	}
 	assert_int_equal(count_fds(), base);
 }
 
@@ -319,12 +456,11 @@ test_spool_files(void **state)
 static uint32_t
 spooled(uint64_t size)
 {
-	uint32_t	 call;
-	int		 pfd;
+	struct prime	 p;
 	uint32_t	 req;
 
-	req = spooled_primed(size, &call, &pfd);
-	close(pfd);
+	req = spooled_primed(size, &p);
+	close(p.fd);
 	return req;
 }
 
@@ -434,13 +570,12 @@ static void
 lie_proxy_primed_done_with_payload(void)
 {
 	struct msgw	 w;
-	uint32_t	 call;
-	int		 pfd;
+	struct prime	 p;
 
-	(void)spooled_primed(4, &call, &pfd);
+	(void)spooled_primed(4, &p);
 	msgw_init(&w);
 	msgw_u8(&w, 1);
-	from_proxy(MSG_DOCKER_DONE, call, &w);
+	from_proxy(MSG_DOCKER_DONE, p.call, &w);
 }
 
 static void
@@ -483,12 +618,14 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup_sandbox, teardown)
 		T(test_write_rejects),
+		T(test_upload_primed),
 		T(test_upload_prime_expires),
 		T(test_upload_prime_fails),
 		T(test_upload_too_large),
 		T(test_upload_abort),
 		T(test_upload_sandbox_gone),
 		T(test_upload_apid_dies),
+		T(test_upload_spool_empty),
 		T(test_spool_files),
 		T(test_upload_lies),
 #undef T

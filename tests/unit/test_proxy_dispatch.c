@@ -1,14 +1,17 @@
 /*
- * Tests for dockerd-proxy/proxy_dispatch.c's process messages: what a
- * well-formed DOCKER_PROCESS_* hands to its operation (stand-ins here
- * that record it), and that a lying managerd (no socket, a malformed
- * payload, a size where there is none, a descriptor where there is none)
- * is fatal, in a forked child, before any operation runs.  A socket the
- * kernel dropped on its way in is a 503, not a lie.
+ * Tests for dockerd-proxy/proxy_dispatch.c's process messages and the
+ * waiting archive PUT: what a well-formed DOCKER_PROCESS_* or
+ * ARCHIVE_PUT_GO hands to its operation (stand-ins here that record
+ * it), and that a lying managerd (no socket, a malformed payload, a size
+ * where there is none, a descriptor where there is none, a waiting PUT
+ * of a pipe, a GO nothing waits for) is fatal, in a forked child, before
+ * any operation runs.  A socket the kernel dropped on its way in is a
+ * 503, not a lie.
  */
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,7 +34,10 @@
 /* What the operations were handed. */
 static struct {
 	int				 starts, signals, inspects, resizes;
-	int				 follows, updates;
+	int				 follows, updates, puts, gos;
+	uint8_t				 put_flags;
+	uint64_t			 go_length;
+	int				 go_answer;	/* what GO returns */
 	struct docker_process		 d;
 	int				 fd;
 	struct docker_process_signal	 s;
@@ -172,7 +178,19 @@ void
 docker_archive_put(struct proxy *p, uint32_t peerid, struct archive_put *ap,
     int fd)
 {
-	fail();
+	got.puts++;
+	got.put_flags = ap->flags;
+	archive_put_free(ap);
+	free(ap);
+	close(fd);
+}
+
+int
+docker_archive_put_go(struct proxy *p, uint32_t peerid, uint64_t length)
+{
+	got.gos++;
+	got.go_length = length;
+	return got.go_answer;
 }
 
 void
@@ -547,6 +565,149 @@ test_exec_lies(void **state)
 	assert_int_equal(got.inspects + got.resizes, 0);
 }
 
+/* --- the waiting archive PUT ----------------------------------------------- */
+
+static void
+put_payload(struct msgw *w, uint8_t flags)
+{
+	static char		 id[] = SANDBOX, path[] = "/workspace";
+	struct archive_put	 ap;
+
+	ap.id = id;
+	ap.path = path;
+	ap.flags = flags;
+	ap.length = -1;
+	msgw_init(w);
+	msg_put_archive_put(w, &ap);
+}
+
+/* An unlinked regular file, as managerd's tar spool is. */
+static int
+a_file(void)
+{
+	int	 fd;
+
+	fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	assert_true(fd != -1);
+	return fd;
+}
+
+static void
+go_payload(struct msgw *w, uint64_t length)
+{
+	msgw_init(w);
+	msg_put_u64(w, length);
+}
+
+static void
+test_put_wait_go(void **state)
+{
+	struct msgw	 w;
+
+	put_payload(&w, ARCHIVE_PUT_NO_REPLACE | ARCHIVE_PUT_PRIME |
+	    ARCHIVE_PUT_WAIT);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT, a_file(), 0, &w);
+	assert_int_equal(got.puts, 1);
+	assert_int_equal(got.put_flags, ARCHIVE_PUT_NO_REPLACE |
+	    ARCHIVE_PUT_PRIME | ARCHIVE_PUT_WAIT);
+	go_payload(&w, 10496000);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT_GO, -1, 0, &w);
+	go_payload(&w, INT64_MAX);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT_GO, -1, 0, &w);
+	assert_int_equal(got.gos, 2);
+	assert_true(got.go_length == INT64_MAX);
+}
+
+static void
+lie_put_wait_unprimed(void)
+{
+	struct msgw	 w;
+
+	put_payload(&w, ARCHIVE_PUT_NO_REPLACE | ARCHIVE_PUT_WAIT);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT, a_file(), 0, &w);
+}
+
+static void
+lie_put_wait_pipe(void)
+{
+	struct msgw	 w;
+	int		 p[2];
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	close(p[1]);
+	put_payload(&w, ARCHIVE_PUT_PRIME | ARCHIVE_PUT_WAIT);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT, p[0], 0, &w);
+}
+
+static void
+lie_go_huge(void)
+{
+	struct msgw	 w;
+
+	go_payload(&w, (uint64_t)INT64_MAX + 1);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT_GO, -1, 0, &w);
+}
+
+static void
+lie_go_short(void)
+{
+	struct msgw	 w;
+
+	msgw_init(&w);
+	msgw_u32(&w, 7);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT_GO, -1, 0, &w);
+}
+
+static void
+lie_go_file(void)
+{
+	struct msgw	 w;
+
+	go_payload(&w, 1);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT_GO, a_file(), 0, &w);
+}
+
+/* The operation says the PUT of that id waits for no GO. */
+static void
+lie_go_not_waiting(void)
+{
+	struct msgw	 w;
+
+	got.go_answer = -1;
+	go_payload(&w, 1);
+	from_managerd(MSG_DOCKER_ARCHIVE_PUT_GO, -1, 0, &w);
+}
+
+static void
+test_put_wait_lies(void **state)
+{
+	static const struct {
+		void		(*f)(void);
+		uint32_t	 type;
+		const char	*why;
+	} lies[] = {
+		{ lie_put_wait_unprimed, MSG_DOCKER_ARCHIVE_PUT,
+		    "malformed payload" },
+		{ lie_put_wait_pipe, MSG_DOCKER_ARCHIVE_PUT,
+		    "a waiting PUT's tar is no file" },
+		{ lie_go_huge, MSG_DOCKER_ARCHIVE_PUT_GO, "malformed payload" },
+		{ lie_go_short, MSG_DOCKER_ARCHIVE_PUT_GO, "malformed payload" },
+		{ lie_go_file, MSG_DOCKER_ARCHIVE_PUT_GO,
+		    "unexpected descriptor" },
+		{ lie_go_not_waiting, MSG_DOCKER_ARCHIVE_PUT_GO,
+		    "that PUT waits for no GO" },
+	};
+	char	 want[256];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		snprintf(want, sizeof(want), "bad %s message from managerd: %s",
+		    msg_type_name(lies[i].type), lies[i].why);
+		assert_fatal(lies[i].f, want);
+	}
+	assert_int_equal(got.puts, 0);
+}
+
 static int
 setup(void **state)
 {
@@ -683,6 +844,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_lies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events_follow, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_put_wait_go, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_put_wait_lies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_update, setup,
 		    teardown),

@@ -330,7 +330,7 @@ test_upload_spool_size_lies(void **state)
 	out = tmpfd();
 	run_job(&j, in, out, &res);
 	assert_int_equal(res.errnum, EINVAL);
-	assert_non_null(strstr(res.message, "199999 bytes, the upload 200000"));
+	assert_non_null(strstr(res.message, "199999 bytes, its size 200000"));
 	assert_false(archive_whole(out));
 	assert_true(fd_size(out) < (off_t)len);
 	tar_result_free(&res);
@@ -361,7 +361,7 @@ test_upload_spool_size_lies(void **state)
 	free(body);
 }
 
-/* The body may come through a pipe (apid's, until the spool exists). */
+/* The body may come through a pipe: apid's, into a tar spool. */
 static void
 test_upload_from_pipe(void **state)
 {

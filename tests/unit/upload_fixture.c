@@ -111,33 +111,49 @@ walk(const struct step *s)
 	}
 }
 
-/* FILE_SPOOL: an empty, unlinked, regular file open for both. */
+static void
+assert_plan(const struct file_write_ready *r, const char *name, uint32_t mode)
+{
+	assert_string_equal(r->name, name);
+	assert_int_equal(r->uid, env->conf.sandbox_uid);
+	assert_int_equal(r->gid, env->conf.sandbox_gid);
+	assert_int_equal(r->mode, mode);
+	assert_int_equal(r->mtime, (int64_t)now);
+}
+
+/* An unlinked regular file open for both, empty when size is 0. */
+static void
+assert_spool_file(int fd, off_t size)
+{
+	struct stat	 st;
+
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_size, size);
+	assert_int_equal(st.st_nlink, 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+}
+
 int
-expect_spool(uint32_t req, uint64_t max)
+expect_spool(uint32_t req, uint64_t max, struct file_spool *fs)
 {
 	struct imsg	 imsg;
-	struct stat	 st;
-	uint64_t	 got;
 	int		 fd;
 
 	assert_int_equal(to_apid(&imsg), 1);
 	if (imsg.hdr.type != MSG_FILE_SPOOL)
 		fail_msg("apid got %s", msg_type_name(imsg.hdr.type));
 	assert_int_equal(imsg.hdr.peerid, req);
-	assert_int_equal(msg_get_u64(&imsg, &got), 0);
-	assert_true(got == max);
+	assert_int_equal(msg_get_file_spool(&imsg, fs), 0);
+	assert_true(fs->max_bytes == max);
 	assert_true((fd = imsg_take_fd(&imsg)) != -1);
 	imsg_free(&imsg);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_true(S_ISREG(st.st_mode));
-	assert_int_equal(st.st_size, 0);
-	assert_int_equal(st.st_nlink, 0);
-	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	assert_spool_file(fd, 0);
 	return fd;
 }
 
 uint32_t
-expect_put(const char *id, uint8_t flags, int *fd)
+expect_put(const char *id, uint8_t flags, int64_t length, int *fd)
 {
 	struct archive_put	 ap;
 	struct imsg		 imsg;
@@ -151,49 +167,96 @@ expect_put(const char *id, uint8_t flags, int *fd)
 	assert_string_equal(ap.id, id);
 	assert_string_equal(ap.path, "/workspace");
 	assert_int_equal(ap.flags, ARCHIVE_PUT_NO_REPLACE | flags);
-	assert_int_equal(ap.length, -1);
+	assert_true(ap.length == length);
 	archive_put_free(&ap);
 	return call;
 }
 
-uint32_t
-expect_prime(int *pfd)
+void
+expect_prime(struct prime *p, int wait)
 {
-	return expect_put(sandbox, ARCHIVE_PUT_PRIME, pfd);
+	struct stat	 st;
+
+	p->wait = wait;
+	p->call = expect_put(sandbox, ARCHIVE_PUT_PRIME |
+	    (wait ? ARCHIVE_PUT_WAIT : 0), -1, &p->fd);
+	assert_int_equal(fstat(p->fd, &st), 0);
+	assert_true(wait ? S_ISREG(st.st_mode) : S_ISFIFO(st.st_mode));
 }
 
-/* pfd's writer is gone with nothing written. */
 void
-assert_pipe_unused(int pfd)
+expect_go(uint32_t call, uint64_t length)
+{
+	struct imsg	 imsg;
+	uint64_t	 got;
+
+	assert_int_equal(expect_proxy(MSG_DOCKER_ARCHIVE_PUT_GO, &imsg),
+	    call);
+	assert_int_equal(imsg.fd, -1);
+	assert_int_equal(msg_get_u64(&imsg, &got), 0);
+	imsg_free(&imsg);
+	assert_true(got == length);
+}
+
+void
+assert_prime_unused(struct prime *p)
 {
 	char	 c;
 
-	assert_int_equal(read(pfd, &c, 1), 0);
-	close(pfd);
+	if (p->wait)
+		expect_go(p->call, 0);
+	else
+		assert_int_equal(read(p->fd, &c, 1), 0);
+	close(p->fd);
+	p->fd = -1;
 }
 
 void
-prime_unused(uint32_t call, int pfd)
+prime_unused(struct prime *p)
 {
-	assert_pipe_unused(pfd);
-	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	assert_prime_unused(p);
+	from_proxy(MSG_DOCKER_DONE, p->call, NULL);
 }
 
-/* The event loop runs until PRIME_WAIT_MS closes the pipe pfd reads. */
-void
-wait_prime_expiry(int pfd)
+/* The expiry has come: the pipe reads its end, or GO 0 has gone. */
+static int
+prime_expired(struct prime *p)
 {
-	struct pollfd	 p;
-	int		 i;
+	struct pollfd	 pfd;
+	struct imsg	 imsg;
+	uint64_t	 got;
 
-	p.fd = pfd;
-	p.events = POLLIN;
+	if (!p->wait) {
+		pfd.fd = p->fd;
+		pfd.events = POLLIN;
+		return poll(&pfd, 1, 0) == 1;
+	}
+	if (to_proxy(&imsg) != 1)
+		return 0;
+	assert_int_equal(imsg.hdr.type, MSG_DOCKER_ARCHIVE_PUT_GO);
+	assert_int_equal(imsg.hdr.peerid, p->call);
+	assert_int_equal(msg_get_u64(&imsg, &got), 0);
+	imsg_free(&imsg);
+	assert_true(got == 0);
+	return 1;
+}
+
+void
+wait_prime_expiry(struct prime *p)
+{
+	int	 i;
+
 	for (i = 0; i < 100; i++) {
-		if (poll(&p, 1, 0) == 1)
+		if (prime_expired(p)) {
+			if (p->wait) {
+				close(p->fd);
+				p->fd = -1;
+			}
 			return;
+		}
 		assert_true(event_base_loop(env->base, EVLOOP_ONCE) != -1);
 	}
-	fail_msg("the primed PUT's pipe stayed open");
+	fail_msg("the primed PUT was never given up");
 }
 
 void
@@ -208,11 +271,7 @@ expect_ready(uint32_t req, const char *name, uint32_t mode,
 	assert_int_equal(msg_get_file_write_ready(&imsg, r), 0);
 	assert_true((*wfd = imsg_take_fd(&imsg)) != -1);
 	imsg_free(&imsg);
-	assert_string_equal(r->name, name);
-	assert_int_equal(r->uid, env->conf.sandbox_uid);
-	assert_int_equal(r->gid, env->conf.sandbox_gid);
-	assert_int_equal(r->mode, mode);
-	assert_int_equal(r->mtime, (int64_t)now);
+	assert_plan(r, name, mode);
 }
 
 /* A directory member the upload makes: 0755 and now. */
@@ -244,35 +303,56 @@ expect_file_info(uint32_t req, const char *path, uint64_t size)
 	file_info_free(&fi);
 }
 
+/* A bare spool's upload: READY's pipe, into which apid writes "tar". */
+static void
+rest_through_pipe(uint32_t req, struct prime *p, const char *name,
+    struct file_write_ready *r)
+{
+	char	 buf[8];
+	int	 wfd;
+
+	no_proxy_message();
+	expect_ready(req, name, 0640, r, &wfd);
+	assert_int_equal(write(wfd, "tar", 3), 3);
+	close(wfd);
+	assert_int_equal(read(p->fd, buf, sizeof(buf)), 3);
+	close(p->fd);
+}
+
 /*
  * After the walk: the primed PUT and the spool, apid's COMMIT of bytes,
- * the primed PUT's pipe handed to apid, the plan in *r (named name) and
- * the FILE_INFO for path.
+ * the tar (in the spool, or through READY's pipe), the plan in *r
+ * (named name) and the FILE_INFO for path.
  */
 void
 upload_rest(uint32_t req, uint64_t max, uint64_t bytes, const char *name,
     const char *path, struct file_write_ready *r)
 {
-	uint32_t	 call;
-	char		 buf[8];
-	int		 spool, wfd, pfd;
+	struct file_spool	 fs;
+	struct prime		 p;
+	int			 spool;
 
-	call = expect_prime(&pfd);
-	spool = expect_spool(req, max);
-	assert_int_equal(write(spool, "body", 4), 4);
+	spool = expect_spool(req, max, &fs);
+	expect_prime(&p, fs.tar);
+	/* What apid's job writes: the body, or the tar with it. */
+	assert_int_equal(write(spool, "tar", 3), 3);
 	close(spool);
 	no_apid_message();
 	no_proxy_message();
 	send_commit(req, bytes);
-	no_proxy_message();
-	expect_ready(req, name, 0640, r, &wfd);
-	/* The proxy reads the tar apid writes. */
-	assert_int_equal(write(wfd, "tar", 3), 3);
-	close(wfd);
-	assert_int_equal(read(pfd, buf, sizeof(buf)), 3);
-	close(pfd);
+	if (fs.tar) {
+		assert_plan(&fs.plan, name, 0640);
+		*r = fs.plan;
+		memset(&fs.plan, 0, sizeof(fs.plan));
+		/* The proxy reads the spool, now whole. */
+		expect_go(p.call, 3);
+		assert_spool_file(p.fd, 3);
+		close(p.fd);
+	} else
+		rest_through_pipe(req, &p, name, r);
+	file_spool_free(&fs);
 	no_apid_message();
-	from_proxy(MSG_DOCKER_DONE, call, NULL);
+	from_proxy(MSG_DOCKER_DONE, p.call, NULL);
 	expect_file_info(req, path, bytes);
 	no_proxy_message();
 }

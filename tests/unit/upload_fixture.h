@@ -34,21 +34,36 @@ uint32_t expect_head(const char *path);
 void	 head_missing(uint32_t call, const char *path);
 /* The proxy answers the walk's questions, and no more is asked. */
 void	 walk(const struct step *);
-/* FILE_SPOOL: an empty, unlinked, regular file open for both. */
-int	 expect_spool(uint32_t req, uint64_t max);
 /*
- * The proxy's ARCHIVE_PUT (NO_REPLACE and flags): checks it; *fd: what
- * the proxy got.
+ * FILE_SPOOL: an empty, unlinked, regular file open for both, and what
+ * the body goes there as (into *fs: fs->plan for a tar spool).
  */
-uint32_t expect_put(const char *id, uint8_t flags, int *fd);
-/* The primed PUT that follows a walk that found a place. */
-uint32_t expect_prime(int *pfd);
-/* pfd's writer is gone with nothing written (and pfd is closed). */
-void	 assert_pipe_unused(int pfd);
+int	 expect_spool(uint32_t req, uint64_t max, struct file_spool *fs);
+/*
+ * The proxy's ARCHIVE_PUT (NO_REPLACE and flags) of length: checks it;
+ * *fd: what the proxy got (a pipe, or a regular file when it is the tar
+ * spool's, checked too).
+ */
+uint32_t expect_put(const char *id, uint8_t flags, int64_t length, int *fd);
+
+/*
+ * The primed PUT: its call and what the proxy reads, the tar pipe or,
+ * for a tar spool (wait), the spool itself, waiting for GO.
+ */
+struct prime {
+	uint32_t	 call;
+	int		 fd;
+	int		 wait;
+};
+void	 expect_prime(struct prime *, int wait);
+/* ARCHIVE_PUT_GO for call, of length bytes. */
+void	 expect_go(uint32_t call, uint64_t length);
+/* The primed PUT gets no tar: its pipe closed empty, or GO 0. */
+void	 assert_prime_unused(struct prime *);
 /* That, and the proxy's DONE for it. */
-void	 prime_unused(uint32_t call, int pfd);
-/* The event loop runs until PRIME_WAIT_MS closes the pipe pfd reads. */
-void	 wait_prime_expiry(int pfd);
+void	 prime_unused(struct prime *);
+/* The event loop runs until PRIME_WAIT_MS gives up on the primed PUT. */
+void	 wait_prime_expiry(struct prime *);
 /* FILE_WRITE_READY; *wfd: the tar pipe it carries. */
 void	 expect_ready(uint32_t req, const char *name, uint32_t mode,
 	    struct file_write_ready *, int *wfd);
@@ -57,8 +72,9 @@ void	 assert_new_dir(const struct file_write_dir *);
 void	 expect_file_info(uint32_t req, const char *path, uint64_t size);
 
 /*
- * After the walk: the spool, apid's COMMIT of bytes, the upload, the
- * plan in *r (named name, mode 0640) and the FILE_INFO for path.
+ * After the walk: the spool (a tar spool when the BEGIN said its size),
+ * apid's COMMIT of bytes, the upload, the plan in *r (named name, mode
+ * 0640: FILE_SPOOL's or READY's) and the FILE_INFO for path.
  */
 void	 upload_rest(uint32_t req, uint64_t max, uint64_t bytes,
 	    const char *name, const char *path, struct file_write_ready *r);
