@@ -228,7 +228,16 @@ walk_reply(struct imsg *reply, void *arg)
 	free(text);
 }
 
-/* Ask about the component after phys[0..done), or end at the file. */
+/*
+ * Ask about the component after phys[0..done), or end at the file.  The
+ * file itself is asked about only on a path a symlink led to: what it
+ * is changes nothing (the upload replaces it) but for a directory, and
+ * the PUT's NO_REPLACE refuses that in the same words ("<path> is a
+ * directory") with the same status, once the body has come.  After a
+ * symlink the stat's answer names the path asked for, Docker's the one
+ * the link led to, so there the stat stays.  Most uploads, a name in a
+ * directory that exists, then cost Docker no stat before the PUT.
+ */
 static void
 walk_next(struct file_walk *wk)
 {
@@ -237,6 +246,11 @@ walk_next(struct file_walk *wk)
 	char			 path[MSG_MAX_PATH + 1];
 
 	wk->end = wk->done + 1 + strcspn(wk->phys + wk->done + 1, "/");
+	if (wk->phys[wk->end] == '\0' && wk->links == 0) {
+		wk->nexisting = wk->ndirs;
+		walk_end(wk, 0, NULL);
+		return;
+	}
 	memcpy(path, wk->phys, wk->end);
 	path[wk->end] = '\0';
 	ah.id = wk->id;
