@@ -94,6 +94,33 @@ writer_writable(evutil_socket_t fd, short what, void *arg)
 	writer_progress(arg);
 }
 
+/*
+ * Straight into the pipe while nothing waits before it: the bytes are
+ * then copied once here, not into pend and out again.  What the pipe
+ * does not take now is left in *data, *len.  -1: the reader is gone.
+ */
+static int
+writer_direct(struct upload_body *ub, const char **data, size_t *len)
+{
+	ssize_t	 n;
+
+	if (evbuffer_get_length(ub->pend) > 0)
+		return 0;
+	while (*len > 0) {
+		if ((n = write(ub->fd, *data, *len)) > 0) {
+			*data += n;
+			*len -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return 0;
+		return -1;
+	}
+	return 0;
+}
+
 static void
 body_data(void *arg, const char *data, size_t len)
 {
@@ -102,6 +129,13 @@ body_data(void *arg, const char *data, size_t len)
 	if (ub->fd == -1)
 		return;
 	ub->bytes += len;
+	if (writer_direct(ub, &data, &len) == -1) {
+		ub->broken = 1;
+		writer_end(ub, 0);
+		return;
+	}
+	if (len == 0)
+		return;
 	if (evbuffer_add(ub->pend, data, len) == -1) {
 		log_warnx("upload: out of memory for the body");
 		ub->broken = 1;
