@@ -65,6 +65,8 @@ int	cli_kill(struct cli *, int, char **);
 int	cli_metrics(struct cli *, int, char **);
 int	cli_label(struct cli *, int, char **);
 int	cli_stats(struct cli *, int, char **);
+int	cli_network(struct cli *, int, char **);
+int	cli_network_log(struct cli *, int, char **);
 /* cli_labels.c */
 int	cli_parse_label(json_object *labels, const char *kv);
 int	cli_check_filter(const char *);
@@ -90,6 +92,9 @@ void	cli_warn(const char *, ...)
 /* All of p to fd, again after a signal; -1 with errno. */
 int	cli_write_all(int fd, const void *p, size_t len);
 const char *cli_str(json_object *, const char *key);	/* "-" if absent */
+/* Columns padded to their widest cell; cells: nrow rows of ncol (<= 7). */
+void	cli_table(const char *const *head, size_t ncol, const char **cells,
+	    size_t nrow);
 void	cli_sandbox_table(json_object **, size_t);
 void	cli_sandbox_created(struct cli *, json_object *);
 void	cli_snapshot_table(json_object **, size_t);

@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "utf8.h"
 
-#define CLI_TABLE_COLS	6
+#define CLI_TABLE_COLS	7
 #define CLI_COMMAND_CELL 64	/* a command in ps's table, cut */
 
 void
@@ -107,8 +107,9 @@ cli_human_size(int64_t n, char *buf, size_t len)
  * Columns padded to their widest cell, two spaces apart, the last one
  * not padded.  cells holds nrow rows of ncol strings.
  */
-static void
-table(const char *const *head, size_t ncol, const char **cells, size_t nrow)
+void
+cli_table(const char *const *head, size_t ncol, const char **cells,
+    size_t nrow)
 {
 	size_t	width[CLI_TABLE_COLS], r, c, w;
 
@@ -170,7 +171,7 @@ cli_sandbox_table(json_object **sb, size_t n)
 		labels[i] = cli_labels_text(sb[i]);
 		cells[i * 6 + 5] = labels[i] != NULL ? labels[i] : "?";
 	}
-	table(head, 6, cells, n);
+	cli_table(head, 6, cells, n);
 	for (i = 0; i < n; i++)
 		free(labels[i]);
 	free(labels);
@@ -229,7 +230,7 @@ cli_snapshot_table(json_object **snap, size_t n)
 		cells[i * 5 + 3] = sizes[i];
 		cells[i * 5 + 4] = cli_str(snap[i], "created_at");
 	}
-	table(head, 5, cells, n);
+	cli_table(head, 5, cells, n);
 	free(cells);
 	free(sizes);
 }
@@ -319,7 +320,7 @@ cli_process_table(json_object **proc, size_t n)
 		cells[i * 5 + 3] = cli_str(proc[i], "started_at");
 		cells[i * 5 + 4] = cmds[i];
 	}
-	table(head, 5, cells, n);
+	cli_table(head, 5, cells, n);
 	free(cells);
 	free(cmds);
 }

@@ -108,7 +108,7 @@ class Usage(CliCase):
             out = self.ok(*args)
             for verb in ("create", "ls", "inspect", "rm", "timeout", "exec",
                          "cp", "snapshot", "snapshots", "rollback", "fork",
-                         "snapshot-rm"):
+                         "snapshot-rm", "network", "network-log"):
                 self.assertIn(verb, out)
         self.assertIn("usage: agent-sandbox exec", self.ok("help", "exec"))
         self.assertIn("usage: agent-sandbox cp", self.ok("cp", "--help"))

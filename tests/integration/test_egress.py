@@ -161,7 +161,8 @@ def allow(*entries):
     return {"mode": "allowlist", "allow": list(entries)}
 
 
-class Egress(unittest.TestCase):
+class EgressCase(unittest.TestCase):
+    """The server's sandboxes and what they reach, for the tests below."""
     server = None
 
     @classmethod
@@ -227,6 +228,9 @@ class Egress(unittest.TestCase):
         body, _, code = r.stdout.rpartition("\n")
         return int(code or 0), body
 
+
+
+class Egress(EgressCase):
     # --- the API ----------------------------------------------------------
 
     def test_policy_shown_and_network_field(self):
@@ -444,6 +448,88 @@ class Egress(unittest.TestCase):
                 return True
             time.sleep(0.5)
         return False
+
+
+class Cli(EgressCase):
+    """The CLI's network and network-log verbs (docs/cli.md) against the
+    same server."""
+
+    CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
+
+    def cli(self, *args):
+        """(exit status, stdout bytes, stderr text), under the CLI's kill
+        filter."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % self.server.port,
+               "AGENT_SANDBOX_API_KEY": harness.TEST_KEY,
+               "AGENT_SANDBOX_SECCOMP": "kill"}
+        p = subprocess.run([self.CLI] + list(args), env=env,
+                           stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=60)
+        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+    def ok(self, *args):
+        rc, out, err = self.cli(*args)
+        self.assertEqual(rc, 0, (args, out, err))
+        return out.decode()
+
+    def test_show_and_replace(self):
+        sid = self.create(network=False)["id"]
+        self.assertEqual(self.ok("network", sid), "mode:  none\n")
+        out = self.ok("network", sid, "allow", "Allowed.TEST",
+                      SUBNET + ":8080")
+        self.assertEqual(out, "mode:  allowlist\nallow: allowed.test\n"
+                         "       %s:8080\n" % SUBNET)
+        self.assertEqual(self.network(sid),
+                         allow("allowed.test", SUBNET + ":8080"))
+        self.assertEqual(json.loads(self.ok("--json", "network", sid)),
+                         allow("allowed.test", SUBNET + ":8080"))
+        self.assertEqual(self.ok("network", sid, "public"),
+                         "mode:  public\n")
+        self.assertEqual(self.network(sid), {"mode": "public"})
+
+    def test_refusals(self):
+        sid = self.create(network=False)["id"]
+        # The server names the bad entry; nothing changed.
+        rc, out, err = self.cli("network", sid, "allow", "ok.test",
+                                "bad host!")
+        self.assertEqual((rc, out), (1, b""), err)
+        self.assertIn("allow[1]", err)
+        self.assertEqual(self.network(sid), {"mode": "none"})
+        for args in (["bridge"], ["allow"], ["none", "x.test"],
+                     ["public", "x.test"], []):
+            rc, out, err = self.cli("network", *([sid] + args if args
+                                                 else []))
+            self.assertEqual((rc, out), (2, b""), (args, err))
+            self.assertIn("usage: agent-sandbox network", err)
+        rc, out, err = self.cli("network-log", sid, "extra")
+        self.assertEqual(rc, 2, err)
+        for verb in ("network", "network-log"):
+            rc, out, err = self.cli(verb, "sb_0000000000000000")
+            self.assertEqual((rc, out), (1, b""), err)
+            self.assertIn("not found", err)
+
+    def test_log_table(self):
+        """The table of the proxy's log (odd bytes in it: the unit test,
+        test_cli_network.c, since the proxy logs only valid names)."""
+        sid = self.create(network=allow("allowed.test"))["id"]
+        self.assertEqual(self.ok("network-log", sid).splitlines(),
+                         ["TIME  VERDICT  HOST:PORT  ADDRESS  SENT  "
+                          "RECEIVED  REASON"])
+        r = self.server.exec(sid, "wget -q -O - http://allowed.test:8080/a;"
+                             " wget -q -O - http://other.test:8080/b; true")
+        self.assertIn("hello /a", r["stdout"], r)
+        log = self.log(sid)
+        out = self.ok("network-log", sid)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 1 + len(log["entries"]), out)
+        self.assertTrue(lines[0].startswith("TIME "), out)
+        self.assertRegex(out, r"\ballowed +allowed\.test:8080 +%s +\d+ +"
+                         r"[1-9]\d* +-\n" % SERVER.replace(".", r"\."))
+        self.assertRegex(out, r"\brefused +other\.test:8080 .*not on the "
+                         r"allowlist\n")
+        self.assertEqual(json.loads(self.ok("--json", "network-log", sid)),
+                         self.log(sid))
 
 
 class WithoutItsProxy(unittest.TestCase):

@@ -1,0 +1,220 @@
+/*
+ * A sandbox's egress policy in the CLI (docs/rest-api.md "Network"):
+ * "network ID" shows it (GET .../network), "network ID none|public" and
+ * "network ID allow ENTRY..." replace it (PUT, the answer shown as the
+ * GET's), and "network-log ID" prints the egress proxy's recent
+ * connections (GET .../network/log) as a table.  The server checks the
+ * entries and names a bad one; here only the words are checked.
+ *
+ * A log entry's host is what the sandbox asked the proxy for, so any
+ * bytes at all: a control character in a cell is printed as \xNN, never
+ * sent to the terminal as it is.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define LOG_COLS	7
+
+/* The PUT body for the operands after ID; NULL (with a warning) if bad. */
+static json_object *
+policy_body(int argc, char **argv)
+{
+	json_object	*body, *allow, *entry;
+	int		 i, listed = strcmp(argv[0], "allow") == 0;
+
+	if (!listed && strcmp(argv[0], "none") != 0 &&
+	    strcmp(argv[0], "public") != 0) {
+		cli_warn("'%s' is not a policy: none, public or allow ENTRY...",
+		    argv[0]);
+		return NULL;
+	}
+	if (!listed && argc != 1) {
+		cli_warn("%s takes no entries; allow ENTRY... lists them",
+		    argv[0]);
+		return NULL;
+	}
+	if (listed && argc < 2) {
+		cli_warn("allow wants at least one ENTRY (a name, *.name, an "
+		    "address or a range, optionally :port)");
+		return NULL;
+	}
+	body = json_object_new_object();
+	if (cli_put(body, "mode", json_object_new_string(
+	    listed ? "allowlist" : argv[0])) == -1) {
+		json_object_put(body);
+		return NULL;
+	}
+	if (argc == 1)
+		return body;
+	allow = json_object_new_array_ext(argc - 1);
+	if (cli_put(body, "allow", allow) == -1) {
+		json_object_put(body);
+		return NULL;
+	}
+	for (i = 1; i < argc; i++) {
+		entry = json_object_new_string(argv[i]);
+		if (entry == NULL ||
+		    json_object_array_add(allow, entry) != 0) {
+			cli_warn("out of memory");
+			json_object_put(entry);
+			json_object_put(body);
+			return NULL;
+		}
+	}
+	return body;
+}
+
+/* "mode:  allowlist", then its entries one per line, as the server says. */
+static void
+print_policy(json_object *p)
+{
+	json_object	*allow;
+	size_t		 i, n;
+
+	printf("mode:  %s\n", cli_str(p, "mode"));
+	if (json_object_object_get_ex(p, "allow", &allow) &&
+	    json_object_is_type(allow, json_type_array)) {
+		n = json_object_array_length(allow);
+		for (i = 0; i < n; i++)
+			printf("%s%s\n", i == 0 ? "allow: " : "       ",
+			    json_object_get_string(
+			    json_object_array_get_idx(allow, i)));
+	}
+	fflush(stdout);
+}
+
+int
+cli_network(struct cli *cli, int argc, char **argv)
+{
+	json_object	*body = NULL, *policy;
+	char		*path;
+	int		 i, rc;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i < 1 ||
+	    cli_id(argv[0], argv[i]) == -1)
+		return cli_usage(argv[0]);
+	if (argc - i > 1 &&
+	    (body = policy_body(argc - i - 1, argv + i + 1)) == NULL)
+		return cli_usage(argv[0]);
+	if ((path = cli_resource("sandboxes", argv[i], "/network")) == NULL) {
+		json_object_put(body);
+		return CLI_EXIT_FAIL;
+	}
+	rc = cli_call(cli, body != NULL ? "PUT" : "GET", path, body, &policy);
+	json_object_put(body);
+	free(path);
+	if (rc == -1)
+		return CLI_EXIT_FAIL;
+	if (cli->json)
+		cli_print_json(policy);
+	else
+		print_policy(policy);
+	json_object_put(policy);
+	return CLI_EXIT_OK;
+}
+
+/* s with each control byte as \xNN, into buf (cut short if need be). */
+static const char *
+printable(const char *s, char *buf, size_t len)
+{
+	size_t	 o = 0;
+
+	for (; *s != '\0' && o + 5 < len; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x",
+			    (unsigned char)*s);
+		else
+			buf[o++] = *s;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* One entry's cells; cell holds LOG_COLS buffers of len bytes. */
+static void
+log_row(json_object *e, const char **row, char (*cell)[256])
+{
+	json_object	*v;
+	const char	*host;
+	int		 allowed;
+
+	allowed = json_object_object_get_ex(e, "allowed", &v) &&
+	    json_object_get_boolean(v);
+	row[0] = cli_str(e, "time");
+	row[1] = allowed ? "allowed" : "refused";
+	host = cli_str(e, "host");
+	/* An IPv6 address in brackets, as in an allowlist entry. */
+	snprintf(cell[2], sizeof(cell[2]), "%s%s%s:%s",
+	    strchr(host, ':') != NULL ? "[" : "", host,
+	    strchr(host, ':') != NULL ? "]" : "", cli_str(e, "port"));
+	row[2] = printable(cell[2], cell[3], sizeof(cell[3]));
+	row[3] = cli_str(e, "address");
+	row[4] = cli_str(e, "bytes_sent");
+	row[5] = cli_str(e, "bytes_received");
+	row[6] = allowed ? "-" : printable(cli_str(e, "reason"), cell[6],
+	    sizeof(cell[6]));
+}
+
+static int
+print_log(json_object *log)
+{
+	static const char *const	 head[LOG_COLS] = { "TIME", "VERDICT",
+	    "HOST:PORT", "ADDRESS", "SENT", "RECEIVED", "REASON" };
+	json_object			**e, *v;
+	const char			**rows;
+	char				(*cells)[LOG_COLS][256];
+	size_t				  i, n;
+
+	if ((e = cli_members(log, "entries", &n)) == NULL)
+		return CLI_EXIT_FAIL;
+	rows = calloc(n + 1, sizeof(*rows) * LOG_COLS);
+	cells = calloc(n + 1, sizeof(*cells));
+	if (rows == NULL || cells == NULL) {
+		cli_warn("out of memory");
+		free(rows);
+		free(cells);
+		free(e);
+		return CLI_EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		log_row(e[i], rows + i * LOG_COLS, cells[i]);
+	cli_table(head, LOG_COLS, rows, n);
+	if (json_object_object_get_ex(log, "dropped", &v) &&
+	    json_object_get_int64(v) > 0)
+		printf("(%lld older entries dropped)\n",
+		    (long long)json_object_get_int64(v));
+	fflush(stdout);
+	free(rows);
+	free(cells);
+	free(e);
+	return CLI_EXIT_OK;
+}
+
+int
+cli_network_log(struct cli *cli, int argc, char **argv)
+{
+	json_object	*log;
+	char		*path;
+	int		 i, rc;
+
+	if ((i = cli_options(argc, argv)) == -1 || argc - i != 1 ||
+	    cli_id(argv[0], argv[i]) == -1)
+		return cli_usage(argv[0]);
+	if ((path = cli_resource("sandboxes", argv[i],
+	    "/network/log")) == NULL)
+		return CLI_EXIT_FAIL;
+	rc = cli_call(cli, "GET", path, NULL, &log);
+	free(path);
+	if (rc == -1)
+		return CLI_EXIT_FAIL;
+	if (cli->json) {
+		cli_print_json(log);
+		rc = CLI_EXIT_OK;
+	} else
+		rc = print_log(log);
+	json_object_put(log);
+	return rc;
+}
