@@ -598,6 +598,47 @@ tool_stats(struct rest_client *c, json_object *args, struct tool_out *out)
 	out_json(out, res);
 }
 
+static const struct mcp_arg network_args[] = {
+	{ "sandbox_id", ARG_STRING, ARG_ID, NULL,
+	    "ID of the sandbox (sb_...)." },
+};
+
+/*
+ * The policy and the proxy's log in one answer.  Read only: what a
+ * sandbox may reach is its operator's to say, not its agent's, so no tool
+ * changes a policy.
+ */
+static void
+tool_network(struct rest_client *c, json_object *args, struct tool_out *out)
+{
+	const char	*id = str_arg(args, "sandbox_id", "");
+	json_object	*policy, *log, *both;
+
+	if (call(c, "GET", api_path("sandboxes", id, "/network"), NULL,
+	    &policy, out) == -1)
+		return;
+	if (call(c, "GET", api_path("sandboxes", id, "/network/log"), NULL,
+	    &log, out) == -1) {
+		json_object_put(policy);
+		return;
+	}
+	if ((both = json_object_new_object()) == NULL ||
+	    json_object_object_add(both, "policy", policy) != 0) {
+		json_object_put(policy);
+		json_object_put(log);
+		json_object_put(both);
+		out_text(out, 1, "out of memory");
+		return;
+	}
+	if (json_object_object_add(both, "log", log) != 0) {
+		json_object_put(log);
+		json_object_put(both);
+		out_text(out, 1, "out of memory");
+		return;
+	}
+	out_json(out, both);
+}
+
 static const struct tool tools[] = {
 	{ "sandbox_create",
 	    "Create a new isolated sandbox (a disposable Linux container "
@@ -648,6 +689,13 @@ static const struct tool tools[] = {
 	    "limit, processes and their limit, /workspace bytes, network "
 	    "bytes (null where unknown, e.g. without a network).",
 	    stats_args, NITEMS(stats_args), tool_stats },
+	{ "sandbox_network",
+	    "Show what a sandbox may reach and what it tried: its egress "
+	    "policy (mode none, public or allowlist, with the allowed "
+	    "names and ranges) and its recent connections through the "
+	    "egress proxy, each allowed or refused with the reason.  Use it "
+	    "to find out why a download failed.  Read only.",
+	    network_args, NITEMS(network_args), tool_network },
 };
 
 /* The i-th tool of both tables, or NULL past their end. */

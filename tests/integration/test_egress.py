@@ -451,8 +451,9 @@ class Egress(EgressCase):
 
 
 class Cli(EgressCase):
-    """The CLI's network and network-log verbs (docs/cli.md) against the
-    same server."""
+    """The CLI's network and network-log verbs (docs/cli.md), and the MCP
+    server's sandbox_network tool (docs/mcp.md), against the same
+    server."""
 
     CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
 
@@ -530,6 +531,23 @@ class Cli(EgressCase):
                          r"allowlist\n")
         self.assertEqual(json.loads(self.ok("--json", "network-log", sid)),
                          self.log(sid))
+
+    def test_mcp_tool(self):
+        """agent-sandbox-mcp's sandbox_network: the same two documents."""
+        import test_mcp
+        sid = self.create(network=allow("allowed.test"))["id"]
+        self.server.exec(sid, "wget -q -O - http://other.test:8080/; true")
+        test_mcp.SERVER = self.server
+        m = test_mcp.Mcp()
+        self.addCleanup(m.close)
+        m.initialize()
+        doc = json.loads(m.ok("sandbox_network", sandbox_id=sid))
+        self.assertEqual(sorted(doc), ["log", "policy"])
+        self.assertEqual(doc["policy"], allow("allowed.test"))
+        self.assertEqual(doc["log"], self.log(sid))
+        self.assertEqual([(e["host"], e["allowed"], e["reason"])
+                          for e in doc["log"]["entries"]],
+                         [("other.test", False, "not on the allowlist")])
 
 
 class WithoutItsProxy(unittest.TestCase):

@@ -23,6 +23,7 @@ TOOLS = {
     "sandbox_rollback", "sandbox_fork", "sandbox_destroy",
     "sandbox_process_start", "sandbox_process_output",
     "sandbox_process_kill", "sandbox_process_list", "sandbox_stats",
+    "sandbox_network",
 }
 SUMMARY_KEYS = ["expires_at", "id", "image", "network",
                 "source_snapshot_id", "status"]
@@ -181,7 +182,7 @@ class Handshake(McpCase):
     def test_tools_list(self):
         self.mcp.initialize()
         tools = self.mcp.request("tools/list")["result"]["tools"]
-        self.assertEqual(len(tools), 15)
+        self.assertEqual(len(tools), 16)
         self.assertEqual({t["name"] for t in tools}, TOOLS)
         by_name = {t["name"]: t for t in tools}
         for t in tools:
@@ -207,8 +208,11 @@ class Handshake(McpCase):
                               ["properties"]), ["labels"])
         self.assertEqual(create["properties"]["labels"]["type"],
                          ["object", "null"])
-        self.assertEqual(by_name["sandbox_stats"]["inputSchema"]["required"],
-                         ["sandbox_id"])
+        for name in ("sandbox_stats", "sandbox_network"):
+            self.assertEqual(by_name[name]["inputSchema"]["required"],
+                             ["sandbox_id"])
+            self.assertEqual(list(by_name[name]["inputSchema"]
+                                  ["properties"]), ["sandbox_id"])
         self.assertEqual(sorted(by_name["sandbox_fork"]["inputSchema"]
                                 ["properties"]),
                          ["snapshot_id", "timeout_seconds"])
@@ -345,6 +349,7 @@ class ToolErrors(McpCase):
                 ("sandbox_snapshot", {"sandbox_id": UNKNOWN_SB}),
                 ("sandbox_rollback", {"sandbox_id": UNKNOWN_SB,
                                       "snapshot_id": "snap_0"}),
+                ("sandbox_network", {"sandbox_id": UNKNOWN_SB}),
                 ("sandbox_destroy", {"sandbox_id": UNKNOWN_SB})):
             error, text = m.call(name, **args)
             self.assertTrue(error, (name, text))
