@@ -452,6 +452,29 @@ def container_inspect(name):
     return status, (json.loads(body) if status == 200 else None)
 
 
+CLI = os.path.join(BUILDDIR, "client", "agent-sandbox")
+
+
+def cli_env(server, **extra):
+    """The CLI's environment for this server, under its kill filter (the
+    default, said here: a forbidden call kills the CLI)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % server.port,
+           "AGENT_SANDBOX_API_KEY": TEST_KEY,
+           "AGENT_SANDBOX_SECCOMP": "kill"}
+    env.update(extra)
+    return env
+
+
+def run_cli(server, *args, stdin=None, env=None, timeout=60):
+    """The CLI run once: (exit status, stdout bytes, stderr text)."""
+    p = subprocess.run([CLI] + list(args), input=stdin,
+                       stdin=None if stdin is not None else subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env or cli_env(server), timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
 def daemon_pids(server):
     pids = {"managerd": server.proc.pid}
     pids.update(server.children())

@@ -19,7 +19,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
-CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
+CLI = harness.CLI
 SB_ID = re.compile(r"^sb_[0-9a-f]{16}$")
 SNAP_ID = re.compile(r"^snap_[0-9a-f]{16}$")
 MIB = 1024 * 1024
@@ -58,24 +58,12 @@ class CliCase(unittest.TestCase):
         cls.sb = SHARED["sb"]
 
     def env(self, **extra):
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % self.server.port,
-            "AGENT_SANDBOX_API_KEY": harness.TEST_KEY,
-            # The default, said here: a forbidden call kills the CLI.
-            "AGENT_SANDBOX_SECCOMP": "kill",
-        }
-        env.update(extra)
-        return env
+        return harness.cli_env(self.server, **extra)
 
     def cli(self, *args, stdin=None, env=None, timeout=60):
         """Runs the CLI: (exit status, stdout bytes, stderr text)."""
-        p = subprocess.run([CLI] + list(args), input=stdin,
-                           stdin=None if stdin is not None
-                           else subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=env or self.env(), timeout=timeout)
-        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+        return harness.run_cli(self.server, *args, stdin=stdin, env=env,
+                               timeout=timeout)
 
     def ok(self, *args, **kw):
         """The CLI must succeed; its stdout as text."""

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import test_mcp  # noqa: E402
 
-CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
+CLI = harness.CLI
 PROC_ID = re.compile(r"^proc_[0-9a-f]{16}$")
 SHARED = {}
 
@@ -44,21 +44,11 @@ class Case(unittest.TestCase):
         cls.sb = SHARED["sb"]
 
     def env(self):
-        return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % self.server.port,
-            "AGENT_SANDBOX_API_KEY": harness.TEST_KEY,
-            "AGENT_SANDBOX_SECCOMP": "kill",
-            "TERM": "xterm",
-        }
+        return harness.cli_env(self.server, TERM="xterm")
 
     def cli(self, *args, stdin=None, timeout=60):
-        p = subprocess.run([CLI] + list(args), input=stdin,
-                           stdin=None if stdin is not None
-                           else subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=self.env(), timeout=timeout)
-        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+        return harness.run_cli(self.server, *args, stdin=stdin,
+                               env=self.env(), timeout=timeout)
 
     def processes(self):
         status, doc = self.server.api(

@@ -455,19 +455,8 @@ class Cli(EgressCase):
     server's sandbox_network tool (docs/mcp.md), against the same
     server."""
 
-    CLI = os.path.join(harness.BUILDDIR, "client", "agent-sandbox")
-
     def cli(self, *args):
-        """(exit status, stdout bytes, stderr text), under the CLI's kill
-        filter."""
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-               "AGENT_SANDBOX_URL": "http://127.0.0.1:%d" % self.server.port,
-               "AGENT_SANDBOX_API_KEY": harness.TEST_KEY,
-               "AGENT_SANDBOX_SECCOMP": "kill"}
-        p = subprocess.run([self.CLI] + list(args), env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=60)
-        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+        return harness.run_cli(self.server, *args)
 
     def ok(self, *args):
         rc, out, err = self.cli(*args)
