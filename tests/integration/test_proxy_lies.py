@@ -103,18 +103,12 @@ class LyingCreates(unittest.TestCase):
             self.assertEqual(PROXY.destroy(sid)[0], MSG_DOCKER_DONE)
 
 
-class OneSandbox(unittest.TestCase):
+class OneSandbox(ops.OneSandbox):
     """A sandbox with a writable root for the class's tests."""
 
     @classmethod
-    def setUpClass(cls):
-        cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid, read_only=False)
-        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
-
-    @classmethod
-    def tearDownClass(cls):
-        PROXY.destroy(cls.sid)
+    def create_options(cls):
+        return {"read_only": False}
 
 
 class LyingArchiveWrites(OneSandbox):

@@ -629,14 +629,37 @@ def tearDownModule():
         cleanup_docker()
 
 
-class ProxyOps(unittest.TestCase):
+class OneSandbox(unittest.TestCase):
+    """One sandbox for a class's tests, made and destroyed by the proxy of
+    the class's own module (its PROXY: some run the proxy wrapped);
+    create_options() are PROXY.create()'s.  A class that puts files in
+    it calls this setUpClass first."""
+
+    @classmethod
+    def proxy(cls):
+        return sys.modules[cls.__module__].PROXY
+
+    @classmethod
+    def create_options(cls):
+        return {}
 
     @classmethod
     def setUpClass(cls):
         cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid, env={"FOO": "bar"})
-        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
         cls.name = "agent-sandbox-" + cls.sid
+        mtype, payload = cls.proxy().create(cls.sid, **cls.create_options())
+        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy().destroy(cls.sid)
+
+
+class ProxyOps(OneSandbox):
+
+    @classmethod
+    def create_options(cls):
+        return {"env": {"FOO": "bar"}}
 
     def test_hardened_defaults(self):
         c = container(self.name)
@@ -906,16 +929,14 @@ class ProxyOps(unittest.TestCase):
         self.assertEqual(error[0], ERR_NOT_FOUND)
 
 
-class Archive(unittest.TestCase):
+class Archive(OneSandbox):
     """ARCHIVE_GET and ARCHIVE_PUT on a sandbox with a read-only root."""
 
     BIG = 50 * 1024 * 1024
 
     @classmethod
     def setUpClass(cls):
-        cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid)
-        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+        super().setUpClass()
         code, out, err = PROXY.sh(
             cls.sid, "cd /workspace && printf 'hello archive\\n' > f && "
             "ln -s f l && mkdir -p d/sub && echo g > d/sub/g && "
@@ -923,10 +944,6 @@ class Archive(unittest.TestCase):
             timeout=120.0)
         assert code == 0, err
         cls.big_sha = out.split()[0]
-
-    @classmethod
-    def tearDownClass(cls):
-        PROXY.destroy(cls.sid)
 
     def test_get_file(self):
         stat, error, data, _ = PROXY.archive_get(
@@ -1155,7 +1172,7 @@ class Archive(unittest.TestCase):
         self.assertIn(error[0], (ERR_INVALID_REQUEST, ERR_BACKEND), error)
 
 
-class ArchiveHead(unittest.TestCase):
+class ArchiveHead(OneSandbox):
     """ARCHIVE_HEAD: a path's stat, symlinks resolved by Docker, names of
     any bytes (made with printf escapes: an exec's argv is JSON)."""
 
@@ -1176,17 +1193,11 @@ class ArchiveHead(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid)
-        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+        super().setUpClass()
         code, out, err = PROXY.sh(cls.sid, cls.SETUP)
         assert code == 0, err
         secs, _, hms, _ = out.split()
         cls.f_mtime = (int(secs), int(hms.split(".")[1]))
-
-    @classmethod
-    def tearDownClass(cls):
-        PROXY.destroy(cls.sid)
 
     def head(self, path):
         if isinstance(path, str):

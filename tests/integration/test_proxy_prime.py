@@ -17,12 +17,10 @@ import sys
 import tarfile
 import threading
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_proxy_ops as ops  # noqa: E402
-from test_proxy_ops import (MSG_DOCKER_DONE, Proxy, describe,  # noqa: E402
-                            new_id)
+from test_proxy_ops import MSG_DOCKER_DONE, Proxy  # noqa: E402
 
 PROXY = None
 PRIMED = ops.ARCHIVE_PUT_NO_REPLACE | ops.ARCHIVE_PUT_PRIME
@@ -48,21 +46,7 @@ def pax_tar(name, data, mtime):
     return buf.getvalue()
 
 
-class OneSandbox(unittest.TestCase):
-    """Each class of tests writes into a sandbox of its own."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid)
-        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
-
-    @classmethod
-    def tearDownClass(cls):
-        PROXY.destroy(cls.sid)
-
-
-class Primed(OneSandbox):
+class Primed(ops.OneSandbox):
 
     def put_late(self, tar, delay):
         """A primed PUT whose tar comes delay seconds after the request."""
@@ -113,7 +97,7 @@ def spool_file():
     return os.open("/tmp", os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, 0o600)
 
 
-class Waiting(OneSandbox):
+class Waiting(ops.OneSandbox):
 
     def start(self, fd):
         """A waiting PUT of the file fd (a copy goes): its id."""

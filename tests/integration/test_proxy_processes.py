@@ -206,20 +206,14 @@ def tcp_pair():
     return a.detach(), b.detach()
 
 
-class Sandbox(unittest.TestCase):
+class Sandbox(ops.OneSandbox):
     """A sandbox per class; image: the class's IMAGE."""
 
     IMAGE = ops.IMAGE
 
     @classmethod
-    def setUpClass(cls):
-        cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid, image=cls.IMAGE)
-        assert mtype == ops.MSG_DOCKER_DONE, describe(mtype, payload)
-
-    @classmethod
-    def tearDownClass(cls):
-        PROXY.destroy(cls.sid)
+    def create_options(cls):
+        return {"image": cls.IMAGE}
 
     def start(self, argv, **kw):
         p = Process(PROXY, self.sid, argv, **kw)

@@ -16,14 +16,12 @@ otherwise, or without strace."""
 import os
 import shutil
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import test_proxy_ops as ops  # noqa: E402
 from test_proxy_ops import (ARCHIVE_KIND_DIR, ARCHIVE_WANT_TREE,  # noqa: E402
-                            ERR_BACKEND, MSG_DOCKER_DONE, Proxy, describe,
-                            new_id)
+                            ERR_BACKEND, MSG_DOCKER_DONE, Proxy)
 
 PROXY = None
 BLOCK = 512
@@ -70,22 +68,16 @@ def read_to_tar_end(fd, data):
     os.close(fd)
 
 
-class TarEnd(unittest.TestCase):
+class TarEnd(ops.OneSandbox):
     @classmethod
     def setUpClass(cls):
-        cls.sid = new_id()
-        mtype, payload = PROXY.create(cls.sid)
-        assert mtype == MSG_DOCKER_DONE, describe(mtype, payload)
+        super().setUpClass()
         code, _, err = PROXY.sh(
             cls.sid, "cd /workspace && echo v1 > plan.txt && mkdir d big && "
             "printf '\\303\\251\\377' > \"d/$(printf 'caf\\303\\251')\" && "
             "head -c 70000 /dev/urandom > d/r && "
             "head -c %d /dev/urandom > big/b" % BIG)
         assert code == 0, err
-
-    @classmethod
-    def tearDownClass(cls):
-        PROXY.destroy(cls.sid)
 
     def test_reader_stops_at_the_end(self):
         """Each GET of a tree, read to its end blocks and closed at once,
