@@ -25,8 +25,8 @@ extern char	**environ;
 const struct cli_verb	cli_verbs[] = {
 	{ "create", cli_create,
 	    "[--image IMG] [--cpus N] [--memory MB] [--pids N]\n"
-	    "\t[--ttl SECONDS] [--network] [--writable-rootfs] "
-	    "[--env K=V]...\n\t[--label K=V]...",
+	    "\t[--ttl SECONDS] [--network | --allow ENTRY...] "
+	    "[--writable-rootfs]\n\t[--env K=V]... [--label K=V]...",
 	    "create a sandbox and print its ID" },
 	{ "ls", cli_ls, "[--label K[=V]]...",
 	    "list sandboxes (with every label given)" },
@@ -54,8 +54,8 @@ const struct cli_verb	cli_verbs[] = {
 	{ "rollback", cli_rollback, "ID SNAP",
 	    "restore a snapshot into a sandbox" },
 	{ "fork", cli_fork,
-	    "SNAP [--ttl S] [--cpus N] [--memory MB] [--network]\n"
-	    "\t[--label K=V]...",
+	    "SNAP [--ttl S] [--cpus N] [--memory MB]\n"
+	    "\t[--network | --allow ENTRY...] [--label K=V]...",
 	    "create a sandbox from a snapshot and print its ID" },
 	{ "snapshot-rm", cli_snapshot_rm, "SNAP...", "delete snapshots" },
 	{ "run", cli_run,

@@ -67,6 +67,8 @@ int	cli_label(struct cli *, int, char **);
 int	cli_stats(struct cli *, int, char **);
 int	cli_network(struct cli *, int, char **);
 int	cli_network_log(struct cli *, int, char **);
+/* --allow ENTRY into *policy, an allowlist from the first (cli_network.c). */
+int	cli_allow_add(json_object **policy, const char *entry);
 /* cli_labels.c */
 int	cli_parse_label(json_object *labels, const char *kv);
 int	cli_check_filter(const char *);

@@ -4,7 +4,8 @@
  * "network ID allow ENTRY..." replace it (PUT, the answer shown as the
  * GET's), and "network-log ID" prints the egress proxy's recent
  * connections (GET .../network/log) as a table.  The server checks the
- * entries and names a bad one; here only the words are checked.
+ * entries and names a bad one; here only the words are checked.  Also
+ * create's and fork's --allow ENTRY, an allowlist in their "network".
  *
  * A log entry's host is what the sandbox asked the proxy for, so any
  * bytes at all: a control character in a cell is printed as \xNN, never
@@ -65,6 +66,35 @@ policy_body(int argc, char **argv)
 		}
 	}
 	return body;
+}
+
+/*
+ * --allow ENTRY of create and fork: entry appended to *policy, an
+ * allowlist made at the first.  0, or -1 with a warning.
+ */
+int
+cli_allow_add(json_object **policy, const char *entry)
+{
+	json_object	*allow, *e;
+
+	if (*policy == NULL) {
+		if ((*policy = json_object_new_object()) == NULL ||
+		    cli_put(*policy, "mode",
+		    json_object_new_string("allowlist")) == -1 ||
+		    cli_put(*policy, "allow", json_object_new_array()) == -1)
+			return -1;
+	}
+	if (!json_object_object_get_ex(*policy, "allow", &allow) ||
+	    (e = json_object_new_string(entry)) == NULL) {
+		cli_warn("out of memory");
+		return -1;
+	}
+	if (json_object_array_add(allow, e) != 0) {
+		json_object_put(e);
+		cli_warn("out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* "mode:  allowlist", then its entries one per line, as the server says. */

@@ -30,9 +30,10 @@ create_body(int argc, char **argv, json_object *body)
 		{ "writable-rootfs", no_argument, NULL, 'w' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "label", required_argument, NULL, 'l' },
+		{ "allow", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
-	json_object	*env, *labels = NULL;
+	json_object	*env, *labels = NULL, *policy = NULL;
 	double		 cpus;
 	long long	 n;
 	int		 ch, network = 0, writable = 0, ret = -1;
@@ -66,6 +67,10 @@ create_body(int argc, char **argv, json_object *body)
 		case 'n':
 			network = 1;
 			break;
+		case 'a':
+			if (cli_allow_add(&policy, optarg) == -1)
+				goto out;
+			break;
 		case 'w':
 			writable = 1;
 			break;
@@ -86,6 +91,11 @@ create_body(int argc, char **argv, json_object *body)
 	}
 	if (optind != argc)
 		goto out;
+	if (network && policy != NULL) {
+		cli_warn("--network or --allow, not both: --allow is an "
+		    "allowlist, --network what the server makes of true");
+		goto out;
+	}
 	/* Only when given: a server before labels refuses the field. */
 	if (labels != NULL) {
 		if (cli_put(body, "labels", labels) == -1) {
@@ -94,8 +104,13 @@ create_body(int argc, char **argv, json_object *body)
 		}
 		labels = NULL;
 	}
-	if (cli_put(body, "network", json_object_new_boolean(network)) == -1 ||
-	    cli_put(body, "read_only_rootfs",
+	if (cli_put(body, "network", policy != NULL ? policy :
+	    json_object_new_boolean(network)) == -1) {
+		policy = NULL;
+		goto out;
+	}
+	policy = NULL;
+	if (cli_put(body, "read_only_rootfs",
 	    json_object_new_boolean(!writable)) == -1)
 		goto out;
 	ret = cli_put(body, "env", env);
@@ -103,6 +118,7 @@ create_body(int argc, char **argv, json_object *body)
  out:
 	json_object_put(env);
 	json_object_put(labels);
+	json_object_put(policy);
 	return ret;
 }
 

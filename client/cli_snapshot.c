@@ -124,12 +124,13 @@ fork_body(int argc, char **argv, json_object *body)
 		{ "memory", required_argument, NULL, 'm' },
 		{ "network", no_argument, NULL, 'n' },
 		{ "label", required_argument, NULL, 'l' },
+		{ "allow", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
-	json_object	*labels = NULL;
+	json_object	*labels = NULL, *policy = NULL;
 	double		 cpus;
 	long long	 n;
-	int		 ch;
+	int		 ch, network = 0;
 
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -147,8 +148,18 @@ fork_body(int argc, char **argv, json_object *body)
 				return -1;
 			break;
 		case 'n':
-			if (cli_put(body, "network",
-			    json_object_new_boolean(1)) == -1)
+			network = 1;
+			break;
+		case 'a':
+			/* The body owns it from the first one on. */
+			if (policy == NULL) {
+				if (cli_allow_add(&policy, optarg) == -1) {
+					json_object_put(policy);
+					return -1;
+				}
+				if (cli_put(body, "network", policy) == -1)
+					return -1;
+			} else if (cli_allow_add(&policy, optarg) == -1)
 				return -1;
 			break;
 		case 'l':
@@ -165,6 +176,14 @@ fork_body(int argc, char **argv, json_object *body)
 		}
 	}
 	if (argc - optind != 1 || cli_id(argv[0], argv[optind]) == -1)
+		return -1;
+	if (network && policy != NULL) {
+		cli_warn("--network or --allow, not both: --allow is an "
+		    "allowlist, --network what the server makes of true");
+		return -1;
+	}
+	if (network && cli_put(body, "network",
+	    json_object_new_boolean(1)) == -1)
 		return -1;
 	return 0;
 }

@@ -478,6 +478,35 @@ class Cli(EgressCase):
                          "mode:  public\n")
         self.assertEqual(self.network(sid), {"mode": "public"})
 
+    def test_create_and_fork_with_an_allowlist(self):
+        out = self.ok("create", "--allow", "Allowed.test", "--allow",
+                      SUBNET + ":8080")
+        sid = out.strip()
+        self.addCleanup(self.server.api, "DELETE", "/v1/sandboxes/" + sid)
+        self.assertEqual(self.network(sid),
+                         allow("allowed.test", SUBNET + ":8080"))
+        status, snap = self.server.api(
+            "POST", "/v1/sandboxes/%s/snapshots" % sid, {"name": None})
+        self.assertEqual(status, 201, snap)
+        self.addCleanup(self.server.api, "DELETE",
+                        "/v1/snapshots/" + snap["id"])
+        fid = self.ok("fork", snap["id"], "--allow", "other.test").strip()
+        self.addCleanup(self.server.api, "DELETE", "/v1/sandboxes/" + fid)
+        self.assertEqual(self.network(fid), allow("other.test"))
+        # Without --allow a fork keeps its snapshot's policy.
+        kid = self.ok("fork", snap["id"]).strip()
+        self.addCleanup(self.server.api, "DELETE", "/v1/sandboxes/" + kid)
+        self.assertEqual(self.network(kid),
+                         allow("allowed.test", SUBNET + ":8080"))
+        for verb in (["create"], ["fork", snap["id"]]):
+            rc, out, err = self.cli(*(verb + ["--network", "--allow",
+                                              "x.test"]))
+            self.assertEqual((rc, out), (2, b""), err)
+            self.assertIn("--network or --allow, not both", err)
+        rc, out, err = self.cli("create", "--allow", "bad host!")
+        self.assertEqual((rc, out), (1, b""), err)
+        self.assertIn("allow[0]", err)
+
     def test_refusals(self):
         sid = self.create(network=False)["id"]
         # The server names the bad entry; nothing changed.

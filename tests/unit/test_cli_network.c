@@ -1,8 +1,9 @@
 /*
  * Tests for client/cli_network.c against the fake server: the PUT each
  * policy's words make, the usage errors that make no request, the policy
- * and log as text, and a log's odd bytes (control characters, an IPv6
- * host) printed so that a terminal shows them rather than obeys them.
+ * and log as text, a log's odd bytes (control characters, an IPv6 host)
+ * printed so that a terminal shows them rather than obeys them, and the
+ * allowlist create's and fork's --allow make.
  */
 #include <getopt.h>
 #include <setjmp.h>
@@ -219,6 +220,23 @@ test_log_empty_and_odd(void **state)
 	assert_string_equal(out, "");
 }
 
+/* create's and fork's --allow: an allowlist made at the first entry. */
+static void
+test_allow_add(void **state)
+{
+	json_object	*policy = NULL, *want;
+
+	(void)state;
+	assert_int_equal(cli_allow_add(&policy, "a.test"), 0);
+	assert_non_null(policy);
+	assert_int_equal(cli_allow_add(&policy, "b.test:443"), 0);
+	want = json_tokener_parse("{\"mode\": \"allowlist\", \"allow\": "
+	    "[\"a.test\", \"b.test:443\"]}");
+	assert_true(json_object_equal(policy, want));
+	json_object_put(want);
+	json_object_put(policy);
+}
+
 int
 main(void)
 {
@@ -228,6 +246,7 @@ main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_log_table),
 		cmocka_unit_test(test_log_empty_and_odd),
+		cmocka_unit_test(test_allow_add),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
