@@ -7,9 +7,9 @@
  * entries and names a bad one; here only the words are checked.  Also
  * create's and fork's --allow ENTRY, an allowlist in their "network".
  *
- * A log entry's host is what the sandbox asked the proxy for, so any
- * bytes at all: a control character in a cell is printed as \xNN, never
- * sent to the terminal as it is.
+ * Every string is the server's, and a log entry's host what a sandbox
+ * asked the proxy for: a control character in any of them is printed as
+ * \xNN, never sent to the terminal as it is.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,21 +97,43 @@ cli_allow_add(json_object **policy, const char *entry)
 	return 0;
 }
 
+/* s with each control byte as \xNN, into buf (cut short if need be). */
+static const char *
+printable(const char *s, char *buf, size_t len)
+{
+	size_t	 o = 0;
+
+	if (s == NULL)
+		s = "-";	/* a JSON null in a list */
+	for (; *s != '\0' && o + 5 < len; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x",
+			    (unsigned char)*s);
+		else
+			buf[o++] = *s;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 /* "mode:  allowlist", then its entries one per line, as the server says. */
 static void
 print_policy(json_object *p)
 {
 	json_object	*allow;
 	size_t		 i, n;
+	char		 buf[512];
 
-	printf("mode:  %s\n", cli_str(p, "mode"));
+	printf("mode:  %s\n", printable(cli_str(p, "mode"), buf,
+	    sizeof(buf)));
 	if (json_object_object_get_ex(p, "allow", &allow) &&
 	    json_object_is_type(allow, json_type_array)) {
 		n = json_object_array_length(allow);
 		for (i = 0; i < n; i++)
 			printf("%s%s\n", i == 0 ? "allow: " : "       ",
-			    json_object_get_string(
-			    json_object_array_get_idx(allow, i)));
+			    printable(json_object_get_string(
+			    json_object_array_get_idx(allow, i)), buf,
+			    sizeof(buf)));
 	}
 	fflush(stdout);
 }
@@ -146,46 +168,28 @@ cli_network(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
-/* s with each control byte as \xNN, into buf (cut short if need be). */
-static const char *
-printable(const char *s, char *buf, size_t len)
-{
-	size_t	 o = 0;
-
-	for (; *s != '\0' && o + 5 < len; s++) {
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x",
-			    (unsigned char)*s);
-		else
-			buf[o++] = *s;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-/* One entry's cells; cell holds LOG_COLS buffers of len bytes. */
+/* One entry's cells, each escaped into its own buffer of cell. */
 static void
 log_row(json_object *e, const char **row, char (*cell)[256])
 {
-	json_object	*v;
-	const char	*host;
-	int		 allowed;
+	static const char *const	 keys[LOG_COLS] = { "time", NULL, NULL,
+	    "address", "bytes_sent", "bytes_received", "reason" };
+	json_object			*v;
+	const char			*host;
+	char				 hostport[256];
+	int				 allowed, c;
 
 	allowed = json_object_object_get_ex(e, "allowed", &v) &&
 	    json_object_get_boolean(v);
-	row[0] = cli_str(e, "time");
-	row[1] = allowed ? "allowed" : "refused";
 	host = cli_str(e, "host");
 	/* An IPv6 address in brackets, as in an allowlist entry. */
-	snprintf(cell[2], sizeof(cell[2]), "%s%s%s:%s",
+	snprintf(hostport, sizeof(hostport), "%s%s%s:%s",
 	    strchr(host, ':') != NULL ? "[" : "", host,
 	    strchr(host, ':') != NULL ? "]" : "", cli_str(e, "port"));
-	row[2] = printable(cell[2], cell[3], sizeof(cell[3]));
-	row[3] = cli_str(e, "address");
-	row[4] = cli_str(e, "bytes_sent");
-	row[5] = cli_str(e, "bytes_received");
-	row[6] = allowed ? "-" : printable(cli_str(e, "reason"), cell[6],
-	    sizeof(cell[6]));
+	for (c = 0; c < LOG_COLS; c++)
+		row[c] = printable(c == 1 ? (allowed ? "allowed" : "refused") :
+		    c == 2 ? hostport : c == 6 && allowed ? "-" :
+		    cli_str(e, keys[c]), cell[c], sizeof(cell[c]));
 }
 
 static int

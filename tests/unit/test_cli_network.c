@@ -129,6 +129,14 @@ test_show(void **state)
 	fake_stop();
 	assert_string_equal(out, "{\n  \"mode\": \"bridge\"\n}\n");
 	fake_free();
+	/* A server's odd policy: escaped, a null shown as "-". */
+	fake_start(ANSWER, with_length(OK_HEAD, "{\"mode\": \"x\\u001b[2J\", "
+	    "\"allow\": [\"a\\u0007.test\", null, 5]}"), 0);
+	assert_int_equal(run(cli_network, NARGS(argv), argv, 0), CLI_EXIT_OK);
+	fake_stop();
+	assert_string_equal(out, "mode:  x\\x1b[2J\nallow: a\\x07.test\n"
+	    "       -\n       5\n");
+	fake_free();
 }
 
 /* Usage errors exit 2 before any request: no server is listening. */
@@ -196,7 +204,10 @@ test_log_table(void **state)
 	    "(3 older entries dropped)\n");
 }
 
-/* A log with no entries: the header only, no "dropped" line for 0. */
+/*
+ * A log with no entries: the header only, no "dropped" line for 0; entries
+ * that are no objects: rows of "-"; no entries list: a failure.
+ */
 static void
 test_log_empty_and_odd(void **state)
 {
@@ -212,6 +223,15 @@ test_log_empty_and_odd(void **state)
 	fake_free();
 	assert_string_equal(out, "TIME  VERDICT  HOST:PORT  ADDRESS  SENT  "
 	    "RECEIVED  REASON\n");
+	fake_start(ANSWER, with_length(OK_HEAD, "{\"entries\": [null, 7]}"), 0);
+	assert_int_equal(run(cli_network_log, NARGS(argv), argv, 0),
+	    CLI_EXIT_OK);
+	fake_stop();
+	fake_free();
+	assert_string_equal(out, "TIME  VERDICT  HOST:PORT  ADDRESS  SENT  "
+	    "RECEIVED  REASON\n"
+	    "-     refused  -:-        -        -     -         -\n"
+	    "-     refused  -:-        -        -     -         -\n");
 	fake_start(ANSWER, with_length(OK_HEAD, odd), 0);
 	assert_int_equal(run(cli_network_log, NARGS(argv), argv, 0),
 	    CLI_EXIT_FAIL);
