@@ -8,14 +8,16 @@
  * create's and fork's --allow ENTRY, an allowlist in their "network".
  *
  * Every string is the server's, and a log entry's host what a sandbox
- * asked the proxy for: a control character in any of them is printed as
- * \xNN, never sent to the terminal as it is.
+ * asked the proxy for: a control character or a byte of ill-formed UTF-8
+ * in any of them is printed as \xNN, never sent to the terminal as it is.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "utf8.h"
 
 #define LOG_COLS	7
 
@@ -23,7 +25,7 @@
 static json_object *
 policy_body(int argc, char **argv)
 {
-	json_object	*body, *allow, *entry;
+	json_object	*body;
 	int		 i, listed = strcmp(argv[0], "allow") == 0;
 
 	if (!listed && strcmp(argv[0], "none") != 0 &&
@@ -42,41 +44,73 @@ policy_body(int argc, char **argv)
 		    "address or a range, optionally :port)");
 		return NULL;
 	}
-	body = json_object_new_object();
-	if (cli_put(body, "mode", json_object_new_string(
-	    listed ? "allowlist" : argv[0])) == -1) {
-		json_object_put(body);
-		return NULL;
-	}
-	if (argc == 1)
-		return body;
-	allow = json_object_new_array_ext(argc - 1);
-	if (cli_put(body, "allow", allow) == -1) {
-		json_object_put(body);
-		return NULL;
-	}
-	for (i = 1; i < argc; i++) {
-		entry = json_object_new_string(argv[i]);
-		if (entry == NULL ||
-		    json_object_array_add(allow, entry) != 0) {
-			cli_warn("out of memory");
-			json_object_put(entry);
+	if (!listed) {
+		body = json_object_new_object();
+		if (cli_put(body, "mode", json_object_new_string(argv[0])) == -1) {
 			json_object_put(body);
 			return NULL;
 		}
+		return body;
 	}
+	for (body = NULL, i = 1; i < argc; i++)
+		if (cli_allow_add(&body, argv[i]) == -1) {
+			json_object_put(body);
+			return NULL;
+		}
 	return body;
 }
 
 /*
- * --allow ENTRY of create and fork: entry appended to *policy, an
- * allowlist made at the first.  0, or -1 with a warning.
+ * s for a terminal, into buf: well-formed UTF-8 as it is but for control
+ * characters (C0, DEL and C1, whose CSI a terminal obeys as ESC [), which
+ * are written byte by byte as \xNN, as is each byte that starts no
+ * well-formed character.  Cut short at a character if buf is too small.
+ */
+static const char *
+printable(const char *s, char *buf, size_t len)
+{
+	size_t		 o = 0, left, n, k;
+	uint32_t	 cp;
+
+	if (s == NULL)
+		s = "-";	/* a JSON null in a list */
+	for (left = strlen(s); left > 0; s += n, left -= n) {
+		if ((n = utf8_char(s, left, &cp)) != 0 && cp >= 0x20 &&
+		    (cp < 0x7f || cp >= 0xa0)) {
+			if (o + n >= len)
+				break;
+			memcpy(buf + o, s, n);
+			o += n;
+			continue;
+		}
+		if (n == 0)
+			n = 1;
+		if (o + 4 * n >= len)
+			break;
+		for (k = 0; k < n; k++)
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x",
+			    (unsigned char)s[k]);
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/*
+ * --allow ENTRY of create and fork, and network's allow: entry appended
+ * to *policy, an allowlist made at the first.  0, or -1 with a warning.
  */
 int
 cli_allow_add(json_object **policy, const char *entry)
 {
 	json_object	*allow, *e;
+	char		 shown[256];
 
+	/* JSON is UTF-8: a server reads any other bytes as a broken body. */
+	if (!utf8_valid(entry, strlen(entry))) {
+		cli_warn("'%s' is not UTF-8 (an entry is an ASCII name, address "
+		    "or range)", printable(entry, shown, sizeof(shown)));
+		return -1;
+	}
 	if (*policy == NULL) {
 		if ((*policy = json_object_new_object()) == NULL ||
 		    cli_put(*policy, "mode",
@@ -95,25 +129,6 @@ cli_allow_add(json_object **policy, const char *entry)
 		return -1;
 	}
 	return 0;
-}
-
-/* s with each control byte as \xNN, into buf (cut short if need be). */
-static const char *
-printable(const char *s, char *buf, size_t len)
-{
-	size_t	 o = 0;
-
-	if (s == NULL)
-		s = "-";	/* a JSON null in a list */
-	for (; *s != '\0' && o + 5 < len; s++) {
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x",
-			    (unsigned char)*s);
-		else
-			buf[o++] = *s;
-	}
-	buf[o] = '\0';
-	return buf;
 }
 
 /* "mode:  allowlist", then its entries one per line, as the server says. */

@@ -515,6 +515,21 @@ class Cli(EgressCase):
         self.assertEqual((rc, out), (1, b""), err)
         self.assertIn("allow[1]", err)
         self.assertEqual(self.network(sid), {"mode": "none"})
+        # Odd entries reach the server as given and come back as its
+        # refusals: non-ASCII, invalid UTF-8, too many, too long.
+        for entries, text in ((["\u00e9.test"], "xn--"),
+                              (["h%d.test" % i for i in range(300)], "256"),
+                              (["a" * 9000 + ".test"], "too_long")):
+            rc, out, err = self.cli("network", sid, "allow", *entries)
+            self.assertEqual((rc, out), (1, b""), (entries[:1], err))
+            self.assertIn(text, err, entries[:1])
+        # Bytes that are not UTF-8 would make no JSON: refused here.
+        for args in (["network", sid, "allow", b"ok.test", b"\xff.test"],
+                     ["create", "--allow", b"\xc3.test"]):
+            rc, out, err = self.cli(*args)
+            self.assertEqual((rc, out), (2, b""), (args, err))
+            self.assertIn("is not UTF-8", err)
+        self.assertEqual(self.network(sid), {"mode": "none"})
         for args in (["bridge"], ["allow"], ["none", "x.test"],
                      ["public", "x.test"], []):
             rc, out, err = self.cli("network", *([sid] + args if args

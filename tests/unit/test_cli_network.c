@@ -149,6 +149,8 @@ test_usage(void **state)
 		{ W("network"), W("sb_1"), W("allow"), NULL },
 		{ W("network"), W("sb_1"), W("none"), W("a.test"), NULL },
 		{ W("network"), W("sb_1"), W("public"), W("a.test"), NULL },
+		{ W("network"), W("sb_1"), W("allow"), W("a.test"),
+		    W("caf\xc3.test"), NULL },
 		{ W("network"), W("a/b"), NULL },
 		{ W("network"), W("--all"), W("sb_1"), NULL },
 		{ W("network-log"), NULL },
@@ -240,6 +242,32 @@ test_log_empty_and_odd(void **state)
 	assert_string_equal(out, "");
 }
 
+/*
+ * Non-ASCII that is well-formed stays (a terminal shows it); a C1 control
+ * (U+009B is CSI) and bytes of ill-formed UTF-8 are escaped byte by byte.
+ */
+static void
+test_log_odd_bytes(void **state)
+{
+	const char	*log = "{\"entries\": [{\"time\": \"t\", "
+	    "\"host\": \"caf\\u00e9\\u009b2J\xff\xc3.test\", \"port\": 80, "
+	    "\"address\": null, \"allowed\": false, \"reason\": "
+	    "\"\\u00e9\\u0085\"}], \"dropped\": 0}";
+	char		*argv[] = { W("network-log"), W("sb_1"), NULL };
+	int		 rc;
+
+	(void)state;
+	fake_start(ANSWER, with_length(OK_HEAD, log), 0);
+	rc = run(cli_network_log, NARGS(argv), argv, 0);
+	fake_stop();
+	fake_free();
+	/* json-c keeps the ill-formed bytes of the text as they came. */
+	assert_int_equal(rc, CLI_EXIT_OK);
+	assert_non_null(strstr(out, "caf\xc3\xa9\\xc2\\x9b2J\\xff\\xc3.test:80"));
+	assert_non_null(strstr(out, "\xc3\xa9\\xc2\\x85\n"));
+	assert_null(strchr(out, 0x1b));
+}
+
 /* create's and fork's --allow: an allowlist made at the first entry. */
 static void
 test_allow_add(void **state)
@@ -247,6 +275,8 @@ test_allow_add(void **state)
 	json_object	*policy = NULL, *want;
 
 	(void)state;
+	assert_int_equal(cli_allow_add(&policy, "\xff.test"), -1);
+	assert_null(policy);
 	assert_int_equal(cli_allow_add(&policy, "a.test"), 0);
 	assert_non_null(policy);
 	assert_int_equal(cli_allow_add(&policy, "b.test:443"), 0);
@@ -266,6 +296,7 @@ main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_log_table),
 		cmocka_unit_test(test_log_empty_and_odd),
+		cmocka_unit_test(test_log_odd_bytes),
 		cmocka_unit_test(test_allow_add),
 	};
 
