@@ -41,6 +41,11 @@ static const struct seccomp_rule apid_rules[] = {
 	SC_ALLOW(read),
 	SC_ALLOW(readv),
 	SC_ALLOW(writev),
+	/*
+	 * An upload of a declared length moves from the client's socket
+	 * into the archive worker's pipe by splice (http_splice.c).
+	 */
+	SC_ALLOW(splice),
 	/* The lingering close after a refused body (http_conn.c). */
 	SC_ALLOW(shutdown),
 	/* Replies and NDJSON lines go out at once; nothing else is set. */

@@ -168,6 +168,10 @@ struct http_conn {
 	int			 served;	/* requests so far */
 	struct timeval		 linger_end;
 	char			 addr[CALLER_MAX_ADDR]; /* client's */
+	/* A body spliced into a pipe (http_splice.c). */
+	int			 sink;		/* the pipe, or -1 */
+	struct event		*sink_sock;	/* the socket has more */
+	struct event		*sink_pipe;	/* the pipe has room */
 };
 
 struct http_conn *http_conn_new(struct http_server *, int fd);
@@ -204,6 +208,7 @@ struct http_request {
 	http_bytes_cb		 body_data;
 	http_end_cb		 body_end;
 	void			*body_arg;
+	int			 sink_broken;	/* a splice's reader left */
 	/* the reply */
 	struct evbuffer		*out_fields;	/* extra "Name: value\r\n" */
 	int			 reply_started;
@@ -258,6 +263,16 @@ size_t	 http_request_backlog(const struct http_request *);
  */
 int	 http_body_stream(struct http_request *, uint64_t max, http_bytes_cb,
 	    http_end_cb, void *);
+/*
+ * An upload's body into fd, a pipe, by splice(2) (http_splice.c) when it
+ * has a Content-Length: 0 when started (fd is the connection's now,
+ * closed before end is called; after an end with ok 0, sink_broken says
+ * whether the pipe's reader went away), 1 when this body cannot be
+ * spliced (chunked, or none; fd is still the caller's: stream it), -1
+ * when its declared length is over max.
+ */
+int	 http_body_splice(struct http_request *, uint64_t max, int fd,
+	    http_end_cb, void *);
 void	 http_body_pause(struct http_request *);
 void	 http_body_resume(struct http_request *);
 /*
@@ -293,6 +308,12 @@ void	 http_reply_refusal(struct http_conn *, int status, const char *why);
 /* The last reply is queued: keep the connection for the next, or close. */
 void	 http_conn_request_done(struct http_conn *, int keep);
 void	 http_conn_feed_body(struct http_conn *);
+/* The body ended (ok: whole); its timer, while it is read. */
+void	 http_conn_body_end(struct http_conn *, int ok);
+void	 http_conn_body_timer(struct http_conn *);
+/* http_splice.c: a body into a pipe, and the end of that (idempotent). */
+int	 http_conn_splice(struct http_conn *, int fd);
+void	 http_conn_splice_stop(struct http_conn *);
 /* Write what is queued at once, if the socket takes it. */
 void	 http_conn_flush(struct http_conn *);
 /* Close once the output is written (lingering). */

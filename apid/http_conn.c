@@ -85,6 +85,7 @@ http_conn_new(struct http_server *srv, int fd)
 		return NULL;
 	c->srv = srv;
 	c->fd = fd;
+	c->sink = -1;
 	if ((c->bev = bufferevent_socket_new(srv->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
 	    (c->timer = evtimer_new(srv->base, conn_timer_cb, c)) == NULL ||
@@ -124,6 +125,8 @@ conn_detach(struct http_conn *c)
 
 	if (req == NULL)
 		return;
+	/* The pipe closes before the route hears of the body's end. */
+	http_conn_splice_stop(c);
 	c->req = NULL;
 	req->conn = NULL;
 	/*
@@ -153,6 +156,7 @@ http_conn_free(struct http_conn *c)
 	struct http_server	*srv = c->srv;
 
 	conn_detach(c);
+	http_conn_splice_stop(c);
 	conn_sheddable(c, 0);
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	srv->nconns--;
@@ -223,6 +227,8 @@ http_conn_close(struct http_conn *c)
 void
 http_conn_request_done(struct http_conn *c, int keep)
 {
+	/* Answered before its body was whole: the rest is not wanted. */
+	http_conn_splice_stop(c);
 	c->req = NULL;
 	c->served++;
 	if (!keep) {
@@ -353,8 +359,14 @@ conn_body_broken(struct http_conn *c, const char *why)
 		http_conn_close(c);
 }
 
-static void
-conn_body_end(struct http_conn *c, int ok)
+void
+http_conn_body_timer(struct http_conn *c)
+{
+	conn_timer(c, &c->srv->settings.body_timeout);
+}
+
+void
+http_conn_body_end(struct http_conn *c, int ok)
 {
 	struct http_request	*req = c->req;
 
@@ -377,6 +389,9 @@ http_conn_feed_body(struct http_conn *c)
 	size_t			 len;
 	const char		*p;
 
+	/* A spliced body moves by itself (http_splice.c). */
+	if (c->sink != -1)
+		return;
 	while ((req = c->req) != NULL && req->body_state == BODY_READING &&
 	    !req->body_paused) {
 		if ((len = evbuffer_get_contiguous_space(in)) > FEED_MAX)
@@ -389,9 +404,9 @@ http_conn_feed_body(struct http_conn *c)
 		}
 		evbuffer_drain(in, n);
 		if (req->body_state == BODY_FAILED)
-			conn_body_end(c, 0);
+			http_conn_body_end(c, 0);
 		else if (req->head.body_done)
-			conn_body_end(c, 1);
+			http_conn_body_end(c, 1);
 		else if (n == 0 || len == 0)
 			break;
 	}

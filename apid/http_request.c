@@ -188,6 +188,28 @@ http_body_stream(struct http_request *req, uint64_t max, http_bytes_cb data,
 	return body_start(req, max, data, end, arg);
 }
 
+int
+http_body_splice(struct http_request *req, uint64_t max, int fd,
+    http_end_cb end, void *arg)
+{
+	if (req->conn == NULL || req->body_state != BODY_UNREAD ||
+	    req->head.chunked || !req->head.has_length)
+		return 1;
+	if (req->head.length > max)
+		return -1;
+	req->body_max = max;
+	req->body_data = NULL;
+	req->body_end = end;
+	req->body_arg = arg;
+	req->body_state = BODY_READING;
+	send_continue(req);
+	if (http_conn_splice(req->conn, fd) == -1) {
+		req->body_state = BODY_UNREAD;
+		return 1;
+	}
+	return 0;
+}
+
 static void
 collect_data(void *arg, const char *data, size_t len)
 {

@@ -1,7 +1,8 @@
 /*
  * An upload's body, from the client's connection into a pipe (the
- * archive worker's SPOOL job reads the other end into the spool file),
- * as it comes.  What the pipe cannot take at once waits here, and the
+ * archive worker's SPOOL or UPLOAD job reads the other end into the
+ * spool file), as it comes.  A body of a declared length is spliced by
+ * the connection itself (http_splice.c); a chunked one comes here.  What the pipe cannot take at once waits here, and the
  * body is paused until the pipe drains: a slow spool pushes back on the
  * client through TCP, and apid holds at most one read's worth of it.
  * done runs once: when the whole body is in the pipe and the pipe is
@@ -160,28 +161,46 @@ body_end(void *arg, int ok)
 		writer_progress(ub);
 }
 
+/* A spliced body ended: the connection closed the pipe before this. */
+static void
+splice_end(void *arg, int ok)
+{
+	struct upload_body	*ub = arg;
+
+	ub->bytes = ub->req->head.body_bytes;
+	if (!ok && ub->req->sink_broken)
+		ub->broken = 1;
+	writer_end(ub, ok);
+}
+
 /*
  * Start reading req's body into fd (the pipe's write end, which it
- * takes), at most max bytes.  0, or -1 with the pipe closed and done
- * never called (the declared length is over max, or no memory).
+ * takes), at most max bytes: spliced when it has a Content-Length, else
+ * through here.  0, or -1 with the pipe closed and done never called
+ * (the declared length is over max, or no memory).
  */
 int
 upload_body_start(struct upload_body *ub, struct http_request *req, int fd,
     uint64_t max, void (*done)(void *, int), void *arg)
 {
+	int	 rc;
+
 	ub->req = req;
-	ub->fd = fd;
+	ub->fd = -1;
 	ub->done = done;
 	ub->arg = arg;
-	if ((ub->pend = evbuffer_new()) == NULL ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK) == -1 ||
-	    (ub->ev = event_new(apid->base, fd, EV_WRITE, writer_writable,
-	    ub)) == NULL) {
-		ub->done = NULL;
-		writer_close(ub);
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1) {
+		close(fd);
 		return -1;
 	}
-	if (http_body_stream(req, max, body_data, body_end, ub) == -1) {
+	/* The connection's from here on, even if it ends the body now. */
+	if ((rc = http_body_splice(req, max, fd, splice_end, ub)) == 0)
+		return 0;
+	ub->fd = fd;
+	if (rc == -1 || (ub->pend = evbuffer_new()) == NULL ||
+	    (ub->ev = event_new(apid->base, fd, EV_WRITE, writer_writable,
+	    ub)) == NULL ||
+	    http_body_stream(req, max, body_data, body_end, ub) == -1) {
 		ub->done = NULL;
 		writer_close(ub);
 		return -1;

@@ -11,7 +11,8 @@
 
 # apid: request bodies, query strings, an exec's output, listings, a
 # process's output events.
-APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_server.c \
+APID_HTTP = apid/http_parse.c apid/http_conn.c apid/http_splice.c \
+	apid/http_server.c \
 	apid/http_request.c apid/http_reply.c common/log.c common/caller.c \
 	common/bev_read.c \
 	common/msg.c common/format.c common/utf8.c

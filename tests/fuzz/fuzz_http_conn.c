@@ -6,7 +6,9 @@
  * loop runs until the server is done with the connection.
  *
  * Routes like apid's kinds of route answer: a JSON-sized body collected
- * whole, an upload streamed, a chunked reply, an upgrade, plain replies.
+ * whole, an upload streamed, an upload spliced into a pipe (whose reader
+ * reads it all, or leaves at once for an odd declared length), a chunked
+ * reply, an upgrade, plain replies.
  * What the server wrote back must be a sequence of well-formed HTTP/1.1
  * responses that http-parser reads without error, nothing may follow a
  * response that said "Connection: close", and the connection must be
@@ -30,6 +32,28 @@
 
 static struct event_base	*base;
 static struct http_server	 srv;
+static int			 sink = -1;	/* a splice's reader */
+
+static void
+sink_close(void)
+{
+	if (sink != -1)
+		close(sink);
+	sink = -1;
+}
+
+/* The spliced body's reader: takes what came; done at end of file. */
+static void
+sink_drain(void)
+{
+	char	 tmp[65536];
+	ssize_t	 n;
+
+	while (sink != -1 && (n = read(sink, tmp, sizeof(tmp))) > 0)
+		;
+	if (sink != -1 && n == 0)
+		sink_close();
+}
 
 static void
 reply_text(struct http_request *req, int status, const char *text)
@@ -76,6 +100,26 @@ taken(struct bufferevent *bev, void *arg)
 }
 
 static void
+route_splice(struct http_request *req)
+{
+	int	 p[2], rc;
+
+	sink_close();
+	CHECK(pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0);
+	sink = p[0];
+	if (req->head.has_length && req->head.length % 2 == 1)
+		sink_close();
+	if ((rc = http_body_splice(req, 65536, p[1], collected, req)) == 0)
+		return;
+	close(p[1]);
+	if (rc == -1)
+		reply_text(req, 413, "declared too large");
+	else if (http_body_stream(req, 65536, stream_data, collected,
+	    req) == -1)
+		reply_text(req, 413, "declared too large");
+}
+
+static void
 route(struct http_request *req)
 {
 	struct evbuffer	*b;
@@ -87,6 +131,8 @@ route(struct http_request *req)
 		if (http_body_stream(req, 65536, stream_data, collected,
 		    req) == -1)
 			reply_text(req, 413, "declared too large");
+	} else if (strcmp(req->path, "/splice") == 0) {
+		route_splice(req);
 	} else if (strcmp(req->path, "/stream") == 0) {
 		http_reply_start(req, 200, "application/x-ndjson", -1);
 		CHECK((b = evbuffer_new()) != NULL);
@@ -129,8 +175,10 @@ run(void)
 {
 	int	 i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 8; i++) {
 		event_base_loop(base, EVLOOP_NONBLOCK);
+		sink_drain();
+	}
 }
 
 static void
@@ -207,8 +255,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	/* Pipelined requests are read one per turn of the loop. */
 	for (i = 0; i < 100000 && srv.nconns > 0; i++) {
 		event_base_loop(base, EVLOOP_NONBLOCK);
+		sink_drain();
 		drain(sv[0], &out);
 	}
+	sink_close();
 	/* A connection the client half-closed is gone, whatever its state. */
 	CHECK(srv.nconns == 0);
 	check_responses(&out);

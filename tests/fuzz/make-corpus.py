@@ -473,6 +473,10 @@ REQUESTS = [
     b"GET /short HTTP/1.1\r\nX: " + b"y" * 3000 + b"\r\n\r\n",
     b"GET /short HTTP/1.1\n\n",
     b"\r\n\r\nGET /short HTTP/1.1\r\n\r\n",
+    b"PUT /splice HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\n"
+    b"abcdefGET /short HTTP/1.1\r\nHost: a\r\n\r\n",
+    b"PUT /splice HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n"
+    b"Expect: 100-continue\r\n\r\n" + b"x" * 1001,
 ]
 
 
