@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -148,6 +149,46 @@ take_all(struct tar_reader *r, void *dst, size_t len)
 	return 1;
 }
 
+/*
+ * In a copy, data nobody reads moves from the archive's pipe into the
+ * copy with splice(2) once the buffer is empty, not through it: a
+ * snapshot's 100 MiB are copied once (into the page cache), not twice.
+ * Bytes moved, 0 to read them instead (not a pipe, too few to bother,
+ * or near the size limit, where the buffered way fails at the right
+ * byte), or -1 (end of file is the caller's "truncated").
+ */
+static ssize_t
+copy_direct(struct tar_reader *r, uint64_t n)
+{
+	struct tar_copy	*c = r->copy;
+	size_t		 want = SPLICE_MAX;
+	ssize_t		 k;
+
+	if (c == NULL || c->no_splice || r->off < r->len ||
+	    n < SPLICE_MIN || n > c->max - c->written)
+		return 0;
+	if (n < want)
+		want = (size_t)n;
+	do {
+		k = splice(r->fd, NULL, c->fd, NULL, want, SPLICE_F_MOVE);
+	} while (k == -1 && errno == EINTR);
+	if (k == -1 && errno == EINVAL) {
+		c->no_splice = 1;
+		return 0;
+	}
+	if (k == -1) {
+		/* The pipe does not fail: the copy's file did. */
+		c->err = errno;
+		return reader_fail(r, "writing the copy: %s",
+		    strerror(errno));
+	}
+	if (k == 0)
+		return reader_fail(r, "the archive is truncated");
+	c->written += (uint64_t)k;
+	r->offset += (uint64_t)k;
+	return k;
+}
+
 /* Drop n bytes (data of a member nobody read, padding). */
 static int
 skip(struct tar_reader *r, uint64_t n)
@@ -155,7 +196,8 @@ skip(struct tar_reader *r, uint64_t n)
 	ssize_t	 k;
 
 	while (n > 0) {
-		k = take(r, NULL, n > SIZE_MAX ? SIZE_MAX : (size_t)n);
+		if ((k = copy_direct(r, n)) == 0)
+			k = take(r, NULL, n > SIZE_MAX ? SIZE_MAX : (size_t)n);
 		if (k == -1)
 			return -1;
 		if (k == 0)

@@ -81,6 +81,9 @@ int	write_all(int fd, const void *, size_t);
  * formats and why it is ours).
  */
 #define TAR_READ_BUF	(256 * 1024)	/* each read(2) of an archive */
+/* A copy's unread data is spliced (tar_read.c) in pieces of at most. */
+#define SPLICE_MAX	(1024 * 1024)
+#define SPLICE_MIN	(64 * 1024)	/* and only from this much on */
 
 /*
  * Where a reader copies every byte it reads, as it reads it: a snapshot
@@ -92,6 +95,7 @@ struct tar_copy {
 	uint64_t		 written;
 	int			 over;		/* max would have been passed */
 	int			 err;		/* errno of a failed write(2) */
+	int			 no_splice;	/* the input is no pipe */
 };
 
 struct tar_reader {

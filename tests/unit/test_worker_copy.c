@@ -101,6 +101,51 @@ test_copy_is_byte_for_byte(void **state)
 	tb_free(&tb);
 }
 
+/*
+ * Members big enough that their data is spliced from the pipe into the
+ * file (tar_read.c), beside ones too small to be: the copy is still the
+ * archive byte for byte, and a limit in the middle of a spliced member
+ * still stops it there.
+ */
+static void
+test_copy_big_members(void **state)
+{
+	static const size_t	 sizes[] = { 3 * 1024 * 1024 + 7, 65536,
+	    65535, 300 * 1024 };
+	struct tar_result	 res;
+	struct tb		 tb;
+	char			*data, *copy, name[32];
+	size_t			 i, j, len;
+	int			 out;
+
+	(void)state;
+	tb_init(&tb);
+	member(&tb, "./", '5', NULL, NULL, 0755);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_non_null(data = malloc(sizes[i]));
+		for (j = 0; j < sizes[i]; j++)
+			data[j] = (char)((j * 31 + i) % 253);
+		snprintf(name, sizeof(name), "./f%zu", i);
+		tb_header(&tb, name, '0', sizes[i], NULL);
+		tb_data(&tb, data, sizes[i]);
+		free(data);
+	}
+	tb_end(&tb);
+	assert_int_equal(copy_job(&tb, tb.len, &out, &res), 0);
+	assert_int_equal(res.bytes, tb.len);
+	copy = slurp(out, &len);
+	assert_int_equal(len, tb.len);
+	assert_memory_equal(copy, tb.buf, len);
+	free(copy);
+	close(out);
+	tar_result_free(&res);
+	assert_int_equal(copy_job(&tb, 2 * 1024 * 1024, &out, &res), EFBIG);
+	assert_true(fd_size(out) <= 2 * 1024 * 1024);
+	close(out);
+	tar_result_free(&res);
+	tb_free(&tb);
+}
+
 /* What the rewrite would change ends the copy; the reason names it. */
 static void
 expect_rewrite(void (*add)(struct tb *), const char *why)
@@ -288,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_copy_refuses_what_the_rewrite_changes),
 		cmocka_unit_test(test_copy_needs_root_first),
 		cmocka_unit_test(test_copy_size_cap),
+		cmocka_unit_test(test_copy_big_members),
 		cmocka_unit_test(test_copy_truncated_and_garbage),
 		cmocka_unit_test(test_copy_keeps_odd_names),
 	};
