@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "docker_http.h"
 #include "log.h"
@@ -53,6 +54,7 @@ struct archive_lookup {
 	const char		*op;
 	archive_container_cb	 cb;
 	void			*arg;
+	char			 cid[DOCKER_ID_LEN + 1];	/* a cached one */
 };
 
 static void
@@ -85,6 +87,8 @@ lookup_inspected(const struct docker_result *res, void *arg)
 	    valid_docker_id(cid))
 		strlcpy(cidbuf, cid, sizeof(cidbuf));
 	json_object_put(obj);
+	if (cidbuf[0] != '\0')
+		container_cache_put(l->id, cidbuf);
 	if (cidbuf[0] == '\0') {
 		sandbox_container_name(l->id, name, sizeof(name));
 		refuse_not_ours(l->op, name, text, sizeof(text));
@@ -96,12 +100,11 @@ done:
 	free(l);
 }
 
-void
-archive_container(struct proxy *px, const char *id, const char *op,
+static struct archive_lookup *
+lookup_new(struct proxy *px, const char *id, const char *op,
     archive_container_cb cb, void *arg)
 {
 	struct archive_lookup	*l;
-	char			 name[DOCKER_NAME_MAX], path[256];
 
 	l = xcalloc(1, sizeof(*l));
 	l->px = px;
@@ -109,12 +112,52 @@ archive_container(struct proxy *px, const char *id, const char *op,
 	l->op = op;
 	l->cb = cb;
 	l->arg = arg;
+	return l;
+}
+
+void
+archive_container_inspect(struct proxy *px, const char *id, const char *op,
+    archive_container_cb cb, void *arg)
+{
+	struct archive_lookup	*l = lookup_new(px, id, op, cb, arg);
+	char			 name[DOCKER_NAME_MAX], path[256];
+
 	sandbox_container_name(id, name, sizeof(name));
 	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/json",
 	    name) == -1)
 		fatalx("%s: path", __func__);
 	docker_call(px, "GET", path, NULL, INSPECT_MAX_BODY, lookup_inspected,
 	    l);
+}
+
+/* A cached container, told on the loop's next turn as an inspect's is. */
+static void
+lookup_cached(evutil_socket_t fd, short what, void *arg)
+{
+	struct archive_lookup	*l = arg;
+
+	l->cb(l->arg, l->cid, 0, NULL);
+	free(l);
+}
+
+void
+archive_container(struct proxy *px, const char *id, const char *op,
+    archive_container_cb cb, void *arg)
+{
+	struct archive_lookup	*l;
+	const char		*cid;
+
+	if ((cid = container_cache_get(id)) == NULL) {
+		archive_container_inspect(px, id, op, cb, arg);
+		return;
+	}
+	l = lookup_new(px, id, op, cb, arg);
+	strlcpy(l->cid, cid, sizeof(l->cid));
+	if (event_base_once(px->base, -1, EV_TIMEOUT, lookup_cached, l,
+	    NULL) == -1) {
+		free(l);
+		archive_container_inspect(px, id, op, cb, arg);
+	}
 }
 
 /* --- GET ------------------------------------------------------------------ */
@@ -499,7 +542,14 @@ read_done(struct docker_request *req, enum docker_http_error error,
 
 	r->req = NULL;
 	if (error == DOCKER_HTTP_OK && resp->status == 404) {
-		read_fail(r, ERR_NOT_FOUND, "%s: not found", r->ag->path);
+		docker_error_message(resp, text, sizeof(text));
+		if (container_gone_message(text)) {
+			container_cache_forget(r->ag->id);
+			read_fail(r, ERR_NOT_FOUND, "sandbox %s not found",
+			    r->ag->id);
+		} else
+			read_fail(r, ERR_NOT_FOUND, "%s: not found",
+			    r->ag->path);
 		return;
 	}
 	if (!r->stat_sent && (error != DOCKER_HTTP_OK ||

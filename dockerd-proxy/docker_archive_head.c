@@ -176,5 +176,7 @@ docker_archive_head(struct proxy *px, uint32_t peerid, struct archive_head *ah)
 	h->px = px;
 	h->peerid = peerid;
 	h->ah = ah;
-	archive_container(px, ah->id, "read files of", head_container, h);
+	/* A HEAD's 404 has no body to say the container is gone: no cache. */
+	archive_container_inspect(px, ah->id, "read files of", head_container,
+	    h);
 }

@@ -300,10 +300,11 @@ write_done(struct docker_request *req, enum docker_http_error error,
 			return;
 		}
 		if (resp->status == 404) {
-			if (strstr(msg, "No such container") != NULL)
+			if (container_gone_message(msg)) {
+				container_cache_forget(w->ap->id);
 				write_fail(w, ERR_NOT_FOUND,
 				    "sandbox %s not found", w->ap->id);
-			else
+			} else
 				write_fail(w, ERR_NOT_FOUND, "%s: not found",
 				    w->ap->path);
 			return;

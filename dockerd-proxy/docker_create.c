@@ -638,6 +638,8 @@ docker_create(struct proxy *px, uint32_t peerid, struct docker_create *dc)
 		return;
 	}
 	log_debug("create sandbox %s from %s", c->dc.id, c->dc.spec.image);
+	/* A rollback's new container: the old one's id is no use. */
+	container_cache_forget(c->dc.id);
 	owner_image_ensure(px);
 	if (docker_path(path, sizeof(path), DOCKER_API "/images/%s/json",
 	    c->dc.spec.image) == -1)

@@ -299,5 +299,6 @@ docker_destroy(struct proxy *px, uint32_t peerid, const char *id)
 	d->px = px;
 	d->peerid = peerid;
 	log_debug("destroy sandbox %s", id);
+	container_cache_forget(id);
 	sandbox_teardown(px, id, destroy_done, d);
 }

@@ -76,6 +76,8 @@ event_line(void *arg, const char *line, size_t len)
 
 	if (!docker_event_parse(line, len, evs.px->settings.instance_id, &ev))
 		return;
+	if (ev.action == DOCKER_EVENT_DESTROY)
+		container_cache_forget(ev.id);
 	msgw_init(&w);
 	msg_put_docker_event(&w, &ev);
 	events_send(MSG_DOCKER_EVENT, &w);

@@ -591,5 +591,14 @@ typedef void	(*archive_container_cb)(void *arg, const char *cid,
 		    enum error_kind kind, const char *text);
 void	archive_container(struct proxy *, const char *id, const char *op,
 	    archive_container_cb, void *arg);
+/* The same without the cache: every call inspects (a HEAD's 404 is bare). */
+void	archive_container_inspect(struct proxy *, const char *id,
+	    const char *op, archive_container_cb, void *arg);
+
+/* container_cache.c: the containers archive calls found ours. */
+const char *container_cache_get(const char *id);
+void	container_cache_put(const char *id, const char *cid);
+void	container_cache_forget(const char *id);
+int	container_gone_message(const char *message);
 
 #endif /* AS_PROXY_H */
