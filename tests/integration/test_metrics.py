@@ -6,7 +6,7 @@ are counted by endpoint template; no sandbox id and no path a client
 sent ever shows, whatever the path held; each daemon's resident set;
 apid's restart counted after a kill -9, the scrape still working; the
 metrics key; 50 scrapes on one kept-alive connection; a scrape while a
-stream runs."""
+stream runs; reads and writes after the first make no inspect."""
 import http.client
 import json
 import math
@@ -354,6 +354,33 @@ class Metrics(unittest.TestCase):
             self.assertRegex(labels["endpoint"], ENDPOINT)
             self.assertEqual(labels["kind"], "http_4xx")
         self.check_bounded(b, [sb, "nope"])
+
+    def test_archive_calls_skip_the_inspect(self):
+        """Once a read or write has found a sandbox's container ours,
+        dockerd-proxy sends the next ones to its id without inspecting it
+        again (container_cache.c)."""
+        s = self.server
+        sb = s.create()["id"]
+        url = "/v1/sandboxes/%s/files?path=/workspace/cached" % sb
+        self.assertEqual(s.request("PUT", url, body=b"first",
+                                   headers=harness.AUTH)[0], 200)
+        a = scrape(s)
+        for i in range(5):
+            data = b"round %d" % i
+            self.assertEqual(s.request("PUT", url, body=data,
+                                       headers=harness.AUTH)[0], 200)
+            status, _, got = s.request("GET", url, headers=harness.AUTH)
+            self.assertEqual((status, got), (200, data))
+        b = scrape(s)
+        s.api("DELETE", "/v1/sandboxes/" + sb)
+
+        def moved(endpoint):
+            return (b.get(DOCKER + "_count", endpoint=endpoint) -
+                    a.get(DOCKER + "_count", endpoint=endpoint))
+
+        self.assertEqual(moved("PUT /containers/{id}/archive"), 5)
+        self.assertEqual(moved("GET /containers/{id}/archive"), 5)
+        self.assertEqual(moved("GET /containers/{id}/json"), 0)
 
     def test_odd_paths_never_show(self):
         s = self.server
