@@ -84,6 +84,8 @@ int	write_all(int fd, const void *, size_t);
 /* A copy's unread data is spliced (tar_read.c) in pieces of at most. */
 #define SPLICE_MAX	(1024 * 1024)
 #define SPLICE_MIN	(64 * 1024)	/* and only from this much on */
+/* A copy's kernel writeback is started after each (tar_read.c). */
+#define WRITEBACK_STEP	(4 * 1024 * 1024)
 
 /*
  * Where a reader copies every byte it reads, as it reads it: a snapshot
@@ -96,6 +98,8 @@ struct tar_copy {
 	int			 over;		/* max would have been passed */
 	int			 err;		/* errno of a failed write(2) */
 	int			 no_splice;	/* the input is no pipe */
+	uint64_t		 flushed;	/* writeback started to here */
+	int			 no_writeback;	/* the copy is no file */
 };
 
 struct tar_reader {

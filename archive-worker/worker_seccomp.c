@@ -58,8 +58,12 @@ static const struct seccomp_rule zygote_rules[] = {
 	SC_ALLOW_ARG(fcntl, SC_ARG_EQ(1, F_SETFL)),
 	/* ... the UPLOAD job's rewind of its spool (its filter says why) ... */
 	SC_ALLOW_ARG(lseek, SC_ARG_EQ(2, SEEK_SET)),
-	/* ... the SNAPSHOT_COPY job's splice, which its filter allows ... */
+	/*
+	 * ... the SNAPSHOT_COPY job's splice and writeback, which its filter
+	 * allows ...
+	 */
 	SC_ALLOW(splice),
+	SC_ALLOW(sync_file_range),
 	/* ... and loading the job filter (libseccomp sets no_new_privs). */
 	SC_ALLOW_ARG(prctl, SC_ARG_EQ(0, PR_SET_NO_NEW_PRIVS)),
 	SC_ALLOW_ARG(seccomp, SC_ARG_EQ(0, SECCOMP_SET_MODE_FILTER)),
@@ -73,6 +77,11 @@ static const struct seccomp_rule job_rules[] = {
 	 * the snapshot file without reading it (tar_read.c).
 	 */
 	SC_ALLOW(splice),
+	/*
+	 * ... and starts the kernel's writeback of the copy as it grows, so
+	 * that managerd's fsync of it waits for little (tar_read.c).
+	 */
+	SC_ALLOW(sync_file_range),
 	/*
 	 * UPLOAD reads the spool from its start: apid's copy of the spool
 	 * shares its offset with the one the SPOOL job wrote through, which

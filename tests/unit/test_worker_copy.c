@@ -105,12 +105,13 @@ test_copy_is_byte_for_byte(void **state)
  * Members big enough that their data is spliced from the pipe into the
  * file (tar_read.c), beside ones too small to be: the copy is still the
  * archive byte for byte, and a limit in the middle of a spliced member
- * still stops it there.
+ * still stops it there.  The first is over two WRITEBACK_STEPs, so the
+ * job starts the file's writeback twice under its real filter.
  */
 static void
 test_copy_big_members(void **state)
 {
-	static const size_t	 sizes[] = { 3 * 1024 * 1024 + 7, 65536,
+	static const size_t	 sizes[] = { 2 * WRITEBACK_STEP + 7, 65536,
 	    65535, 300 * 1024 };
 	struct tar_result	 res;
 	struct tb		 tb;
