@@ -2,10 +2,15 @@
  * How a job says what went wrong: an errno and a line of text for
  * apid's logs and error replies.  Names in that text come from the
  * sandbox, so they are shown escaped: a newline or a byte that is not
- * UTF-8 must not reach a log line or a JSON string as it is.
+ * UTF-8 must not reach a log line or a JSON string as it is.  And how
+ * it writes: all of a buffer, and a snapshot file's writeback.
  */
+#include <sys/types.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,4 +77,23 @@ write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/*
+ * written bytes are in the file.  Every WRITEBACK_STEP of them the
+ * kernel is told to start writing them out, without waiting, so that
+ * the fsync that makes a snapshot durable (managerd's) finds most of it
+ * on disk: the disk works while Docker's tar still comes, not after.
+ * Only a hint; a failure (the descriptor is no file) shows in that
+ * fsync if anywhere, and ends the hints.
+ */
+void
+writeback_note(struct writeback *wb, int fd, uint64_t written)
+{
+	if (wb->off || written - wb->started < WRITEBACK_STEP)
+		return;
+	if (sync_file_range(fd, (off_t)wb->started,
+	    (off_t)(written - wb->started), SYNC_FILE_RANGE_WRITE) == -1)
+		wb->off = 1;
+	wb->started = written;
 }

@@ -66,25 +66,6 @@ tar_reader_free(struct tar_reader *r)
 	r->buf = NULL;
 }
 
-/*
- * n more bytes are in the copy.  Every WRITEBACK_STEP of them the kernel
- * is told to start writing them out (without waiting), so the fsync that
- * makes the snapshot durable (managerd's) finds most of it on disk: the
- * disk works while Docker's tar still comes, not after.  Only a hint; a
- * failure (the copy is no file) shows in that fsync if anywhere.
- */
-static void
-copy_advance(struct tar_copy *c, uint64_t n)
-{
-	c->written += n;
-	if (c->no_writeback || c->written - c->flushed < WRITEBACK_STEP)
-		return;
-	if (sync_file_range(c->fd, (off_t)c->flushed,
-	    (off_t)(c->written - c->flushed), SYNC_FILE_RANGE_WRITE) == -1)
-		c->no_writeback = 1;
-	c->flushed = c->written;
-}
-
 /* What was just read into the buffer, to the copy too. */
 static int
 copy_out(struct tar_reader *r, size_t n)
@@ -100,7 +81,8 @@ copy_out(struct tar_reader *r, size_t n)
 		return reader_fail(r, "writing the copy: %s",
 		    strerror(errno));
 	}
-	copy_advance(c, n);
+	c->written += n;
+	writeback_note(&c->wb, c->fd, c->written);
 	return 0;
 }
 
@@ -203,7 +185,8 @@ copy_direct(struct tar_reader *r, uint64_t n)
 	}
 	if (k == 0)
 		return reader_fail(r, "the archive is truncated");
-	copy_advance(c, (uint64_t)k);
+	c->written += (uint64_t)k;
+	writeback_note(&c->wb, c->fd, c->written);
 	r->offset += (uint64_t)k;
 	return k;
 }

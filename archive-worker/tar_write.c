@@ -46,6 +46,7 @@ out_write(struct archive *a, void *arg, const void *buf, size_t len)
 		return -1;
 	}
 	o->written += len;
+	writeback_note(&o->wb, o->fd, o->written);
 	return (la_ssize_t)len;
 }
 
@@ -75,6 +76,7 @@ tar_out_open(struct tar_out *o, int fd, uint64_t max, int format)
 	memset(o, 0, sizeof(*o));
 	o->fd = fd;
 	o->max = max;
+	o->wb.off = format == TAR_OUT_UPLOAD;	/* Docker's pipe */
 	if ((o->a = archive_write_new()) == NULL) {
 		errno = ENOMEM;
 		return -1;

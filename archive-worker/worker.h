@@ -72,6 +72,16 @@ const char *name_quote(const char *name, char *buf, size_t size);
 int	write_all(int fd, const void *, size_t);
 
 /*
+ * The kernel's writeback of a snapshot file, started every
+ * WRITEBACK_STEP bytes written to it (job_error.c says why).
+ */
+struct writeback {
+	uint64_t	 started;	/* writeback started up to here */
+	int		 off;		/* the file is no file */
+};
+void	writeback_note(struct writeback *, int fd, uint64_t written);
+
+/*
  * worker_seccomp.c: the zygote's filter, and each job's on top of it
  * (declared in common/seccomp.h with the other processes' filters).
  */
@@ -98,8 +108,7 @@ struct tar_copy {
 	int			 over;		/* max would have been passed */
 	int			 err;		/* errno of a failed write(2) */
 	int			 no_splice;	/* the input is no pipe */
-	uint64_t		 flushed;	/* writeback started to here */
-	int			 no_writeback;	/* the copy is no file */
+	struct writeback	 wb;
 };
 
 struct tar_reader {
@@ -143,6 +152,7 @@ struct tar_out {
 	int		 over;		/* max would have been passed */
 	int		 err;		/* errno of a failed write(2) */
 	int		 dead;		/* abandoned */
+	struct writeback wb;		/* off for an upload's pipe */
 };
 #define TAR_OUT_SNAPSHOT	0	/* ustar, pax only where needed */
 #define TAR_OUT_UPLOAD		1	/* pax: mtimes keep nanoseconds */

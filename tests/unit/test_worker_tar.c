@@ -400,6 +400,40 @@ test_rewrite_size_cap(void **state)
 	close(out);
 }
 
+/*
+ * A workspace over two WRITEBACK_STEPs: the rewrite starts the file's
+ * writeback twice under the job's real filter, and the file is still
+ * the whole snapshot.
+ */
+static void
+test_rewrite_big(void **state)
+{
+	const struct mem	 ws[] = {
+		{ "workspace/", AE_IFDIR, 0755, 1000, 1000, 1, NULL, 0,
+		    NULL, NULL },
+		{ "workspace/big", AE_IFREG, 04755, 1000, 1000, 1, NULL,
+		    2 * WRITEBACK_STEP + 5, NULL, NULL },
+	};
+	struct got		 g[2];
+	char			 err[256] = "";
+	int			 in, out;
+	int64_t			 n;
+
+	(void)state;
+	in = build(ws, 2);
+	out = tmpfd();
+	n = tar_snapshot_rewrite(in, out, 1 << 30, err, sizeof(err));
+	assert_true(n > 2 * WRITEBACK_STEP + 5);
+	assert_int_equal(fd_size(out), n);
+	assert_int_equal(readback_raw(out, g, 2), 1);
+	assert_string_equal(g[0].name, "big");
+	assert_int_equal(g[0].len, 2 * WRITEBACK_STEP + 5);
+	assert_int_equal(g[0].mode & 07777, 0755);
+	got_free(g, 1);
+	close(in);
+	close(out);
+}
+
 /* One hostile member after a normal start, for both functions. */
 /*
  * A rewrite that fails half-way leaves only the whole blocks it had
@@ -1282,6 +1316,7 @@ main(void)
 		cmocka_unit_test(test_rewrite_long_name),
 		cmocka_unit_test(test_rewrite_skips_fifo),
 		cmocka_unit_test(test_rewrite_size_cap),
+		cmocka_unit_test(test_rewrite_big),
 		cmocka_unit_test(test_rewrite_failed_stays_broken),
 		cmocka_unit_test(test_malicious),
 		cmocka_unit_test(test_check_not_tar),
