@@ -321,3 +321,14 @@ fixture_request(const char *head, const char *body)
 	req->body_state = BODY_DONE;
 	return req;
 }
+
+void
+fixture_reply_text(struct http_request *req, int status, const char *text)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	assert_non_null(b);
+	evbuffer_add(b, text, strlen(text));
+	http_reply(req, status, "text/plain", b);
+	evbuffer_free(b);
+}

@@ -52,6 +52,9 @@ const char *response_field(const struct http_response *, const char *);
 /* 1 once the server has closed its end (within ms), else 0. */
 int	 fixture_closed(struct http_fixture *, int ms);
 
+/* A route's answer: text as a text/plain body with that status. */
+void	 fixture_reply_text(struct http_request *, int status, const char *);
+
 /*
  * A request without a connection (its replies only free it), from a raw
  * head (CRLF line ends added) and a body.  Dies on a head that fails.

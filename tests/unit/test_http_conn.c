@@ -42,16 +42,6 @@ reset(void)
 }
 
 static void
-reply_text(struct http_request *req, int status, const char *text)
-{
-	struct evbuffer	*b = evbuffer_new();
-
-	evbuffer_add(b, text, strlen(text));
-	http_reply(req, status, "text/plain", b);
-	evbuffer_free(b);
-}
-
-static void
 on_gone(void *arg)
 {
 	seen.gone++;
@@ -70,7 +60,7 @@ collected(void *arg, int ok)
 	seen.body_end++;
 	seen.body_ok = ok;
 	if (!ok && req->conn != NULL) {
-		reply_text(req, 413, "too large");
+		fixture_reply_text(req, 413, "too large");
 		return;
 	}
 	if (!ok) {
@@ -79,7 +69,7 @@ collected(void *arg, int ok)
 	}
 	(void)http_request_body(req, &len);
 	snprintf(text, sizeof(text), "%zu", len);
-	reply_text(req, 200, text);
+	fixture_reply_text(req, 200, text);
 }
 
 static void
@@ -96,9 +86,9 @@ stream_end(void *arg, int ok)
 	seen.body_end++;
 	seen.body_ok = ok;
 	if (ok)
-		reply_text(req, 200, "stored");
+		fixture_reply_text(req, 200, "stored");
 	else if (req->conn != NULL)
-		reply_text(req, 413, "too large");
+		fixture_reply_text(req, 413, "too large");
 	else
 		http_reply_abort(req);
 }
@@ -128,11 +118,11 @@ route(struct http_request *req)
 		http_request_on_gone(req, on_gone, req);
 	} else if (strcmp(req->path, "/json") == 0) {
 		if (http_body_collect(req, 64, collected) == -1)
-			reply_text(req, 413, "declared too large");
+			fixture_reply_text(req, 413, "declared too large");
 	} else if (strcmp(req->path, "/upload") == 0) {
 		if (http_body_stream(req, 1 << 20, stream_data, stream_end,
 		    req) == -1)
-			reply_text(req, 413, "declared too large");
+			fixture_reply_text(req, 413, "declared too large");
 	} else if (strcmp(req->path, "/stream") == 0) {
 		http_reply_start(req, 200, "text/plain", -1);
 		b = evbuffer_new();
@@ -149,7 +139,7 @@ route(struct http_request *req)
 	} else if (strcmp(req->path, "/upgrade") == 0) {
 		http_reply_upgrade(req, "echo", takeover_echo, upgrade_word);
 	} else
-		reply_text(req, 200, req->path);
+		fixture_reply_text(req, 200, req->path);
 }
 
 static const char *

@@ -88,16 +88,6 @@ reader_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-reply_text(struct http_request *req, int status, const char *text)
-{
-	struct evbuffer	*b = evbuffer_new();
-
-	evbuffer_add(b, text, strlen(text));
-	http_reply(req, status, "text/plain", b);
-	evbuffer_free(b);
-}
-
-static void
 spliced(void *arg, int ok)
 {
 	struct http_request	*req = arg;
@@ -107,9 +97,9 @@ spliced(void *arg, int ok)
 	sp.broken = req->sink_broken;
 	sp.bytes = req->head.body_bytes;
 	if (ok)
-		reply_text(req, 200, "spliced");
+		fixture_reply_text(req, 200, "spliced");
 	else if (req->conn != NULL)
-		reply_text(req, 502, "the reader went away");
+		fixture_reply_text(req, 502, "the reader went away");
 	else
 		http_reply_abort(req);
 }
@@ -121,7 +111,7 @@ route(struct http_request *req)
 	int	 p[2], rc, early = strcmp(req->path, "/early") == 0;
 
 	if (strcmp(req->path, "/splice") != 0 && !early) {
-		reply_text(req, 200, req->path);
+		fixture_reply_text(req, 200, req->path);
 		return;
 	}
 	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
@@ -136,12 +126,12 @@ route(struct http_request *req)
 	rc = http_body_splice(req, MAX_BODY, p[1], spliced, req);
 	if (rc != 0) {
 		close(p[1]);
-		reply_text(req, rc == 1 ? 400 : 413, rc == 1 ? "not spliced" :
-		    "declared too large");
+		fixture_reply_text(req, rc == 1 ? 400 : 413,
+		    rc == 1 ? "not spliced" : "declared too large");
 		return;
 	}
 	if (early)
-		reply_text(req, 403, "not now");
+		fixture_reply_text(req, 403, "not now");
 }
 
 /* A body of len bytes no two neighbours of which are alike. */
