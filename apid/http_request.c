@@ -161,6 +161,19 @@ send_continue(struct http_request *req)
 		http_conn_write(c, CONTINUE_LINE, sizeof(CONTINUE_LINE) - 1);
 }
 
+/* The body is being read for (data, end, arg), streamed or spliced. */
+static void
+body_claim(struct http_request *req, uint64_t max, http_bytes_cb data,
+    http_end_cb end, void *arg)
+{
+	req->body_max = max;
+	req->body_data = data;
+	req->body_end = end;
+	req->body_arg = arg;
+	req->body_state = BODY_READING;
+	send_continue(req);
+}
+
 static int
 body_start(struct http_request *req, uint64_t max, http_bytes_cb data,
     http_end_cb end, void *arg)
@@ -171,12 +184,7 @@ body_start(struct http_request *req, uint64_t max, http_bytes_cb data,
 	}
 	if (req->head.has_length && req->head.length > max)
 		return -1;
-	req->body_max = max;
-	req->body_data = data;
-	req->body_end = end;
-	req->body_arg = arg;
-	req->body_state = BODY_READING;
-	send_continue(req);
+	body_claim(req, max, data, end, arg);
 	http_conn_feed_body(req->conn);
 	return 0;
 }
@@ -197,12 +205,7 @@ http_body_splice(struct http_request *req, uint64_t max, int fd,
 		return 1;
 	if (req->head.length > max)
 		return -1;
-	req->body_max = max;
-	req->body_data = NULL;
-	req->body_end = end;
-	req->body_arg = arg;
-	req->body_state = BODY_READING;
-	send_continue(req);
+	body_claim(req, max, NULL, end, arg);
 	if (http_conn_splice(req->conn, fd) == -1) {
 		req->body_state = BODY_UNREAD;
 		return 1;
