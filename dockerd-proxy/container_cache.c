@@ -11,12 +11,19 @@
  * container", which the callers tell apart from a path that does not
  * exist and answer as the inspect would have ("sandbox ... not found"),
  * forgetting the entry.  Entries are forgotten too when this process
- * removes or makes a sandbox's container, and on Docker's destroy event
- * of one.
+ * starts and ends the removal of a sandbox's container, starts making
+ * one, and on Docker's destroy event of one.
+ *
+ * An inspect still in flight when an entry is forgotten may answer with
+ * the container being removed: every forget moves the epoch on, and the
+ * answer of an inspect asked in an older epoch is not kept (it is still
+ * used once: it was the container when it was asked).  So no old id
+ * comes back after the removal's end, whatever order Docker answers in.
  *
  * At most CACHE_SLOTS entries, the oldest replaced first: the bound is
  * the memory's, and a miss only costs the inspect.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "proxy.h"
@@ -28,6 +35,7 @@ static struct {
 	char	cid[DOCKER_ID_LEN + 1];
 } slots[CACHE_SLOTS];
 static size_t	next_slot;
+static uint64_t	epoch;
 
 static int
 slot_of(const char *id)
@@ -49,12 +57,20 @@ container_cache_get(const char *id)
 	return i == -1 ? NULL : slots[i].cid;
 }
 
+/* When an inspect is asked: what container_cache_put wants. */
+uint64_t
+container_cache_epoch(void)
+{
+	return epoch;
+}
+
 void
-container_cache_put(const char *id, const char *cid)
+container_cache_put(const char *id, const char *cid, uint64_t asked)
 {
 	int	 i;
 
-	if (strlen(id) > SANDBOX_ID_LEN || strlen(cid) != DOCKER_ID_LEN)
+	if (asked != epoch || strlen(id) > SANDBOX_ID_LEN ||
+	    strlen(cid) != DOCKER_ID_LEN)
 		return;
 	if ((i = slot_of(id)) == -1) {
 		i = (int)next_slot;
@@ -69,6 +85,7 @@ container_cache_forget(const char *id)
 {
 	int	 i;
 
+	epoch++;
 	if ((i = slot_of(id)) != -1)
 		memset(&slots[i], 0, sizeof(slots[i]));
 }

@@ -54,7 +54,9 @@ struct archive_lookup {
 	const char		*op;
 	archive_container_cb	 cb;
 	void			*arg;
-	char			 cid[DOCKER_ID_LEN + 1];	/* a cached one */
+	/* The cached container, or the cache's epoch when inspected. */
+	char			 cid[DOCKER_ID_LEN + 1];
+	uint64_t		 epoch;
 };
 
 static void
@@ -88,7 +90,7 @@ lookup_inspected(const struct docker_result *res, void *arg)
 		strlcpy(cidbuf, cid, sizeof(cidbuf));
 	json_object_put(obj);
 	if (cidbuf[0] != '\0')
-		container_cache_put(l->id, cidbuf);
+		container_cache_put(l->id, cidbuf, l->epoch);
 	if (cidbuf[0] == '\0') {
 		sandbox_container_name(l->id, name, sizeof(name));
 		refuse_not_ours(l->op, name, text, sizeof(text));
@@ -122,6 +124,7 @@ archive_container_inspect(struct proxy *px, const char *id, const char *op,
 	struct archive_lookup	*l = lookup_new(px, id, op, cb, arg);
 	char			 name[DOCKER_NAME_MAX], path[256];
 
+	l->epoch = container_cache_epoch();
 	sandbox_container_name(id, name, sizeof(name));
 	if (docker_path(path, sizeof(path), DOCKER_API "/containers/%s/json",
 	    name) == -1)

@@ -249,6 +249,8 @@ teardown_next(struct teardown *t)
 		    volume_inspected, t);
 		break;
 	case TD_DONE:
+		/* An inspect answered during the removal is forgotten too. */
+		container_cache_forget(t->id);
 		t->cb(t->arg, t->kind, t->kind != 0 ? t->text : NULL);
 		event_free(t->ev_retry);
 		free(t);

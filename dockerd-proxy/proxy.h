@@ -597,7 +597,9 @@ void	archive_container_inspect(struct proxy *, const char *id,
 
 /* container_cache.c: the containers archive calls found ours. */
 const char *container_cache_get(const char *id);
-void	container_cache_put(const char *id, const char *cid);
+uint64_t container_cache_epoch(void);
+/* Kept only if nothing was forgotten since asked (container_cache_epoch). */
+void	container_cache_put(const char *id, const char *cid, uint64_t asked);
 void	container_cache_forget(const char *id);
 int	container_gone_message(const char *message);
 

@@ -1,7 +1,8 @@
 /*
  * dockerd-proxy's cache of the containers archive calls found ours
  * (dockerd-proxy/container_cache.c): found, forgotten, replaced, bounded,
- * and what it refuses to keep; and the 404 it tells a gone container by.
+ * an answer asked before a forget, and what it refuses to keep; and the
+ * 404 it tells a gone container by.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,9 @@
 #include <cmocka.h>
 
 #include "proxy.h"
+
+/* An inspect asked just now, nothing forgotten since. */
+#define NOW	container_cache_epoch()
 
 /* A 64-hex container id whose digits say n. */
 static const char *
@@ -41,10 +45,10 @@ test_found_and_forgotten(void **state)
 	(void)state;
 	strcpy(id, sid(1));
 	assert_null(container_cache_get(id));
-	container_cache_put(id, cid(1));
+	container_cache_put(id, cid(1), NOW);
 	assert_string_equal(container_cache_get(id), cid(1));
 	/* The same sandbox's new container replaces the old one's id. */
-	container_cache_put(id, cid(2));
+	container_cache_put(id, cid(2), NOW);
 	assert_string_equal(container_cache_get(id), cid(2));
 	container_cache_forget(id);
 	assert_null(container_cache_get(id));
@@ -62,7 +66,7 @@ test_bounded(void **state)
 	(void)state;
 	for (i = 100; i < 300; i++) {
 		strcpy(id, sid(i));
-		container_cache_put(id, cid(i));
+		container_cache_put(id, cid(i), NOW);
 	}
 	for (i = 100; i < 300; i++) {
 		strcpy(id, sid(i));
@@ -78,6 +82,36 @@ test_bounded(void **state)
 	assert_null(container_cache_get(id));
 }
 
+/*
+ * An inspect asked before a forget (a destroy's start or end, a
+ * create's start, Docker's destroy event) may answer with the container
+ * being removed: its answer is not kept, whichever sandbox was
+ * forgotten; one asked after is.
+ */
+static void
+test_asked_before_a_forget(void **state)
+{
+	char		 id[SANDBOX_ID_LEN + 1];
+	uint64_t	 asked;
+
+	(void)state;
+	strcpy(id, sid(7));
+	asked = container_cache_epoch();
+	container_cache_forget(id);
+	container_cache_put(id, cid(7), asked);
+	assert_null(container_cache_get(id));
+	asked = container_cache_epoch();
+	container_cache_forget(sid(8));
+	container_cache_put(id, cid(7), asked);
+	assert_null(container_cache_get(id));
+	asked = container_cache_epoch();
+	container_cache_put(id, cid(9), asked);
+	assert_string_equal(container_cache_get(id), cid(9));
+	/* A forget after the answer was kept removes it, as before. */
+	container_cache_forget(id);
+	assert_null(container_cache_get(id));
+}
+
 /* What is not a sandbox id or a whole container id is not kept. */
 static void
 test_refuses_odd_ids(void **state)
@@ -85,13 +119,13 @@ test_refuses_odd_ids(void **state)
 	char	 longer[DOCKER_ID_LEN + 2];
 
 	(void)state;
-	container_cache_put("sb_0000000000000abc", "abc");
+	container_cache_put("sb_0000000000000abc", "abc", NOW);
 	assert_null(container_cache_get("sb_0000000000000abc"));
 	memset(longer, 'a', sizeof(longer) - 1);
 	longer[sizeof(longer) - 1] = '\0';
-	container_cache_put("sb_0000000000000abd", longer);
+	container_cache_put("sb_0000000000000abd", longer, NOW);
 	assert_null(container_cache_get("sb_0000000000000abd"));
-	container_cache_put("sb_0000000000000abcdef", cid(5));
+	container_cache_put("sb_0000000000000abcdef", cid(5), NOW);
 	assert_null(container_cache_get("sb_0000000000000abcdef"));
 }
 
@@ -112,6 +146,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_found_and_forgotten),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_asked_before_a_forget),
 		cmocka_unit_test(test_refuses_odd_ids),
 		cmocka_unit_test(test_gone_message),
 	};
