@@ -110,7 +110,13 @@ splice_step(struct http_conn *c)
 
 	while (h->body_bytes < h->length) {
 		if (moved >= SPLICE_TURN) {
-			/* Others get a turn of the loop too. */
+			/*
+			 * Others get a turn of the loop too.  The body moved,
+			 * so its timer starts again, as a streamed body's does
+			 * on each piece (else a client always ahead of us,
+			 * never met with EAGAIN, would time out mid-body).
+			 */
+			http_conn_body_timer(c);
 			event_active(c->sink_sock, EV_READ, 1);
 			return;
 		}
