@@ -2,8 +2,8 @@
 """apid's HTTP/1.1 layer against the real daemons (under their seccomp
 filters) and the real dockerd: keep-alive across every route with a
 streamed exec in the middle, pipelining, HTTP/1.0, the framing rules
-that keep a request from being smuggled past a proxy, and the error
-envelope of every refusal."""
+that keep a request from being smuggled past a proxy, the error
+envelope of every refusal, and an upload body that stalls or trickles."""
 
 import hashlib
 import json
@@ -12,6 +12,7 @@ import socket
 import sys
 import time
 import unittest
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -360,6 +361,64 @@ class Uploads(unittest.TestCase):
             sock.close()
             time.sleep(1)
             self.assertEqual(self.read("keep.txt"), (200, b"old"))
+
+
+class UploadTimeout(unittest.TestCase):
+    """An upload body that stops coming, against the real daemons under
+    their kill filters with a 1 s body timeout: a spliced body (a
+    Content-Length, apid/http_splice.c) and a chunked one each get 408
+    and a closed connection, the old file stays whole; a body that
+    trickles slower than that in all but never stops for 1 s lands
+    whole, and the connection is used again after it."""
+
+    NAME = "stall-\u00e9\u6f22.txt"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.SandboxServer(
+            AGENT_SANDBOX_HTTP_BODY_TIMEOUT_SECONDS="1").start()
+        cls.port = cls.server.port
+        cls.sb = cls.server.create()["id"]
+        cls.url = "/v1/sandboxes/%s/files?path=%s" % (
+            cls.sb, urllib.parse.quote(cls.NAME))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def read(self):
+        return self.server.api("GET", self.url)
+
+    def test_a_stalled_body_is_408_and_the_old_file_stays(self):
+        self.assertEqual(self.server.api("PUT", self.url, body=b"old")[0],
+                         200)
+        for chunked in (False, True):
+            hdr = {"Transfer-Encoding": "chunked"} if chunked else \
+                {"Content-Length": str(4 << 20)}
+            piece = os.urandom(256 << 10)
+            with rawhttp.Connection(self.port, timeout=10) as c:
+                c.send(rawhttp.request("PUT", self.url, headers=hdr))
+                c.send(b"%x\r\n%s\r\n" % (len(piece), piece)
+                       if chunked else piece)
+                r = c.response()
+                self.assertEqual(r.status, 408, (chunked, r))
+                self.assertIn(b"stopped coming", r.body)
+                self.assertTrue(c.closed(), chunked)
+            self.assertEqual(self.read(), (200, b"old"), chunked)
+
+    def test_a_trickling_body_is_not_cut_off(self):
+        data = os.urandom(6)
+        with rawhttp.Connection(self.port, timeout=20) as c:
+            c.send(rawhttp.request("PUT", self.url, headers={
+                "Content-Length": str(len(data))}))
+            for i in range(len(data)):
+                time.sleep(0.5)
+                c.send(data[i:i + 1])
+            r = c.response()
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(r.json()["size"], len(data))
+            self.assertEqual(c.exchange("GET", self.url).body, data)
+            self.assertEqual(c.exchange("GET", "/healthz").status, 200)
 
 
 if __name__ == "__main__":
