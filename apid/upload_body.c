@@ -2,9 +2,10 @@
  * An upload's body, from the client's connection into a pipe (the
  * archive worker's SPOOL or UPLOAD job reads the other end into the
  * spool file), as it comes.  A body of a declared length is spliced by
- * the connection itself (http_splice.c); a chunked one comes here.  What the pipe cannot take at once waits here, and the
- * body is paused until the pipe drains: a slow spool pushes back on the
- * client through TCP, and apid holds at most one read's worth of it.
+ * the connection itself (http_splice.c); a chunked one comes here.
+ * What the pipe cannot take at once waits here, and the body is paused
+ * until the pipe drains: a slow spool pushes back on the client
+ * through TCP, and apid holds at most one read's worth of it.
  * done runs once: when the whole body is in the pipe and the pipe is
  * closed (ok), or when the body failed (too large, the client gone, the
  * reader gone), with the pipe closed too.

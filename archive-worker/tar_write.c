@@ -76,7 +76,8 @@ tar_out_open(struct tar_out *o, int fd, uint64_t max, int format)
 	memset(o, 0, sizeof(*o));
 	o->fd = fd;
 	o->max = max;
-	o->wb.off = format == TAR_OUT_UPLOAD;	/* Docker's pipe */
+	/* An upload goes to the proxy's pipe or a spool nobody fsyncs. */
+	o->wb.off = format == TAR_OUT_UPLOAD;
 	if ((o->a = archive_write_new()) == NULL) {
 		errno = ENOMEM;
 		return -1;

@@ -152,7 +152,7 @@ struct tar_out {
 	int		 over;		/* max would have been passed */
 	int		 err;		/* errno of a failed write(2) */
 	int		 dead;		/* abandoned */
-	struct writeback wb;		/* off for an upload's pipe */
+	struct writeback wb;		/* off for an upload */
 };
 #define TAR_OUT_SNAPSHOT	0	/* ustar, pax only where needed */
 #define TAR_OUT_UPLOAD		1	/* pax: mtimes keep nanoseconds */

@@ -59,7 +59,7 @@ static const struct seccomp_rule zygote_rules[] = {
 	/* ... the UPLOAD job's rewind of its spool (its filter says why) ... */
 	SC_ALLOW_ARG(lseek, SC_ARG_EQ(2, SEEK_SET)),
 	/*
-	 * ... the SNAPSHOT_COPY job's splice and writeback, which its filter
+	 * ... the snapshot jobs' splice and writeback, which their filter
 	 * allows ...
 	 */
 	SC_ALLOW(splice),
@@ -78,8 +78,9 @@ static const struct seccomp_rule job_rules[] = {
 	 */
 	SC_ALLOW(splice),
 	/*
-	 * ... and starts the kernel's writeback of the copy as it grows, so
-	 * that managerd's fsync of it waits for little (tar_read.c).
+	 * SNAPSHOT_COPY and SNAPSHOT start the kernel's writeback of the
+	 * snapshot file as it grows, so that managerd's fsync of it waits
+	 * for little (job_error.c, writeback_note).
 	 */
 	SC_ALLOW(sync_file_range),
 	/*
