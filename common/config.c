@@ -268,9 +268,11 @@ check_vars(struct loader *ld)
 			    "API keys must be at least 16 characters long");
 	if (c->default_cpus > c->max_cpus)
 		return cfg_fail(ld, "default_cpus exceeds max_cpus");
-	/* Not the reference's: less is no limit at all to Docker. */
-	if (c->default_cpus < SANDBOX_CPUS_MIN)
-		return cfg_fail(ld, "default_cpus must be at least 0.01");
+	/* Not the reference's: less is no limit, or no start in time. */
+	if (c->default_cpus < config_cpus_min(c))
+		return cfg_fail(ld, config_runs_gvisor(c) ?
+		    "default_cpus must be at least 0.1 under gVisor (runsc)" :
+		    "default_cpus must be at least 0.01");
 	/*
 	 * Not the reference's either: names dockerd-proxy would refuse
 	 * (ids.h), so that they stop the start here, not the proxy later.
@@ -320,6 +322,21 @@ config_load(struct config *conf, char *const *envp, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* 1 if sandboxes run under gVisor, whose kernel shares their limits. */
+int
+config_runs_gvisor(const struct config *c)
+{
+	return strcmp(c->docker_runtime, "runsc") == 0;
+}
+
+/* The least CPU a sandbox can be given under this server's runtime. */
+double
+config_cpus_min(const struct config *c)
+{
+	return config_runs_gvisor(c) ? SANDBOX_CPUS_MIN_GVISOR :
+	    SANDBOX_CPUS_MIN;
 }
 
 void

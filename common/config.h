@@ -106,6 +106,9 @@ void	config_free(struct config *);
 
 /* Parsing primitives (exported for the tests). */
 /* Trim, lower-case; 1 true yes on / 0 false no off "".  0 ok, -1 bad. */
+int	config_runs_gvisor(const struct config *);
+double	config_cpus_min(const struct config *);
+
 int	config_parse_bool(const char *raw, int *out);
 /* Python int(): whitespace around, a sign, '_' between digits.  0 or -1. */
 int	config_parse_long(const char *raw, long long *out);

@@ -46,6 +46,20 @@ reply_image_refused(uint32_t apid_id, const char *image)
 	return rc;
 }
 
+/* Below the least CPU: why it is the least on this server. */
+static void
+reply_cpus_floor(uint32_t apid_id, const struct config *conf)
+{
+	if (config_runs_gvisor(conf))
+		apid_error(apid_id, ERR_INVALID_REQUEST, "cpus must be at "
+		    "least 0.1 on this server: its runtime is gVisor (runsc), "
+		    "whose kernel runs inside the sandbox's CPU limit and "
+		    "would not start in time with less");
+	else
+		apid_error(apid_id, ERR_INVALID_REQUEST, "cpus must be at "
+		    "least 0.01: Docker cannot limit a sandbox to less");
+}
+
 /*
  * Steps 1-7 of §4.2, first failure wins (answered here).  On success the
  * spec holds the resolved values; the env is moved out of the request.
@@ -79,10 +93,9 @@ create_check(uint32_t apid_id, struct create_request *req,
 		    "cpus must be in (0, %s]", max);
 		return -1;
 	}
-	/* Not the reference's: Docker would run it with no CPU limit. */
-	if (spec->cpus < SANDBOX_CPUS_MIN) {
-		apid_error(apid_id, ERR_INVALID_REQUEST, "cpus must be at "
-		    "least 0.01: Docker cannot limit a sandbox to less");
+	/* Not the reference's: no CPU limit to Docker, or no start. */
+	if (spec->cpus < config_cpus_min(conf)) {
+		reply_cpus_floor(apid_id, conf);
 		return -1;
 	}
 	spec->memory_mb = req->has_memory_mb ? req->memory_mb :

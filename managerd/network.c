@@ -38,7 +38,7 @@ int
 sandbox_egress_possible(void)
 {
 	/* gVisor's netstack has a loopback of its own (verified). */
-	return strcmp(env->conf.docker_runtime, "runsc") != 0;
+	return !config_runs_gvisor(&env->conf);
 }
 
 /* A client's policy text: 0 with *p, or -1 answered (400). */

@@ -487,6 +487,15 @@ test_cross_field(void **state)
 	    "default_cpus must be at least 0.01");
 	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_DEFAULT_CPUS=0.01",
 	    "AGENT_SANDBOX_MAX_CPUS=0.01"));
+	assert_true(config_cpus_min(&c) == 0.01);
+	config_free(&c);
+	/* Under gVisor, less than its kernel needs to start in time. */
+	expect_err(ENV(INSECURE, "AGENT_SANDBOX_DOCKER_RUNTIME=runsc",
+	    "AGENT_SANDBOX_DEFAULT_CPUS=0.05"),
+	    "default_cpus must be at least 0.1 under gVisor (runsc)");
+	expect_ok(&c, ENV(INSECURE, "AGENT_SANDBOX_DOCKER_RUNTIME=runsc",
+	    "AGENT_SANDBOX_DEFAULT_CPUS=0.1"));
+	assert_true(config_cpus_min(&c) == 0.1);
 	config_free(&c);
 
 	/* Equal is fine. */

@@ -296,6 +296,39 @@ test_create_allowlist_parts(void **state)
 	expect_apid_error(next_apid_id - 1, ERR_BACKEND, "no Docker today");
 }
 
+/*
+ * Under gVisor the floor is 0.1: its kernel shares the limit and did not
+ * start within Docker's deadline at 0.01.  At the floor it is asked for.
+ */
+static void
+test_create_gvisor_cpu_floor(void **state)
+{
+	static char		 runsc[] = "AGENT_SANDBOX_DOCKER_RUNTIME=runsc";
+	char			*settings[] = { runsc, NULL };
+	struct create_request	 c;
+	struct docker_create	 dc;
+	uint32_t		 call;
+
+	teardown(state);
+	setup_env(settings);
+	create_request_init(&c);
+	c.has_cpus = 1;
+	c.cpus = 0.0999;
+	expect_create_refused(&c, ERR_INVALID_REQUEST, "cpus must be at least "
+	    "0.1 on this server: its runtime is gVisor (runsc), whose kernel "
+	    "runs inside the sandbox's CPU limit and would not start in time "
+	    "with less");
+	create_request_init(&c);
+	c.has_cpus = 1;
+	c.cpus = SANDBOX_CPUS_MIN_GVISOR;
+	send_create(&c);
+	call = expect_create(&dc);
+	assert_true(dc.spec.cpus == 0.1);
+	docker_create_free(&dc);
+	error_reply(call, ERR_BACKEND, "no gVisor today");
+	expect_apid_error(next_apid_id - 1, ERR_BACKEND, "no gVisor today");
+}
+
 static int
 setup_runtime_env(void **state)
 {
@@ -473,6 +506,7 @@ main(void)
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(test_create_defaults),
 		T(test_create_rejects),
+		T(test_create_gvisor_cpu_floor),
 		cmocka_unit_test_setup_teardown(test_create_allowlist,
 		    setup_allowlist, teardown),
 		cmocka_unit_test_setup_teardown(test_create_network_forbidden,
