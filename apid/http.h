@@ -316,6 +316,8 @@ int	 http_conn_splice(struct http_conn *, int fd);
 void	 http_conn_splice_stop(struct http_conn *);
 /* Write what is queued at once, if the socket takes it. */
 void	 http_conn_flush(struct http_conn *);
+/* One write of the queued output (bufferevent keeps its front frozen). */
+int	 http_conn_write_now(struct http_conn *);
 /* Close once the output is written (lingering). */
 void	 http_conn_close(struct http_conn *);
 /* Feed the body again on the loop's next turn (after a resume). */

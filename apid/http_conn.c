@@ -43,6 +43,8 @@
 #define CONN_INPUT_MAX		(HTTP_HEAD_MAX + 64 * 1024)
 /* A route is told the output has drained when it is this small. */
 #define CONN_OUTPUT_LOW		(16 * 1024)
+/* Most bytes written at once from outside the bufferevent, as it does. */
+#define CONN_WRITE_MAX		(16 * 1024)
 /* What a lingering close waits for: quiet, then at most in all. */
 #define LINGER_QUIET_SEC	2
 #define LINGER_MAX_SEC		30
@@ -505,8 +507,34 @@ http_conn_flush(struct http_conn *c)
 
 	if (evbuffer_get_length(out) == 0 || c->state == CONN_LINGER)
 		return;
-	if (evbuffer_write(out, c->fd) > 0)
+	if (http_conn_write_now(c) > 0)
 		conn_written(c);
+}
+
+/*
+ * One write of the output's front to the socket, from outside the
+ * bufferevent.  A socket bufferevent keeps that front frozen except in
+ * its own write callback, so that nothing else drains it, and a write
+ * then fails without a word (which made every flush a no-op until this
+ * was found).  This process has one thread: unfrozen for the one write.
+ * At most what bufferevent writes at once (libevent 2.1's 16 KiB): a
+ * socket is reported writable again only once a good part of its buffer
+ * is free (a quarter of it, for a Unix socket), so filling it whole would
+ * leave a slow reader's reply unmoved, and timed out, where bufferevent's
+ * own writes keep moving.  What evbuffer_write_atmost returns, errno kept.
+ */
+int
+http_conn_write_now(struct http_conn *c)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	int		 n, saved;
+
+	evbuffer_unfreeze(out, 1);
+	n = evbuffer_write_atmost(out, c->fd, CONN_WRITE_MAX);
+	saved = errno;
+	evbuffer_freeze(out, 1);
+	errno = saved;
+	return n;
 }
 
 static void
