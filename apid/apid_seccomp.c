@@ -43,7 +43,8 @@ static const struct seccomp_rule apid_rules[] = {
 	SC_ALLOW(writev),
 	/*
 	 * An upload of a declared length moves from the client's socket
-	 * into the archive worker's pipe by splice (http_splice.c).
+	 * into the archive worker's pipe by splice, and a download from the
+	 * tar job's pipe to the socket (http_splice.c).
 	 */
 	SC_ALLOW(splice),
 	/* The lingering close after a refused body (http_conn.c). */
@@ -53,6 +54,11 @@ static const struct seccomp_rule apid_rules[] = {
 	    SC_ARG_EQ(2, TCP_NODELAY)),
 	/* evbuffer_read asks how much is pending; no other ioctl. */
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
+	/*
+	 * ... but a spliced reply, timed out, asks whether the socket's
+	 * queue went down meanwhile: a slow reader is not a gone one.
+	 */
+	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, TIOCOUTQ)),
 	/*
 	 * Exec output: apid makes the pipe, keeps the read end and passes
 	 * the write end to managerd (route_exec.c).

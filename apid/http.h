@@ -172,6 +172,15 @@ struct http_conn {
 	int			 sink;		/* the pipe, or -1 */
 	struct event		*sink_sock;	/* the socket has more */
 	struct event		*sink_pipe;	/* the pipe has room */
+	/* A reply's bytes spliced from a pipe (http_splice.c). */
+	int			 source;	/* the pipe, or -1 */
+	uint64_t		 source_left;	/* still to move */
+	uint64_t		 source_moved;
+	int			 source_queued;	/* in the socket, when it waited */
+	struct event		*source_sock;	/* the socket has room */
+	struct event		*source_pipe;	/* the pipe has bytes */
+	void			(*source_end)(void *, uint64_t moved);
+	void			*source_arg;
 };
 
 struct http_conn *http_conn_new(struct http_server *, int fd);
@@ -273,6 +282,20 @@ int	 http_body_stream(struct http_request *, uint64_t max, http_bytes_cb,
  */
 int	 http_body_splice(struct http_request *, uint64_t max, int fd,
 	    http_end_cb, void *);
+/*
+ * The next n bytes of a started Content-Length reply from fd, a
+ * non-blocking pipe that stays the caller's, by splice(2): once what is
+ * queued is written, they move from the pipe to the socket without
+ * passing through this process.  done(arg, moved) says how many did
+ * (fewer than n: the pipe ended or failed first).  A client that leaves,
+ * or does not take a byte for send_timeout, frees the connection
+ * instead, and the route hears of it as gone; done is not called then,
+ * nor after http_reply_splice_cancel().  0, or -1 (not started: no
+ * memory, no client, or more than the reply has left).
+ */
+int	 http_reply_splice(struct http_request *, int fd, uint64_t n,
+	    void (*done)(void *, uint64_t moved), void *arg);
+void	 http_reply_splice_cancel(struct http_request *);
 void	 http_body_pause(struct http_request *);
 void	 http_body_resume(struct http_request *);
 /*
@@ -314,6 +337,7 @@ void	 http_conn_body_timer(struct http_conn *);
 /* http_splice.c: a body into a pipe, and the end of that (idempotent). */
 int	 http_conn_splice(struct http_conn *, int fd);
 void	 http_conn_splice_stop(struct http_conn *);
+void	 http_conn_source_stop(struct http_conn *);
 /* Write what is queued at once, if the socket takes it. */
 void	 http_conn_flush(struct http_conn *);
 /* One write of the queued output (bufferevent keeps its front frozen). */

@@ -88,6 +88,7 @@ http_conn_new(struct http_server *srv, int fd)
 	c->srv = srv;
 	c->fd = fd;
 	c->sink = -1;
+	c->source = -1;
 	if ((c->bev = bufferevent_socket_new(srv->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
 	    (c->timer = evtimer_new(srv->base, conn_timer_cb, c)) == NULL ||
@@ -129,6 +130,8 @@ conn_detach(struct http_conn *c)
 		return;
 	/* The pipe closes before the route hears of the body's end. */
 	http_conn_splice_stop(c);
+	/* A reply's pipe is the route's: its events go before it is told. */
+	http_conn_source_stop(c);
 	c->req = NULL;
 	req->conn = NULL;
 	/*

@@ -1,5 +1,7 @@
 /*
- * A Content-Length body into a pipe with splice(2) (http_body_splice):
+ * splice(2) between the client's socket and a pipe, both ways.
+ *
+ * A Content-Length body into a pipe (http_body_splice):
  * an upload's bytes move from the client's socket into the pipe the
  * archive worker reads, never through this process's memory and never
  * through the bufferevent's callbacks, which cost more than the copy.
@@ -14,6 +16,14 @@
  * is then freed, as for a streamed body), when the pipe's reader went
  * away (req->sink_broken set), or when the body stopped coming for
  * body_timeout (answered 408).
+ *
+ * A reply's bytes from a pipe (http_reply_splice): a download's file
+ * moves from the pipe the tar job fills to the socket, once what the
+ * output buffer holds (the head, the first bytes) is written.  The pipe
+ * stays the route's.  The bufferevent still reads, so a client that
+ * hangs up is noticed as before; its own write timeout only runs while
+ * it has bytes to write, so a socket that takes nothing for
+ * send_timeout is timed here (source_wait_socket).
  */
 #include <sys/socket.h>
 #include <sys/ioctl.h>
@@ -166,4 +176,197 @@ http_conn_splice(struct http_conn *c, int fd)
 	bufferevent_disable(c->bev, EV_READ);
 	splice_step(c);
 	return 0;
+}
+
+/* --- a reply's bytes from a pipe ----------------------------------------- */
+
+static void	source_step(struct http_conn *);
+
+/*
+ * The socket is full: wait until it has room, for send_timeout at most.
+ * A splice fills all of its buffer, and the kernel reports it writable
+ * only once a good part of that is free again (a third for TCP, three
+ * quarters for a Unix socket), so a reader that keeps reading slowly
+ * may not get there in time: the timer starts again while the socket's
+ * queue goes down.
+ */
+static void
+source_wait_socket(struct http_conn *c)
+{
+	if (ioctl(c->fd, TIOCOUTQ, &c->source_queued) == -1)
+		c->source_queued = -1;
+	event_add(c->source_sock, &c->srv->settings.send_timeout);
+}
+
+/* Timed out: did the reader take anything meanwhile? */
+static int
+source_moving(struct http_conn *c)
+{
+	int	 queued;
+
+	if (c->source_queued == -1 ||
+	    ioctl(c->fd, TIOCOUTQ, &queued) == -1 ||
+	    queued >= c->source_queued)
+		return 0;
+	c->source_queued = queued;
+	event_add(c->source_sock, &c->srv->settings.send_timeout);
+	return 1;
+}
+
+static void
+source_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if ((what & EV_TIMEOUT) && source_moving(c))
+		return;
+	if (what & EV_TIMEOUT) {
+		log_debug("connection %d: the reply did not move for %lld s",
+		    c->fd, (long long)c->srv->settings.send_timeout.tv_sec);
+		http_conn_free(c);
+		return;
+	}
+	source_step(c);
+}
+
+/* Done with the pipe, which stays the route's: no callback. */
+void
+http_conn_source_stop(struct http_conn *c)
+{
+	if (c->source == -1)
+		return;
+	event_free(c->source_sock);
+	event_free(c->source_pipe);
+	c->source_sock = c->source_pipe = NULL;
+	c->source = -1;
+}
+
+/* The bytes went, or the pipe ended first: the route says what follows. */
+static void
+source_end(struct http_conn *c)
+{
+	void	(*done)(void *, uint64_t) = c->source_end;
+
+	http_conn_source_stop(c);
+	done(c->source_arg, c->source_moved);
+}
+
+/*
+ * EAGAIN: a pipe with bytes in it means the socket is full, timed as
+ * the bufferevent times its own output; an empty one waits for the job.
+ */
+static void
+source_wait(struct http_conn *c)
+{
+	int	 pending = 0;
+
+	if (ioctl(c->source, FIONREAD, &pending) == 0 && pending > 0)
+		source_wait_socket(c);
+	else
+		event_add(c->source_pipe, NULL);
+}
+
+/* One move to the socket: what the output holds first, then the pipe's. */
+static ssize_t
+source_move(struct http_conn *c, int *from_pipe)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	size_t		 want = SPLICE_PIECE;
+
+	*from_pipe = evbuffer_get_length(out) == 0;
+	if (!*from_pipe)
+		return http_conn_write_now(c);
+	if (c->source_left < want)
+		want = (size_t)c->source_left;
+	return splice(c->source, NULL, c->fd, NULL, want,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+}
+
+/* Moved n bytes of the pipe's: the reply's count, as a chunk's. */
+static void
+source_count(struct http_conn *c, size_t n)
+{
+	c->source_left -= n;
+	c->source_moved += n;
+	c->req->length_left -= (int64_t)n;
+	c->req->out_bytes += n;
+}
+
+static void
+source_step(struct http_conn *c)
+{
+	size_t		 moved = 0;
+	ssize_t		 n;
+	int		 from_pipe;
+
+	while (c->source_left > 0) {
+		if (moved >= SPLICE_TURN) {
+			/* Others get a turn of the loop too. */
+			event_active(c->source_sock, EV_WRITE, 1);
+			return;
+		}
+		n = source_move(c, &from_pipe);
+		if (n > 0) {
+			if (from_pipe)
+				source_count(c, (size_t)n);
+			moved += (size_t)n;
+		} else if (n == -1 && errno == EINTR)
+			continue;
+		else if (n == -1 && errno == EAGAIN) {
+			if (from_pipe)
+				source_wait(c);
+			else
+				source_wait_socket(c);
+			return;
+		} else if (n == 0 && from_pipe)
+			break;		/* the pipe ended first */
+		else if (n == -1 && from_pipe && errno != EPIPE &&
+		    errno != ECONNRESET) {
+			log_warn("connection %d: splice from the pipe", c->fd);
+			break;
+		} else {
+			/* The client reset or left. */
+			log_debug("connection %d: %s", c->fd,
+			    n == -1 ? strerror(errno) : "closed");
+			http_conn_free(c);
+			return;
+		}
+	}
+	source_end(c);
+}
+
+int
+http_reply_splice(struct http_request *req, int fd, uint64_t n,
+    void (*done)(void *, uint64_t), void *arg)
+{
+	struct http_conn	*c = req->conn;
+
+	if (c == NULL || !req->reply_started || req->chunked ||
+	    req->until_close || req->broken || req->length_left < 0 ||
+	    n > (uint64_t)req->length_left || c->source != -1)
+		return -1;
+	if ((c->source_sock = event_new(c->srv->base, c->fd, EV_WRITE,
+	    source_ready, c)) == NULL ||
+	    (c->source_pipe = event_new(c->srv->base, fd, EV_READ,
+	    source_ready, c)) == NULL) {
+		if (c->source_sock != NULL)
+			event_free(c->source_sock);
+		c->source_sock = NULL;
+		return -1;
+	}
+	c->source = fd;
+	c->source_left = n;
+	c->source_moved = 0;
+	c->source_end = done;
+	c->source_arg = arg;
+	/* On the loop's next turn: done never runs before this returns. */
+	event_active(c->source_sock, EV_WRITE, 1);
+	return 0;
+}
+
+void
+http_reply_splice_cancel(struct http_request *req)
+{
+	if (req->conn != NULL)
+		http_conn_source_stop(req->conn);
 }

@@ -95,6 +95,29 @@ class KeepAlive(unittest.TestCase):
             self.ok(c, 204, "DELETE", base)
             self.ok(c, 200, "GET", "/healthz", key=False)
 
+    def test_big_downloads_then_more_on_the_connection(self):
+        # Spliced from the tar job's pipe past its first bytes: each whole,
+        # the connection kept, one pipelined behind another too.
+        data = os.urandom(3 * 1024 * 1024 + 17)
+        name = "d\u00e9j\u00e0 vu.bin"
+        quoted = urllib.parse.quote(name)
+        with rawhttp.Connection(self.port) as c:
+            sb = self.ok(c, 201, "POST", "/v1/sandboxes", body={}).json()["id"]
+            path = "/v1/sandboxes/%s/files?path=%s" % (sb, quoted)
+            self.ok(c, 200, "PUT", path, body=data)
+            for _ in range(2):
+                r = self.ok(c, 200, "GET", path)
+                self.assertEqual(r.headers["content-length"], str(len(data)))
+                self.assertEqual(r.body, data)
+            c.send(rawhttp.request("GET", path) + rawhttp.request("GET", path)
+                   + rawhttp.request("GET", "/healthz", key=False))
+            for _ in range(2):
+                r = c.response()
+                self.assertEqual(r.status, 200)
+                self.assertEqual(r.body, data)
+            self.assertEqual(c.response().status, 200)
+            self.ok(c, 204, "DELETE", "/v1/sandboxes/" + sb)
+
     def test_pipelined_requests_answered_in_order(self):
         with rawhttp.Connection(self.port) as c:
             c.send(rawhttp.request("GET", "/healthz") +

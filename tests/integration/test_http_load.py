@@ -99,6 +99,79 @@ class Timeouts(unittest.TestCase):
             self.assertFalse(c.closed(timeout=0.8))
             self.assertTrue(c.closed(timeout=3))
 
+    def put(self, sb, path, data):
+        status, _, body = self.server.request(
+            "PUT", "/v1/sandboxes/%s/files?path=%s" % (sb, path), body=data,
+            headers=dict(harness.AUTH,
+                         **{"Content-Type": "application/octet-stream"}))
+        self.assertEqual(status, 200, body)
+
+    def download_socket(self, sb, path, rcvbuf=16384):
+        sock = socket.create_connection(("127.0.0.1", self.port))
+        if rcvbuf:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.sendall(rawhttp.request(
+            "GET", "/v1/sandboxes/%s/files?path=%s" % (sb, path)))
+        return sock
+
+    def test_a_slow_reader_of_a_download_is_not_cut_off(self):
+        # 1 MiB through a 16 KiB receive buffer (some 150 KB/s here), past
+        # the 2 s send timeout: the spliced file fills the socket, which is
+        # writable again only once much of it is read, and that is not a
+        # reader gone.
+        sb = self.server.create()["id"]
+        data = os.urandom(1024 * 1024)
+        self.put(sb, "slow.bin", data)
+        sock = self.download_socket(sb, "slow.bin")
+        got, paced = bytearray(), 0
+        t0 = time.monotonic()
+        try:
+            while len(got) < len(data) + 1024:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+                if len(got) - paced >= 16384:
+                    paced = len(got)
+                    time.sleep(0.02)
+                self.assertLess(time.monotonic() - t0, 120)
+        finally:
+            sock.close()
+        head, _, body = bytes(got).partition(b"\r\n\r\n")
+        self.assertGreater(time.monotonic() - t0, 2.5)
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+        self.assertEqual(body, data, "the download was cut off")
+
+    def test_a_download_nobody_reads_is_let_go(self):
+        # Not read at all for twice the send timeout: the connection goes,
+        # the body short, and apid serves the next download whole.
+        sb = self.server.create()["id"]
+        # More than the kernel's buffers hold either side (tcp_wmem and
+        # tcp_rmem reach 4 and 6 MiB), and read fast once it is read.
+        data = os.urandom(32 * 1024 * 1024)
+        self.put(sb, "stalled.bin", data)
+        sock = self.download_socket(sb, "stalled.bin", rcvbuf=0)
+        time.sleep(5)
+        got = bytearray()
+        sock.settimeout(10)
+        try:
+            while True:
+                chunk = sock.recv(1024 * 1024)
+                if not chunk:
+                    break
+                got += chunk
+        except ConnectionError:
+            pass
+        finally:
+            sock.close()
+        self.assertTrue(got.startswith(b"HTTP/1.1 200"), got[:100])
+        self.assertLess(len(got.partition(b"\r\n\r\n")[2]), len(data))
+        status, _, body = self.server.request(
+            "GET", "/v1/sandboxes/%s/files?path=stalled.bin" % sb,
+            headers=harness.AUTH)
+        self.assertEqual(status, 200)
+        self.assertEqual(body, data)
+
     def test_a_slow_reader_of_a_stream_is_not_cut_off(self):
         # 1 MB of output read at about 160 KB/s, well past the 2 s send
         # timeout.
