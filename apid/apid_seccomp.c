@@ -55,8 +55,9 @@ static const struct seccomp_rule apid_rules[] = {
 	/* evbuffer_read asks how much is pending; no other ioctl. */
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, FIONREAD)),
 	/*
-	 * ... but a spliced reply, timed out, asks whether the socket's
-	 * queue went down meanwhile: a slow reader is not a gone one.
+	 * ... but a reply timed out asks whether the socket's queue went
+	 * down meanwhile: a slow reader is not a gone one (http_conn.c,
+	 * http_splice.c).
 	 */
 	SC_ALLOW_ARG(ioctl, SC_ARG_EQ(1, TIOCOUTQ)),
 	/*

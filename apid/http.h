@@ -168,6 +168,7 @@ struct http_conn {
 	int			 served;	/* requests so far */
 	struct timeval		 linger_end;
 	char			 addr[CALLER_MAX_ADDR]; /* client's */
+	int			 out_queued;	/* at a write timeout, or -1 */
 	/* A body spliced into a pipe (http_splice.c). */
 	int			 sink;		/* the pipe, or -1 */
 	struct event		*sink_sock;	/* the socket has more */

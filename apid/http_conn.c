@@ -23,6 +23,7 @@
  * still sending a body it was refused reads our answer instead of a
  * reset.
  */
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -89,6 +90,7 @@ http_conn_new(struct http_server *srv, int fd)
 	c->fd = fd;
 	c->sink = -1;
 	c->source = -1;
+	c->out_queued = -1;
 	if ((c->bev = bufferevent_socket_new(srv->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
 	    (c->timer = evtimer_new(srv->base, conn_timer_cb, c)) == NULL ||
@@ -162,6 +164,7 @@ http_conn_free(struct http_conn *c)
 
 	conn_detach(c);
 	http_conn_splice_stop(c);
+	http_conn_source_stop(c);
 	conn_sheddable(c, 0);
 	TAILQ_REMOVE(&srv->conns, c, entry);
 	srv->nconns--;
@@ -479,6 +482,7 @@ conn_written(struct http_conn *c)
 	http_notify_cb		 drained;
 	size_t			 left;
 
+	c->out_queued = -1;		/* it moved: a timeout starts afresh */
 	left = evbuffer_get_length(bufferevent_get_output(c->bev));
 	if (c->state == CONN_CLOSING && left == 0) {
 		conn_linger(c);
@@ -540,11 +544,35 @@ http_conn_write_now(struct http_conn *c)
 	return n;
 }
 
+/*
+ * The write timed out.  The kernel reports a socket writable only once
+ * a good part of its buffer is free (a spliced reply fills all of it),
+ * so a reader that keeps reading slowly may not make it writable within
+ * send_timeout: its queue going down (TIOCOUTQ) since the last timeout
+ * is movement too, timed again.  The first timeout has nothing to
+ * compare with, so a reader that stopped goes after one or two periods.
+ */
+static int
+conn_output_moving(struct http_conn *c)
+{
+	int	 queued;
+
+	if (ioctl(c->fd, TIOCOUTQ, &queued) == -1 ||
+	    (c->out_queued != -1 && queued >= c->out_queued))
+		return 0;
+	c->out_queued = queued;
+	bufferevent_enable(c->bev, EV_WRITE);
+	return 1;
+}
+
 static void
 conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_WRITING) &&
+	    conn_output_moving(c))
+		return;
 	if (what & BEV_EVENT_TIMEOUT)
 		log_debug("connection %d: the reply did not move for %lld s",
 		    c->fd, (long long)c->srv->settings.send_timeout.tv_sec);

@@ -49,6 +49,7 @@ struct file_read {
 	int			 started;
 	int			 reply_started;
 	int			 splicing;	/* http_reply_splice's */
+	int			 splice_short;	/* one ended short */
 	int			 job_ok;	/* ended well, size bytes */
 	int			 failed;	/* the body cannot be whole */
 	int			 err_kind;	/* MSG_ERROR after STARTED */
@@ -206,6 +207,9 @@ read_spliced(void *arg, uint64_t moved)
 	struct file_read	*st = arg;
 
 	st->splicing = 0;
+	/* Short: the pipe ended, or splice failed; never tried again. */
+	if (moved < st->size - 1 - st->got)
+		st->splice_short = 1;
 	st->got += moved;
 	st->sent += moved;
 	piped_resume(&st->pd);
@@ -221,14 +225,13 @@ read_splice_rest(struct file_read *st)
 	    st->splicing || st->sent != st->got)
 		return;
 	rest = st->size - 1 - st->got;
-	if (rest < READ_SPLICE_MIN)
+	if (rest < READ_SPLICE_MIN || st->splice_short)
 		return;
-	pipe_reader_pause(&st->pd.pipe);
+	/* It starts on the loop's next turn: the reader pauses after. */
 	if (http_reply_splice(st->pd.req, st->pd.pipe.fd, rest, read_spliced,
-	    st) == -1) {
-		piped_resume(&st->pd);	/* no memory: the buffered way */
-		return;
-	}
+	    st) == -1)
+		return;			/* no memory: the buffered way */
+	pipe_reader_pause(&st->pd.pipe);
 	st->splicing = 1;
 }
 

@@ -209,6 +209,11 @@ route(struct http_request *req)
 		http_reply_abort(req);
 		return;
 	}
+	/* "/file-full": the pipe full when the splice starts. */
+	if (strcmp(req->path, "/file-full") == 0)
+		while (rs.written < 65536 && write(rs.wfd, rs.body + FIRST +
+		    rs.written, 4096) == 4096)
+			rs.written += 4096;
 	assert_int_equal(http_reply_splice(req, rs.rfd, rs.len - FIRST - 1,
 	    spliced, req), 0);
 	/* Never before the call returns. */
@@ -349,19 +354,25 @@ read_some(struct http_fixture *fx, struct evbuffer *got, size_t max)
  * A reader that keeps reading, 16 KiB every 100 ms for 1.5 s, is never
  * cut off by the 1 s timeout, although the socket it fills is reported
  * writable only once most of it is free; then it reads the rest fast.
+ * Both ways: the pipe empty when the splice starts, and full, when the
+ * socket fills before the bufferevent's own write timer (armed by the
+ * head) has gone.
  */
 static void
-test_slow_reader_keeps_it(void **state)
+slow_reader(const char *path)
 {
 	struct http_fixture	 fx;
 	struct evbuffer		*got;
 	struct evbuffer_ptr	 end;
+	char			 req[128];
 	int			 i;
 
 	fixture_init(&fx, route, NULL);
 	reset(&fx, 4 * 1024 * 1024);
 	assert_non_null(got = evbuffer_new());
-	fixture_send_str(&fx, "GET /file HTTP/1.1\r\nHost: t\r\n\r\n");
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n",
+	    path);
+	fixture_send_str(&fx, req);
 	for (i = 0; i < 15; i++) {
 		run_unread(&fx, 100);
 		assert_true(read_some(&fx, got, 16384));
@@ -380,6 +391,13 @@ test_slow_reader_keeps_it(void **state)
 	assert_memory_equal(evbuffer_pullup(got, -1), rs.body, rs.len);
 	evbuffer_free(got);
 	done(&fx);
+}
+
+static void
+test_slow_reader_keeps_it(void **state)
+{
+	slow_reader("/file");
+	slow_reader("/file-full");
 }
 
 /*
